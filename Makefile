@@ -1,0 +1,34 @@
+# The README's two commands: `make lab` (set up, build the practice edition, open
+# JupyterLab) and `make test` (set up, run every test). Needs only python3 and make.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# nbgrader runs `alembic` from PATH, so every tool runs with the venv's bin/ first.
+RUN    := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test bench practice release clean
+
+lab: practice
+	$(RUN) -m jupyter lab --notebook-dir=workbook
+
+test: $(STAMP)
+	$(RUN) -m pytest
+
+bench: $(STAMP)
+	$(RUN) -m benchmarks
+
+practice: $(STAMP)
+	$(RUN) -m autograders practice --out workbook
+
+release: $(STAMP)
+	$(RUN) -m autograders release --course course
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -e '.[test]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) build course

@@ -1,0 +1,1 @@
+"""One module of checks per level: ``from autograders.checks import level2``."""

@@ -1,0 +1,112 @@
+"""The building blocks of the checks behind the workbook's tests.
+
+A check returns quietly with a one-line confirmation when the answer is right,
+and raises :class:`WrongAnswer` with a message written for the student when it
+is not: what was expected, and, for a known wrong answer, the misconception
+behind it. It never lets a numpy traceback from deep inside reach the student.
+"""
+
+import numbers
+
+import numpy as np
+
+
+class WrongAnswer(AssertionError):
+    """An answer is wrong; the message says why, kindly. Fails the test cell."""
+
+
+def correct(message):
+    """Print a short confirmation (to stdout: nbgrader scores a cell with stderr 0)."""
+    print(f"✔ Correct. {message}")
+
+
+def unanswered(name, value):
+    """Raise if ``value`` is still the placeholder the notebook gave it."""
+    if value is None or value is Ellipsis:
+        raise WrongAnswer(f"`{name}` has no answer yet: replace the placeholder with your answer and run the cell.")
+
+
+def as_number(name, value):
+    """``value`` as a float, or WrongAnswer saying a single number was expected."""
+    unanswered(name, value)
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise WrongAnswer(f"`{name}` should be a single number (like 3.5), got {_describe(value)}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise WrongAnswer(f"`{name}` should be a finite number, got {value}.")
+    return value
+
+
+def as_int(name, value):
+    """``value`` as an int, or WrongAnswer saying a whole number was expected."""
+    number = as_number(name, value)
+    if number != int(number):
+        raise WrongAnswer(f"`{name}` should be a whole number, got {number}.")
+    return int(number)
+
+
+def as_shape(name, value, ndim=None):
+    """``value`` as a tuple of ints (a shape), or WrongAnswer saying what was expected."""
+    unanswered(name, value)
+    example = "(10, 64)" if ndim in (None, 2) else str(tuple(range(1, ndim + 1)))
+    if not isinstance(value, (tuple, list)) or not all(
+        isinstance(d, numbers.Integral) and not isinstance(d, bool) for d in value
+    ):
+        raise WrongAnswer(f"`{name}` should be a shape: a tuple of whole numbers like {example}, got {_describe(value)}.")
+    if ndim is not None and len(value) != ndim:
+        raise WrongAnswer(f"`{name}` should have {ndim} numbers (like {example}), got {len(value)}: {tuple(value)}.")
+    return tuple(int(d) for d in value)
+
+
+def as_array(name, value, shape=None):
+    """``value`` as a finite float array of ``shape``, or WrongAnswer saying what was expected."""
+    unanswered(name, value)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise WrongAnswer(f"`{name}` should be an array of numbers, got {_describe(value)}.") from None
+    if shape is not None and array.shape != tuple(shape):
+        raise WrongAnswer(f"`{name}` should have shape {tuple(shape)}, got {array.shape}.")
+    if not np.isfinite(array).all():
+        raise WrongAnswer(f"`{name}` contains NaN or infinity; every entry should be a finite number.")
+    return array
+
+
+def as_choice(name, value, options):
+    """``value`` as one of the labelled ``options`` (e.g. "A"), case-insensitive."""
+    unanswered(name, value)
+    labels = ", ".join(repr(o) for o in options)
+    if not isinstance(value, str) or value.strip().upper() not in [o.upper() for o in options]:
+        raise WrongAnswer(f"`{name}` should be one of {labels} (a string), got {_describe(value)}.")
+    return value.strip().upper()
+
+
+def close(value, expected, tol):
+    """True when ``value`` is within ``tol`` of ``expected`` (arrays: every entry)."""
+    return bool(np.all(np.abs(np.asarray(value, float) - np.asarray(expected, float)) <= tol))
+
+
+def _describe(value):
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def short_tracebacks():
+    """In IPython, show a WrongAnswer as its message alone, not a traceback.
+
+    The cell still ends in an error output, so nbgrader and the Validate
+    button still count the test as failed.
+    """
+    try:
+        shell = get_ipython()  # noqa: F821 (defined inside IPython only)
+    except NameError:
+        return
+
+    def show(shell, etype, value, tb, tb_offset=None):
+        # An error output (as a traceback would be) whose only line is the message.
+        shell._showtraceback(etype, value, [f"\x1b[0;31m✘ Not yet.\x1b[0m {value}"])
+
+    shell.set_custom_exc((WrongAnswer,), show)

@@ -1,0 +1,177 @@
+"""The maths of multi-head attention, in numpy.
+
+Notation follows the exercise sheet: ``d_model`` is the width of a token, ``h``
+the number of heads, ``d_k = d_v = d_model / h`` the width of one head, ``n_q``
+and ``n_k`` the numbers of query and key tokens (``n`` when they are equal).
+Weights are applied as ``x @ W``, head ``i`` uses columns ``i*d_k:(i+1)*d_k``,
+and boolean masks say True where a query *may attend* (as PyTorch's
+``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite).
+"""
+
+import numpy as np
+
+from . import _validate as check
+
+
+def head_dim(d_model, h):
+    """Return ``d_k = d_model / h``; ``h`` must divide ``d_model``."""
+    d_model = check.positive_int("d_model", d_model)
+    h = check.positive_int("h", h)
+    if d_model % h:
+        raise ValueError(f"h must divide d_model: d_model={d_model}, h={h} leaves a remainder of {d_model % h}")
+    return d_model // h
+
+
+def softmax(x, axis=-1):
+    """Numerically stable softmax along ``axis`` (subtracts the maximum first)."""
+    x = check.array("x", x)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis must be in [{-x.ndim}, {x.ndim}) for x of shape {x.shape}, got {axis}")
+    out = x - x.max(axis=axis, keepdims=True)
+    np.exp(out, out=out)
+    out /= out.sum(axis=axis, keepdims=True)
+    return out
+
+
+def causal_mask(n_q, n_k=None):
+    """Boolean ``(n_q, n_k)`` mask, True where query i may attend to key j (j <= i).
+
+    Aligned top-left like PyTorch's ``is_causal``: query i sees keys 0..i.
+    """
+    n_q = check.positive_int("n_q", n_q)
+    n_k = n_q if n_k is None else check.positive_int("n_k", n_k)
+    return np.tri(n_q, n_k, dtype=bool)
+
+
+def _mask(mask, causal, n_q, n_k):
+    """Combine an optional boolean ``mask`` with the causal one; None means no mask."""
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}")
+        if mask.ndim < 2 or mask.shape[-2:] != (n_q, n_k):
+            raise ValueError(f"mask must have shape (..., {n_q}, {n_k}) = (..., n_q, n_k), got {mask.shape}")
+    if causal:
+        tri = causal_mask(n_q, n_k)
+        mask = tri if mask is None else mask & tri
+    return mask
+
+
+def _masked_softmax_(scores, mask):
+    """Softmax over the last axis, in place; fully masked rows become all zeros."""
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf).astype(scores.dtype, copy=False)
+    peak = scores.max(axis=-1, keepdims=True)
+    if mask is not None:
+        peak[~np.isfinite(peak)] = 0  # a row with nothing to attend to
+    scores -= peak
+    np.exp(scores, out=scores)
+    total = scores.sum(axis=-1, keepdims=True)
+    if mask is not None:
+        total[total == 0] = 1
+    scores /= total
+    return scores
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, causal=False, scale=None):
+    """Attention of queries ``Q`` over keys ``K`` and values ``V``.
+
+    Parameters
+    ----------
+    Q : array of shape (..., n_q, d_k)
+    K : array of shape (..., n_k, d_k)
+    V : array of shape (..., n_k, d_v)
+    mask : optional boolean array broadcastable as (..., n_q, n_k); True = may attend.
+    causal : if True, query i also may not attend to keys after position i.
+    scale : multiplies the scores; defaults to ``1 / sqrt(d_k)``.
+
+    Returns
+    -------
+    output : array of shape (..., n_q, d_v)
+    weights : array of shape (..., n_q, n_k); each row sums to 1.
+
+    A query row whose keys are all masked gets all-zero weights and a zero
+    output, never NaN.
+    """
+    Q = check.array("Q", Q, min_ndim=2)
+    K = check.array("K", K, min_ndim=2, last=Q.shape[-1])
+    V = check.array("V", V, min_ndim=2)
+    if V.shape[-2] != K.shape[-2]:
+        raise ValueError(f"V must have as many rows as K (n_k={K.shape[-2]}), got shape {V.shape}")
+    if scale is not None and not (np.isscalar(scale) and np.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+    return _attend(Q, K, V, _mask(mask, causal, Q.shape[-2], K.shape[-2]), scale)
+
+
+def _attend(Q, K, V, mask, scale=None):
+    """Unchecked :func:`scaled_dot_product_attention`; ``mask`` already combined."""
+    if scale is None:
+        scale = 1.0 / np.sqrt(Q.shape[-1])
+    scores = (Q * Q.dtype.type(scale)) @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k), scaled
+    weights = _masked_softmax_(scores, mask)
+    return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
+
+
+def split_heads(x, h):
+    """``(..., n, d_model)`` -> ``(..., h, n, d_k)``: head i is columns i*d_k:(i+1)*d_k."""
+    x = check.array("x", x, min_ndim=2)
+    head_dim(x.shape[-1], h)
+    return _split(x, h)
+
+
+def _split(x, h):
+    *batch, n, d_model = x.shape
+    return np.swapaxes(x.reshape(*batch, n, h, d_model // h), -2, -3)  # (..., h, n, d_k)
+
+
+def concat_heads(heads):
+    """``(..., h, n, d_v)`` -> ``(..., n, h*d_v)``: the heads side by side (not summed)."""
+    return _concat(check.array("heads", heads, min_ndim=3))
+
+
+def _concat(heads):
+    *batch, h, n, d_v = heads.shape
+    return np.swapaxes(heads, -2, -3).reshape(*batch, n, h * d_v)  # (..., n, d_model)
+
+
+def check_inputs(x_q, x_kv, W_Q, W_K, W_V, W_O, h):
+    """Validate the arguments of :func:`multi_head_attention`; return them as arrays."""
+    x_q = check.array("x_q", x_q, min_ndim=2)
+    d_model = x_q.shape[-1]
+    head_dim(d_model, h)
+    x_kv = x_q if x_kv is None else check.array("x_kv", x_kv, min_ndim=2, last=d_model)
+    if x_kv.shape[:-2] != x_q.shape[:-2]:
+        raise ValueError(f"x_kv must have the batch shape of x_q {x_q.shape[:-2]}, got {x_kv.shape[:-2]}")
+    Ws = []
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
+        W = check.array(name, W, ndim=2)
+        check.shape(name, W, (d_model, d_model))
+        Ws.append(W)
+    return (x_q, x_kv, *Ws)
+
+
+def multi_head_attention(x_q, x_kv, W_Q, W_K, W_V, W_O, h, mask=None, causal=False):
+    """Multi-head attention of ``x_q`` over ``x_kv`` (self-attention when they are the same).
+
+    Parameters
+    ----------
+    x_q : array of shape (..., n_q, d_model)
+    x_kv : array of shape (..., n_k, d_model), or None for self-attention.
+    W_Q, W_K, W_V, W_O : arrays of shape (d_model, d_model), applied as ``x @ W``.
+    h : number of heads; must divide d_model.
+    mask, causal : as in :func:`scaled_dot_product_attention`.
+
+    Returns
+    -------
+    output : array of shape (..., n_q, d_model)
+    weights : array of shape (..., h, n_q, n_k)
+    """
+    x_q, x_kv, W_Q, W_K, W_V, W_O = check_inputs(x_q, x_kv, W_Q, W_K, W_V, W_O, h)
+    Q = _split(x_q @ W_Q, h)  # (..., h, n_q, d_k)
+    K = _split(x_kv @ W_K, h)  # (..., h, n_k, d_k)
+    V = _split(x_kv @ W_V, h)  # (..., h, n_k, d_v)
+    mask = _mask(mask, causal, Q.shape[-2], K.shape[-2])
+    if mask is not None:
+        mask = np.expand_dims(mask, -3)  # (..., 1, n_q, n_k): the same for every head
+    heads, weights = _attend(Q, K, V, mask)
+    return _concat(heads) @ W_O, weights  # (..., n_q, d_model), (..., h, n_q, n_k)
