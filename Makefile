@@ -16,7 +16,7 @@ test: $(STAMP)
 	$(RUN) -m pytest
 
 bench: $(STAMP)
-	$(RUN) -m benchmarks
+	$(RUN) -m benchmarks $(BENCH)
 
 practice: $(STAMP)
 	$(RUN) -m autograders practice --out workbook
