@@ -1,0 +1,461 @@
+"""Static figures of the workbook: attention heatmaps (figures s01 and s02), the
+per-head grid, and the counting plots of Problems 3.1 and 4.1.
+
+Notation is the exercise sheet's: ``d_model``, ``h``, ``d_k = d_model / h``,
+``n`` (or ``n_q`` query rows, ``n_k`` key columns). A heatmap's cell (row, column)
+is how much the row's query token looks at the column's key token; masks say
+True where a query *may attend*, as in :mod:`mha_core.attention`.
+
+Every function returns a :class:`matplotlib.figure.Figure` drawn with Agg and
+never calls ``plt.show``: pyplot's global list of figures is not touched, so
+nothing is left open, and a returned figure shows itself in a notebook as PNG.
+"""
+
+import html
+import io
+
+import matplotlib
+import numpy as np
+from matplotlib import colors, ticker
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from . import _validate as check
+from .counting import flop_count, parameter_count
+
+EXAMPLE_TOKENS = "the cat sat on the mat because it was tired".split()  # Level 2's sentence, n = 10
+
+CMAP = "viridis"  # colour-blind safe and readable in greyscale
+MASKED_NOTE = "hatched = masked: may not attend"
+# Okabe-Ito: colour-blind safe categorical colours
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442"]
+ANNOTATE_MAX = 12  # annotate=None writes values in the cells up to this many rows and columns
+
+
+class WorkbookFigure(Figure):
+    """A Figure with its own Agg canvas that shows itself as PNG in a notebook,
+    whether or not pyplot (and an inline backend) was ever imported."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("layout", "constrained")
+        super().__init__(*args, **kwargs)
+        FigureCanvasAgg(self)
+
+    def _repr_png_(self):
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", bbox_inches="tight")
+        return buf.getvalue()
+
+
+def example_embeddings(n, d_model, seed=0):
+    """A reproducible ``(n, d_model)`` float64 input: standard normal rows.
+
+    Rows do not depend on ``n``: the first rows of a longer input are the same.
+    """
+    n = check.positive_int("n", n)
+    d_model = check.positive_int("d_model", d_model)
+    return np.random.default_rng(seed).standard_normal((n, d_model))
+
+
+def head_options(d_model):
+    """The valid numbers of heads for ``d_model``: its divisors, ascending."""
+    d_model = check.positive_int("d_model", d_model)
+    small = [k for k in range(1, int(d_model**0.5) + 1) if d_model % k == 0]
+    return sorted(set(small + [d_model // k for k in small]))
+
+
+# --- checks -----------------------------------------------------------------
+
+
+def _labels(name, labels, size, axis_name):
+    if labels is None:
+        return [str(i + 1) for i in range(size)]
+    if isinstance(labels, str):
+        raise ValueError(f"{name} must be a sequence of {size} labels, one per {axis_name}, got a string")
+    labels = [str(t) for t in labels]
+    if len(labels) != size:
+        raise ValueError(f"{name} must hold {size} labels, one per {axis_name}, got {len(labels)}")
+    return labels
+
+
+def _matrix(name, matrix, mask, ndim):
+    """``matrix`` as float64 with ``ndim`` dimensions and the mask as a boolean array (or None).
+
+    Values under a False mask entry may be anything (e.g. -inf); the rest must be finite.
+    """
+    try:
+        a = np.array(matrix, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if a.ndim != ndim:
+        what = "(n_q, n_k)" if ndim == 2 else "(h, n_q, n_k)"
+        raise ValueError(f"{name} must be {ndim}-D {what}, got shape {a.shape}")
+    if 0 in a.shape:
+        raise ValueError(f"{name} must not be empty, got shape {a.shape}")
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}")
+        try:
+            mask = np.broadcast_to(mask, a.shape)
+        except ValueError:
+            raise ValueError(f"mask must have shape {a.shape[-2:]} = (n_q, n_k), got {mask.shape}") from None
+    allowed = a if mask is None else a[mask]
+    if not np.isfinite(allowed).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf) where the mask allows attention")
+    return a, mask
+
+
+def _kind(kind):
+    if kind not in ("weights", "scores"):
+        raise ValueError(f"kind must be 'weights' or 'scores', got {kind!r}")
+    return kind
+
+
+# --- heatmaps ---------------------------------------------------------------
+
+
+def weights_norm():
+    """The colour scale of attention weights: 0..1, square-root so small weights stay visible."""
+    return colors.PowerNorm(gamma=0.5, vmin=0.0, vmax=1.0)
+
+
+def _cmap():
+    cmap = matplotlib.colormaps[CMAP].copy()
+    cmap.set_bad((0, 0, 0, 0))  # masked cells are transparent: the hatching behind shows
+    return cmap
+
+
+def _masked(data, mask):
+    return np.ma.masked_array(data, mask=np.zeros(data.shape, bool) if mask is None else ~mask)
+
+
+def draw_heatmap(ax, data, mask=None, norm=None, annotate=False, fontsize=9):
+    """Draw one matrix on ``ax``: image over a hatched background; return (image, texts).
+
+    Internal building block of :func:`heatmap`, :func:`head_grid` and the widgets,
+    which update ``image.set_data`` and the texts instead of redrawing.
+    """
+    n_rows, n_cols = data.shape
+    ax.add_patch(
+        Rectangle((-0.5, -0.5), n_cols, n_rows, facecolor="0.93", edgecolor="0.55", hatch="///", lw=0, zorder=0)
+    )
+    image = ax.imshow(_masked(data, mask), cmap=_cmap(), norm=norm, interpolation="nearest", aspect="equal", zorder=1)
+    ax.set_xlim(-0.5, n_cols - 0.5)
+    ax.set_ylim(n_rows - 0.5, -0.5)
+    texts = []
+    if annotate:
+        for i in range(n_rows):
+            for j in range(n_cols):
+                texts.append(ax.text(j, i, "", ha="center", va="center", fontsize=fontsize, zorder=2))
+        update_texts(texts, image)
+    return image, texts
+
+
+def update_texts(texts, image):
+    """Write the image's values in its cells, dark on light colours and light on dark."""
+    if not texts:
+        return
+    data = image.get_array()
+    rgba = image.cmap(image.norm(data.filled(0)))
+    light = (0.299 * rgba[..., 0] + 0.587 * rgba[..., 1] + 0.114 * rgba[..., 2]) > 0.5
+    n_cols = data.shape[1]
+    for k, text in enumerate(texts):
+        i, j = divmod(k, n_cols)
+        if data.mask is not np.ma.nomask and data.mask[i, j]:
+            text.set_text("")
+        else:
+            text.set_text(_cell(data[i, j]))
+            text.set_color("black" if light[i, j] else "white")
+
+
+def _cell(value):
+    return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
+
+
+def _token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_cols=True):
+    ax.set_xticks(range(len(col_labels)))
+    ax.set_yticks(range(len(row_labels)))
+    ax.set_xticklabels(col_labels if show_cols else [], rotation=45, ha="right", rotation_mode="anchor", fontsize=fontsize)
+    ax.set_yticklabels(row_labels if show_rows else [], fontsize=fontsize)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+
+
+def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, annotate=None, kind="weights",
+            ax=None, xlabel="key token (column)", ylabel="query token (row)", norm=None):
+    """Figure s01: one head's n_q x n_k attention weights (or scores).
+
+    Row i is query token i, column j key token j; cell (i, j) is how much token i
+    looks at token j. ``mask`` (True = may attend) hatches the cells that are not
+    allowed instead of colouring them as zero. ``annotate=None`` writes the values
+    in the cells when both sides have at most 12 tokens. ``kind`` is "weights"
+    (colour scale 0..1) or "scores" (scale from the data). Returns the Figure
+    (``ax.figure`` when drawing on a given ``ax``).
+    """
+    kind = _kind(kind)
+    data, mask = _matrix("matrix", matrix, mask, 2)
+    n_rows, n_cols = data.shape
+    row_labels = _labels("row_labels", row_labels, n_rows, "row (query token)")
+    col_labels = _labels("col_labels", col_labels, n_cols, "column (key token)")
+    if annotate is None:
+        annotate = max(n_rows, n_cols) <= ANNOTATE_MAX
+    if norm is None:
+        norm = weights_norm() if kind == "weights" else None
+    if ax is None:
+        side = max(n_rows, n_cols)
+        width = min(3.2 + 0.5 * n_cols, 12) if side <= 24 else 10
+        height = min(1.8 + 0.5 * n_rows, 11) if side <= 24 else 9
+        fig = WorkbookFigure(figsize=(width, height))
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    fontsize = 10 if max(n_rows, n_cols) <= 16 else 7
+    image, _ = draw_heatmap(ax, data, mask, norm, annotate, fontsize=9 if n_cols <= 10 else 8)
+    _token_axes(ax, row_labels, col_labels, fontsize=fontsize)
+    masked = mask is not None and not mask.all()
+    ax.set_xlabel(xlabel + (f"\n({MASKED_NOTE})" if masked else ""), fontsize=11)
+    ax.set_ylabel(ylabel, fontsize=11)
+    if title is None:
+        title = f"Attention {kind}: {n_rows} queries × {n_cols} keys"
+    ax.set_title(title, fontsize=12)
+    bar = fig.colorbar(image, ax=ax, shrink=0.85, pad=0.02)
+    bar.set_label("attention weight (row sums to 1)" if kind == "weights" else "score", fontsize=10)
+    return fig
+
+
+def cross_heatmap(weights, query_tokens, key_tokens, title=None, mask=None, annotate=None):
+    """Figure s02: cross-attention weights, n_q decoder (query) rows x n_k encoder (key) columns."""
+    data, _ = _matrix("weights", weights, mask, 2)
+    n_q, n_k = data.shape
+    if title is None:
+        title = f"Cross-attention: {n_q} decoder queries × {n_k} encoder keys"
+    return heatmap(
+        data, _labels("query_tokens", query_tokens, n_q, "row (decoder query token)"),
+        _labels("key_tokens", key_tokens, n_k, "column (encoder key token)"), title=title, mask=mask,
+        annotate=annotate, xlabel="encoder token (key, column)", ylabel="decoder token (query, row)",
+    )
+
+
+def grid_shape(panels):
+    """(rows, columns) of a grid of ``panels`` heads: at most 4 columns."""
+    cols = min(panels, 4)
+    return -(-panels // cols), cols
+
+
+def head_grid(weights, row_labels=None, col_labels=None, mask=None, title=None, max_heads=None, first_head=1):
+    """All h heads' attention weights (array (h, n_q, n_k)), one panel per head, one shared colour scale.
+
+    Panels are titled "head 1".."head h" (numbered from ``first_head``); token labels
+    are written on the left column and bottom row. ``max_heads`` caps the panels shown.
+    """
+    data, mask = _matrix("weights", weights, mask, 3)
+    h, n_q, n_k = data.shape
+    row_labels = _labels("row_labels", row_labels, n_q, "row (query token)")
+    col_labels = _labels("col_labels", col_labels, n_k, "column (key token)")
+    shown = h if max_heads is None else min(h, check.positive_int("max_heads", max_heads))
+    fig, images = build_head_grid(shown, row_labels, col_labels, title or f"Attention weights of {h} heads")
+    for k, image in enumerate(images):
+        image.set_data(_masked(data[k], None if mask is None else mask[k]))
+        image.axes.set_title(f"head {first_head + k}", fontsize=10)
+    if mask is not None and not mask[:shown].all():
+        fig.text(0.01, 0.005, MASKED_NOTE, ha="left", va="bottom", fontsize=9, color="0.3")
+    if shown < h:
+        fig.text(0.99, 0.005, f"showing {shown} of {h} heads", ha="right", va="bottom", fontsize=9, color="0.3")
+    return fig
+
+
+def build_head_grid(panels, row_labels, col_labels, title):
+    """The layout of a head grid with empty (zero) panels; return (figure, images)."""
+    n_q, n_k = len(row_labels), len(col_labels)
+    rows, cols = grid_shape(panels)
+    panel = 1.0 + 0.16 * max(n_q, n_k) if max(n_q, n_k) <= 16 else 3.6
+    fig = WorkbookFigure(figsize=(cols * panel + 1.6, rows * panel + 1.0))
+    fontsize = 8 if max(n_q, n_k) <= 16 else 6
+    axes = fig.subplots(rows, cols, squeeze=False)
+    images = []
+    norm = weights_norm()
+    for k, ax in enumerate(axes.flat):
+        if k >= panels:
+            ax.remove()
+            continue
+        r, c = divmod(k, cols)
+        image, _ = draw_heatmap(ax, np.zeros((n_q, n_k)), norm=norm)
+        last_row = k + cols >= panels
+        _token_axes(ax, row_labels, col_labels, fontsize=fontsize, show_rows=c == 0, show_cols=last_row)
+        ax.set_title(f"head {k + 1}", fontsize=10)
+        images.append(image)
+    fig.supxlabel("key token (column)", fontsize=11)
+    fig.supylabel("query token (row)", fontsize=11)
+    fig.suptitle(title, fontsize=12)
+    bar = fig.colorbar(images[0], ax=[image.axes for image in images], shrink=0.8, pad=0.02)
+    bar.set_label("attention weight", fontsize=10)
+    return fig, images
+
+
+# --- counting plots ---------------------------------------------------------
+
+
+def _heads(d_model, hs):
+    d_model = check.positive_int("d_model", d_model)
+    if hs is None:
+        return d_model, head_options(d_model)
+    hs = list(hs)
+    if not hs:
+        raise ValueError("hs must hold at least one number of heads")
+    for h in hs:
+        check.positive_int("hs", h)
+        if d_model % h:
+            raise ValueError(f"hs must hold divisors of d_model={d_model}, got h={h}")
+    return d_model, hs
+
+
+STAGES = [
+    ("projections", "Q, K, V projections"),
+    ("scores", "scores $Q_i K_i^T$"),
+    ("weighted_sum", "weighted sum $A_i V_i$"),
+    ("output_projection", "output projection $W^O$"),
+]
+
+
+def flop_plot(d_model=512, n=10, hs=None):
+    """Problem 3.1: multiply-adds per stage against h (flat), and the softmax's exponentials (growing)."""
+    d_model, hs = _heads(d_model, hs)
+    n = check.positive_int("n", n)
+    counts = [flop_count(d_model, h, n) for h in hs]
+    fig = WorkbookFigure(figsize=(11, 4.4))
+    left, right = fig.subplots(1, 2, width_ratios=[3, 2])
+    x = np.arange(len(hs))
+    bottom = np.zeros(len(hs))
+    for (key, label), colour in zip(STAGES, PALETTE):
+        values = np.array([c[key] for c in counts], float)
+        left.bar(x, values, bottom=bottom, label=label, color=colour, width=0.7)
+        bottom += values
+    total = counts[0]["multiply_adds"]
+    left.axhline(total, color="0.2", ls="--", lw=1)
+    left.text(len(hs) - 0.5, total, f" {total:,} for every h", ha="right", va="bottom", fontsize=9)
+    left.set_ylim(0, total * 1.25)
+    left.set_xticks(x, [str(h) for h in hs])
+    left.set_xlabel("h (number of heads)", fontsize=11)
+    left.set_ylabel("multiply-adds", fontsize=11)
+    left.set_xlim(-0.6, len(hs) - 0.4)
+    left.set_title(f"Matrix products: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)", fontsize=11)
+    left.yaxis.set_major_formatter(_THOUSANDS)
+    left.legend(loc="upper left", fontsize=8, ncols=2, frameon=False)
+    soft = [c["softmax"] for c in counts]
+    right.bar(x, soft, color=PALETTE[5], width=0.7)
+    right.yaxis.set_major_formatter(_THOUSANDS)
+    right.set_xticks(x, [str(h) for h in hs])
+    right.set_xlabel("h (number of heads)", fontsize=11)
+    right.set_ylabel("exponentials", fontsize=11)
+    right.set_title(f"Softmax: h·n² = h·{n * n} grows with h\n(small next to the products)", fontsize=11)
+    for ax in (left, right):
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.suptitle("Problem 3.1: h heads of width d_k = d_model/h cost what one head of width d_model costs",
+                 fontsize=12)
+    return fig
+
+
+def parameter_plot(d_model=512, hs=None):
+    """Problem 4.1: parameters of W_Q, W_K, W_V, W_O against h, flat at 4·d_model²."""
+    d_model, hs = _heads(d_model, hs)
+    fig = WorkbookFigure(figsize=(8, 4.4))
+    ax = fig.add_subplot()
+    x = np.arange(len(hs))
+    bottom = np.zeros(len(hs))
+    for (label, part), colour in zip(
+        [("$W^Q$", "q"), ("$W^K$", "k"), ("$W^V$", "v"), ("$W^O$", "o")], PALETTE
+    ):
+        values = np.array([d_model * d_model for _ in hs], float)  # h * d_model * d_k = d_model² for each
+        ax.bar(x, values, bottom=bottom, label=label, color=colour, width=0.7)
+        bottom += values
+    totals = [parameter_count(d_model, h) for h in hs]
+    assert np.allclose(bottom, totals)
+    ax.axhline(4 * d_model**2, color="0.2", ls="--", lw=1)
+    ax.text(len(hs) - 0.5, 4 * d_model**2, f"4·d_model² = 4·{d_model}² = {4 * d_model**2:,}", ha="right",
+            va="bottom", fontsize=9)
+    ax.set_ylim(0, 4 * d_model**2 * 1.22)
+    ax.set_xticks(x, [str(h) for h in hs])
+    ax.set_xlabel("h (number of heads)", fontsize=11)
+    ax.set_ylabel("parameters (no biases)", fontsize=11)
+    ax.yaxis.set_major_formatter(_THOUSANDS)
+    ax.set_title(f"Problem 4.1: parameters do not depend on h (d_model = {d_model})", fontsize=12)
+    ax.legend(loc="upper left", fontsize=9, ncols=4, frameon=False,
+              title="each of $W^Q, W^K, W^V$: h · d_model · d_k = d_model²;  $W^O$: d_model · d_model", title_fontsize=9,
+              alignment="left")
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+# --- softmax bars and the shape table ----------------------------------------
+
+
+def weight_bars(weights, labels=None, title=None, ax=None):
+    """Problem 2.3: one row of attention weights as bars, each value written on its bar."""
+    w = check.array("weights", weights, ndim=1)
+    labels = _labels("labels", labels, len(w), "weight")
+    if ax is None:
+        fig = WorkbookFigure(figsize=(max(5.0, 1.0 + 0.9 * len(w)), 3.4))
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    draw_bars(ax, w, labels)
+    ax.set_title(title or "Weights of one query (they sum to 1)", fontsize=12)
+    return fig
+
+
+def draw_bars(ax, w, labels):
+    """Bars with their values written above; return (bars, texts) for updating."""
+    x = np.arange(len(w))
+    bars = ax.bar(x, w, color=PALETTE[0], width=0.6)
+    texts = [ax.text(i, v + 0.02, f"{v:.4f}", ha="center", va="bottom", fontsize=10) for i, v in zip(x, w)]
+    ax.set_xticks(x, labels, fontsize=10)
+    ax.set_ylim(0, 1.12)
+    ax.set_ylabel("weight", fontsize=11)
+    ax.spines[["top", "right"]].set_visible(False)
+    return bars, texts
+
+
+def _shape(shape):
+    return " × ".join(str(s) for s in shape)
+
+
+def shape_table_html(rows):
+    """An HTML table of :func:`mha_core.shape_table` rows: name, shape, meaning."""
+    rows = list(rows)
+    cells = []
+    for row in rows:
+        try:
+            name, shape, meaning = row
+        except (TypeError, ValueError):
+            raise ValueError(f"rows must hold (name, shape, meaning) triples, got {row!r}") from None
+        cells.append(
+            f"<tr><td style='{_TD}'><code>{html.escape(str(name))}</code></td>"
+            f"<td style='{_TD};text-align:right;font-family:monospace'>{html.escape(_shape(shape))}</td>"
+            f"<td style='{_TD}'>{html.escape(str(meaning))}</td></tr>"
+        )
+    head = "".join(f"<th style='{_TD};text-align:left;border-bottom:2px solid #888'>{t}</th>"
+                   for t in ("name", "shape", "meaning"))
+    return (f"<table style='border-collapse:collapse;font-size:13px'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(cells)}</tbody></table>")
+
+
+_THOUSANDS = ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
+_TD = "padding:2px 10px;border-bottom:1px solid #ddd"
+
+
+__all__ = [
+    "EXAMPLE_TOKENS",
+    "WorkbookFigure",
+    "cross_heatmap",
+    "example_embeddings",
+    "flop_plot",
+    "head_grid",
+    "head_options",
+    "heatmap",
+    "parameter_plot",
+    "shape_table_html",
+    "weight_bars",
+]
