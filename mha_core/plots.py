@@ -177,7 +177,9 @@ def _cell(value):
 def _token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_cols=True):
     ax.set_xticks(range(len(col_labels)))
     ax.set_yticks(range(len(row_labels)))
-    ax.set_xticklabels(col_labels if show_cols else [], rotation=45, ha="right", rotation_mode="anchor", fontsize=fontsize)
+    steep = len(col_labels) > 10 and fontsize < 9  # small panels: vertical labels do not collide
+    ax.set_xticklabels(col_labels if show_cols else [], rotation=90 if steep else 45, ha="center" if steep else "right",
+                       va="top", rotation_mode="default" if steep else "anchor", fontsize=fontsize)
     ax.set_yticklabels(row_labels if show_rows else [], fontsize=fontsize)
     ax.tick_params(length=0)
     for spine in ax.spines.values():
@@ -267,12 +269,18 @@ def head_grid(weights, row_labels=None, col_labels=None, mask=None, title=None, 
     return fig
 
 
-def build_head_grid(panels, row_labels, col_labels, title):
-    """The layout of a head grid with empty (zero) panels; return (figure, images)."""
+def build_head_grid(panels, row_labels, col_labels, title, figure_width=None, dpi=100):
+    """The layout of a head grid with empty (zero) panels; return (figure, images).
+
+    ``figure_width`` (inches) fixes the width; panels are then square and share it.
+    """
     n_q, n_k = len(row_labels), len(col_labels)
     rows, cols = grid_shape(panels)
-    panel = 1.0 + 0.16 * max(n_q, n_k) if max(n_q, n_k) <= 16 else 3.6
-    fig = WorkbookFigure(figsize=(cols * panel + 1.6, rows * panel + 1.0))
+    if figure_width is None:
+        panel = 1.0 + 0.16 * max(n_q, n_k) if max(n_q, n_k) <= 16 else 3.6
+    else:
+        panel = min((figure_width - 1.6) / cols, 3.0)
+    fig = WorkbookFigure(figsize=(cols * panel + 1.6, rows * panel * n_q / max(n_q, n_k) + 1.0), dpi=dpi)
     fontsize = 8 if max(n_q, n_k) <= 16 else 6
     axes = fig.subplots(rows, cols, squeeze=False)
     images = []
