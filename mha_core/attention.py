@@ -8,6 +8,8 @@ and boolean masks say True where a query *may attend* (as PyTorch's
 ``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite).
 """
 
+import numbers
+
 import numpy as np
 
 from . import _validate as check
@@ -15,8 +17,10 @@ from . import _validate as check
 
 def head_dim(d_model, h):
     """Return ``d_k = d_model / h``; ``h`` must divide ``d_model``."""
-    d_model = check.positive_int("d_model", d_model)
-    h = check.positive_int("h", h)
+    try:
+        d_model, h = check.positive_int("d_model", d_model), check.positive_int("h", h)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (d_model={d_model!r}, h={h!r})") from None
     if d_model % h:
         raise ValueError(f"h must divide d_model: d_model={d_model}, h={h} leaves a remainder of {d_model % h}")
     return d_model // h
@@ -25,9 +29,10 @@ def head_dim(d_model, h):
 def softmax(x, axis=-1):
     """Numerically stable softmax along ``axis`` (subtracts the maximum first)."""
     x = check.array("x", x)
-    if not -x.ndim <= axis < x.ndim:
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis must be in [{-x.ndim}, {x.ndim}) for x of shape {x.shape}, got {axis}")
-    out = x - x.max(axis=axis, keepdims=True)
+    with np.errstate(over="ignore"):  # a difference below -1.8e308 becomes -inf, and exp(-inf) = 0
+        out = x - x.max(axis=axis, keepdims=True)  # the largest entry becomes 0: exp cannot overflow
     np.exp(out, out=out)
     out /= out.sum(axis=axis, keepdims=True)
     return out
@@ -43,14 +48,21 @@ def causal_mask(n_q, n_k=None):
     return np.tri(n_q, n_k, dtype=bool)
 
 
-def _mask(mask, causal, n_q, n_k):
-    """Combine an optional boolean ``mask`` with the causal one; None means no mask."""
+def _mask(mask, causal, n_q, n_k, batch=()):
+    """Combine an optional boolean ``mask`` with the causal one; None means no mask.
+
+    ``mask`` has shape (..., n_q, n_k) whose leading dimensions broadcast to ``batch``.
+    """
     if mask is not None:
-        mask = np.asarray(mask)
+        try:
+            mask = np.asarray(mask)
+        except ValueError as exc:  # a ragged list
+            raise ValueError(f"mask must be a boolean array: {exc}") from None
         if mask.dtype != bool:
             raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}")
         if mask.ndim < 2 or mask.shape[-2:] != (n_q, n_k):
             raise ValueError(f"mask must have shape (..., {n_q}, {n_k}) = (..., n_q, n_k), got {mask.shape}")
+        check.batch("mask", mask.shape[:-2], batch)
     if causal:
         tri = causal_mask(n_q, n_k)
         mask = tri if mask is None else mask & tri
@@ -60,16 +72,17 @@ def _mask(mask, causal, n_q, n_k):
 def _masked_softmax_(scores, mask):
     """Softmax over the last axis, in place; fully masked rows become all zeros."""
     if mask is not None:
-        scores = np.where(mask, scores, -np.inf).astype(scores.dtype, copy=False)
-    peak = scores.max(axis=-1, keepdims=True)
-    if mask is not None:
-        peak[~np.isfinite(peak)] = 0  # a row with nothing to attend to
-    scores -= peak
+        np.copyto(scores, -np.inf, where=~mask)  # exp(-inf) = 0: no weight on a masked key
+    peak = scores.max(axis=-1, keepdims=True)  # (..., n_q, 1)
+    peak[peak == -np.inf] = 0  # a row with nothing to attend to stays at -inf, not NaN
+    if not np.isfinite(peak).all():
+        raise ValueError("the scores Q K^T overflow their dtype: the inputs are too large")
+    with np.errstate(over="ignore"):  # as in softmax
+        scores -= peak  # each row's largest score becomes 0: exp cannot overflow
     np.exp(scores, out=scores)
-    total = scores.sum(axis=-1, keepdims=True)
-    if mask is not None:
-        total[total == 0] = 1
-    scores /= total
+    total = scores.sum(axis=-1, keepdims=True)  # (..., n_q, 1): >= 1, or 0 for a fully masked row
+    total[total == 0] = 1  # which keeps its zero weights
+    scores *= 1 / total  # one division per row, not per score
     return scores
 
 
@@ -98,16 +111,22 @@ def scaled_dot_product_attention(Q, K, V, mask=None, causal=False, scale=None):
     V = check.array("V", V, min_ndim=2)
     if V.shape[-2] != K.shape[-2]:
         raise ValueError(f"V must have as many rows as K (n_k={K.shape[-2]}), got shape {V.shape}")
-    if scale is not None and not (np.isscalar(scale) and np.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
-    return _attend(Q, K, V, _mask(mask, causal, Q.shape[-2], K.shape[-2]), scale)
+    batch = ()
+    for name, a in (("Q", Q), ("K", K), ("V", V)):
+        try:
+            batch = np.broadcast_shapes(batch, a.shape[:-2])
+        except ValueError:
+            raise ValueError(f"{name} must have batch dimensions that broadcast with {batch}, got {a.shape}") from None
+    if scale is not None:
+        scale = check.positive_real("scale", scale)
+    return _attend(Q, K, V, _mask(mask, causal, Q.shape[-2], K.shape[-2], batch), scale)
 
 
 def _attend(Q, K, V, mask, scale=None):
     """Unchecked :func:`scaled_dot_product_attention`; ``mask`` already combined."""
     if scale is None:
         scale = 1.0 / np.sqrt(Q.shape[-1])
-    scores = (Q * Q.dtype.type(scale)) @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k), scaled
+    scores = (Q * Q.dtype.type(scale)) @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k): scaled via Q, which is smaller
     weights = _masked_softmax_(scores, mask)
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
@@ -170,8 +189,11 @@ def multi_head_attention(x_q, x_kv, W_Q, W_K, W_V, W_O, h, mask=None, causal=Fal
     Q = _split(x_q @ W_Q, h)  # (..., h, n_q, d_k)
     K = _split(x_kv @ W_K, h)  # (..., h, n_k, d_k)
     V = _split(x_kv @ W_V, h)  # (..., h, n_k, d_v)
-    mask = _mask(mask, causal, Q.shape[-2], K.shape[-2])
-    if mask is not None:
-        mask = np.expand_dims(mask, -3)  # (..., 1, n_q, n_k): the same for every head
-    heads, weights = _attend(Q, K, V, mask)
+    heads, weights = _attend(Q, K, V, _heads_mask(mask, causal, x_q, x_kv))
     return _concat(heads) @ W_O, weights  # (..., n_q, d_model), (..., h, n_q, n_k)
+
+
+def _heads_mask(mask, causal, x_q, x_kv):
+    """The mask of :func:`multi_head_attention`, (..., 1, n_q, n_k): the same for every head."""
+    mask = _mask(mask, causal, x_q.shape[-2], x_kv.shape[-2], x_q.shape[:-2])
+    return None if mask is None else np.expand_dims(mask, -3)  # (..., 1, n_q, n_k)

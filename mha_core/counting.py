@@ -2,6 +2,8 @@
 
 from typing import NamedTuple
 
+import numpy as np
+
 from . import _validate as check
 from .attention import head_dim
 
@@ -13,6 +15,8 @@ def parameter_count(d_model, h, bias=False):
     (Problem 4.1). With biases it matches ``torch.nn.MultiheadAttention``.
     """
     d_k = head_dim(d_model, h)
+    if not isinstance(bias, (bool, np.bool_)):
+        raise ValueError(f"bias must be True or False, got {bias!r}")
     weights = 3 * h * d_model * d_k + d_model * d_model  # h heads of W_i^Q, W_i^K, W_i^V, then W^O
     return weights + (4 * d_model if bias else 0)
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate as check
-from .attention import _attend, _concat, _mask, _split, check_inputs, head_dim, multi_head_attention
+from .attention import _attend, _concat, _heads_mask, _split, check_inputs, head_dim, multi_head_attention
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,9 @@ class MultiHeadAttention:
     @classmethod
     def from_seed(cls, d_model, h, seed=0, dtype=np.float64):
         """Random matrices with Glorot-uniform scaling, reproducible from ``seed``."""
-        d_model = check.positive_int("d_model", d_model)
         head_dim(d_model, h)
+        if np.dtype(dtype) not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {np.dtype(dtype)}")
         rng = np.random.default_rng(seed)
         limit = np.sqrt(6 / (d_model + d_model))
         Ws = rng.uniform(-limit, limit, size=(4, d_model, d_model)).astype(dtype)
@@ -48,24 +49,24 @@ class MultiHeadAttention:
     @classmethod
     def from_heads(cls, W_Q_heads, W_K_heads, W_V_heads, W_O):
         """Build from per-head matrices W_i^Q, W_i^K, W_i^V, each d_model x d_k."""
-        h = len(W_Q_heads)
-        if h < 1:
-            raise ValueError("W_Q_heads must hold at least one d_model x d_k matrix")
+        h = _count(W_Q_heads)
+        if not h:
+            raise ValueError(f"W_Q_heads must be a list of h >= 1 matrices, each d_model x d_k, got {W_Q_heads!r}")
+        first = check.array("W_Q_heads[0]", W_Q_heads[0], ndim=2)
+        d_model, d_k = first.shape
+        if d_k * h != d_model:
+            raise ValueError(
+                f"W_Q_heads must hold h={h} matrices of shape (d_model, d_model/h), "
+                f"got {h} of shape {first.shape}: {h} x {d_k} != {d_model}"
+            )
         joined = []
         for name, heads in (("W_Q_heads", W_Q_heads), ("W_K_heads", W_K_heads), ("W_V_heads", W_V_heads)):
-            if len(heads) != h:
-                raise ValueError(f"{name} must hold h={h} matrices, like W_Q_heads, got {len(heads)}")
+            if _count(heads) != h:
+                raise ValueError(f"{name} must hold h={h} matrices, like W_Q_heads, got {_count(heads)}")
             arrays = [check.array(f"{name}[{i}]", W, ndim=2) for i, W in enumerate(heads)]
             for i, W in enumerate(arrays):
-                check.shape(f"{name}[{i}]", W, arrays[0].shape)
+                check.shape(f"{name}[{i}]", W, (d_model, d_k))
             joined.append(np.concatenate(arrays, axis=1))  # (d_model, h*d_k)
-        d_model, width = joined[0].shape
-        if width != d_model:
-            raise ValueError(
-                f"W_Q_heads must hold h={h} matrices of shape (d_model, d_model/h) = "
-                f"({d_model}, {d_model // h if d_model % h == 0 else 'd_model/h'}), "
-                f"got {h} of shape {np.shape(W_Q_heads[0])}"
-            )
         return cls(*joined, W_O, h=h)
 
     @property
@@ -89,13 +90,10 @@ class MultiHeadAttention:
         Q = _split(x_q @ self.W_Q, self.h)  # (..., h, n_q, d_k)
         K = _split(x_kv @ self.W_K, self.h)  # (..., h, n_k, d_k)
         V = _split(x_kv @ self.W_V, self.h)  # (..., h, n_k, d_v)
-        mask = _mask(mask, causal, Q.shape[-2], K.shape[-2])
-        if mask is not None:
-            mask = np.expand_dims(mask, -3)
-        heads, weights = _attend(Q, K, V, mask)
+        heads, weights = _attend(Q, K, V, _heads_mask(mask, causal, x_q, x_kv))
         scores = Q @ np.swapaxes(K, -1, -2)  # (..., h, n_q, n_k)
-        scaled = scores / np.sqrt(self.d_k)
-        concat = _concat(heads)
+        scaled = scores / scores.dtype.type(np.sqrt(self.d_k))
+        concat = _concat(heads)  # (..., n_q, d_model)
         return Trace(Q, K, V, scores, scaled, weights, heads, concat, concat @ self.W_O)
 
     def __repr__(self):
@@ -113,20 +111,21 @@ def summed_heads_attention(x_q, x_kv, W_Q, W_K, W_V, W_O_small, h, mask=None, ca
     d_k = head_dim(d_model, h)
     W_O_small = check.array("W_O_small", W_O_small, ndim=2)
     check.shape("W_O_small", W_O_small, (d_k, d_model))
-    eye = np.eye(d_model, dtype=x_q.dtype)
-    _, _, W_Q, W_K, W_V, _ = check_inputs(x_q, x_kv, W_Q, W_K, W_V, eye, h)
-    x_kv = x_q if x_kv is None else x_kv
+    eye = np.eye(d_model, dtype=x_q.dtype)  # stands in for W_O, which this variant replaces
+    x_q, x_kv, W_Q, W_K, W_V, _ = check_inputs(x_q, x_kv, W_Q, W_K, W_V, eye, h)
     heads, _ = _attend(
-        _split(x_q @ W_Q, h), _split(np.asarray(x_kv) @ W_K, h), _split(np.asarray(x_kv) @ W_V, h),
-        _heads_mask(mask, causal, x_q, x_kv),
-    )
+        _split(x_q @ W_Q, h), _split(x_kv @ W_K, h), _split(x_kv @ W_V, h), _heads_mask(mask, causal, x_q, x_kv)
+    )  # (..., h, n_q, d_k)
     summed = heads.sum(axis=-3)  # (..., n_q, d_k): h views collapsed into one
-    return summed @ W_O_small, summed
+    return summed @ W_O_small, summed  # (..., n_q, d_model), (..., n_q, d_k)
 
 
-def _heads_mask(mask, causal, x_q, x_kv):
-    mask = _mask(mask, causal, np.shape(x_q)[-2], np.shape(x_kv)[-2])
-    return None if mask is None else np.expand_dims(mask, -3)
+def _count(heads):
+    """How many matrices a list (or stacked array) of per-head matrices holds; None if it is not one."""
+    try:
+        return len(heads)
+    except TypeError:
+        return None
 
 
 def shared_projection_attention(x_q, x_kv, W_Q_i, W_K_i, W_V_i, W_O, h, mask=None, causal=False):
@@ -135,8 +134,12 @@ def shared_projection_attention(x_q, x_kv, W_Q_i, W_K_i, W_V_i, W_O, h, mask=Non
     Returns ``(output, weights)`` as :func:`multi_head_attention`; all h heads'
     weights are identical and the h blocks of the concatenation are duplicates.
     """
+    x_q = check.array("x_q", x_q, min_ndim=2)
+    d_model = x_q.shape[-1]
+    d_k = head_dim(d_model, h)
     shared = []
     for name, W in (("W_Q_i", W_Q_i), ("W_K_i", W_K_i), ("W_V_i", W_V_i)):
         W = check.array(name, W, ndim=2)
+        check.shape(name, W, (d_model, d_k))
         shared.append(np.tile(W, (1, h)))  # (d_model, h*d_k): the same columns h times
     return multi_head_attention(x_q, x_kv, *shared, W_O, h, mask=mask, causal=causal)
