@@ -122,9 +122,7 @@ def weights_norm():
 
 
 def _cmap():
-    cmap = matplotlib.colormaps[CMAP].copy()
-    cmap.set_bad((0, 0, 0, 0))  # masked cells are transparent: the hatching behind shows
-    return cmap
+    return matplotlib.colormaps[CMAP].with_extremes(bad=(0, 0, 0, 0))  # masked: transparent over the hatching
 
 
 def _masked(data, mask):

@@ -1,0 +1,200 @@
+"""mha_core.plots: each figure's axes, labels, colour bar, masking and annotations; bad input."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mha_core as mha
+from mha_core import plots
+
+TOKENS = plots.EXAMPLE_TOKENS
+
+
+@pytest.fixture(autouse=True)
+def no_pyplot_figures_left():
+    """Plots draw on their own Agg canvas: pyplot's list of open figures stays empty."""
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    yield
+    assert plt.get_fignums() == before, "a plot function left a pyplot figure open"
+
+
+def weights(h=8, n=10, causal=False, d_model=512):
+    x = plots.example_embeddings(n, d_model)
+    return mha.MultiHeadAttention.from_seed(d_model, h)(x, causal=causal)[1]  # (h, n, n)
+
+
+def test_importing_mha_core_imports_neither_matplotlib_nor_ipywidgets():
+    code = "import mha_core, sys; assert 'matplotlib' not in sys.modules and 'ipywidgets' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_example_tokens_and_embeddings_are_reproducible():
+    assert TOKENS == "the cat sat on the mat because it was tired".split()
+    x = plots.example_embeddings(10, 512, seed=3)
+    assert x.shape == (10, 512) and x.dtype == np.float64
+    np.testing.assert_array_equal(x, plots.example_embeddings(10, 512, seed=3))
+    np.testing.assert_array_equal(x[:4], plots.example_embeddings(4, 512, seed=3), err_msg="rows depend on n")
+    assert not np.array_equal(x, plots.example_embeddings(10, 512, seed=4))
+
+
+def test_head_options_are_the_divisors():
+    assert plots.head_options(512) == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    assert plots.head_options(12) == [1, 2, 3, 4, 6, 12]
+    assert plots.head_options(7) == [1, 7]
+
+
+def test_s01_heatmap_has_token_labels_axis_labels_colourbar_and_values():
+    w = weights()[0]
+    fig = plots.heatmap(w, TOKENS, TOKENS, title="head 1")
+    ax, bar = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
+    assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
+    assert ax.get_xlabel() == "key token (column)" and ax.get_ylabel() == "query token (row)"
+    assert ax.get_title() == "head 1"
+    assert "weight" in bar.get_ylabel()
+    np.testing.assert_array_equal(ax.images[0].get_array(), w)
+    written = [t.get_text() for t in ax.texts]
+    assert len(written) == 100 and written[0] == f"{w[0, 0]:.2f}"
+    assert ax.images[0].cmap.name.startswith("viridis")
+    fig.canvas.draw()  # renders without error
+
+
+def test_annotations_are_automatic_up_to_12_tokens():
+    assert len(plots.heatmap(np.eye(12)).axes[0].texts) == 144
+    assert not plots.heatmap(np.eye(13)).axes[0].texts
+    assert not plots.heatmap(np.eye(4), annotate=False).axes[0].texts
+    assert len(plots.heatmap(np.eye(20), annotate=True).axes[0].texts) == 400
+
+
+def test_masked_cells_are_masked_not_zero():
+    w = weights(causal=True)[0]
+    mask = mha.causal_mask(10)
+    fig = plots.heatmap(w, TOKENS, TOKENS, mask=mask)
+    ax = fig.axes[0]
+    shown = ax.images[0].get_array()
+    assert isinstance(shown, np.ma.MaskedArray)
+    np.testing.assert_array_equal(shown.mask, ~mask)
+    np.testing.assert_array_equal(shown.filled(np.nan)[mask], w[mask])
+    assert "masked" in ax.get_xlabel()
+    assert [t.get_text() for t in ax.texts].count("") == 45, "masked cells must carry no value"
+
+
+def test_masked_scores_may_be_minus_infinity():
+    scores = np.where(mha.causal_mask(3), 1.0, -np.inf)
+    fig = plots.heatmap(scores, mask=mha.causal_mask(3), kind="scores")
+    assert fig.axes[1].get_ylabel() == "score"
+    with pytest.raises(ValueError, match="matrix"):
+        plots.heatmap(scores)
+
+
+def test_heatmap_draws_on_a_given_axes():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plots.heatmap(np.eye(3), ax=ax) is fig
+
+
+def test_head_grid_has_one_panel_per_head_and_one_shared_scale():
+    w = weights(h=8, causal=True)
+    fig = plots.head_grid(w, TOKENS, TOKENS, mask=mha.causal_mask(10))
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 8 and len(fig.axes) == 9, "8 panels and one colour bar"
+    assert [ax.get_title() for ax in panels] == [f"head {i}" for i in range(1, 9)]
+    assert len({(ax.images[0].norm.vmin, ax.images[0].norm.vmax) for ax in panels}) == 1
+    for k, ax in enumerate(panels):
+        np.testing.assert_array_equal(ax.images[0].get_array().filled(-1), np.where(mha.causal_mask(10), w[k], -1))
+    assert fig.get_suptitle()
+
+
+def test_head_grid_caps_the_panels():
+    w = weights(h=32, n=4)
+    fig = plots.head_grid(w, max_heads=16)
+    assert len([ax for ax in fig.axes if ax.images]) == 16
+    assert any("showing 16 of 32 heads" in t.get_text() for t in fig.texts)
+
+
+def test_s02_cross_heatmap_has_decoder_rows_and_encoder_columns():
+    w = np.full((3, 5), 0.2)
+    fig = plots.cross_heatmap(w, ["<s>", "the", "cat"], list("abcde"))
+    ax = fig.axes[0]
+    assert ax.images[0].get_array().shape == (3, 5)
+    assert "decoder" in ax.get_ylabel() and "query" in ax.get_ylabel()
+    assert "encoder" in ax.get_xlabel() and "key" in ax.get_xlabel()
+    assert "3" in ax.get_title() and "5" in ax.get_title()
+
+
+def test_flop_plot_shows_flat_multiply_adds_and_growing_softmax():
+    fig = plots.flop_plot(512, 10)
+    left, right = fig.axes
+    hs = [t.get_text() for t in left.get_xticklabels()]
+    assert hs == [str(h) for h in plots.head_options(512)]
+    tops = {}
+    for bar in left.patches:
+        tops[bar.get_x()] = max(tops.get(bar.get_x(), 0), bar.get_y() + bar.get_height())
+    assert len(set(tops.values())) == 1, "multiply-adds should not depend on h"
+    assert set(tops.values()) == {mha.flop_count(512, 8, 10)["multiply_adds"]}
+    softmax = [bar.get_height() for bar in right.patches]
+    assert softmax == [h * 100 for h in plots.head_options(512)]
+
+
+def test_parameter_plot_is_flat_at_4_d_model_squared():
+    fig = plots.parameter_plot(512, hs=[1, 8, 64])
+    ax = fig.axes[0]
+    tops = {}
+    for bar in ax.patches:
+        tops[bar.get_x()] = max(tops.get(bar.get_x(), 0), bar.get_y() + bar.get_height())
+    assert sorted(tops.values()) == [4 * 512**2] * 3
+    assert any("1,048,576" in t.get_text() for t in ax.texts)
+
+
+def test_weight_bars_write_each_value():
+    w = mha.softmax(np.array([4.0, 2.0, 5.0]))
+    fig = plots.weight_bars(w, ["a", "b", "c"])
+    ax = fig.axes[0]
+    assert [round(p.get_height(), 12) for p in ax.patches] == [round(v, 12) for v in w]
+    assert [t.get_text() for t in ax.texts] == ["0.2595", "0.0351", "0.7054"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+
+
+def test_shape_table_html_lists_every_row():
+    rows = mha.shape_table(512, 8, 10)
+    text = plots.shape_table_html(rows)
+    assert text.startswith("<table") and text.count("<tr>") == len(rows) + 1
+    assert "512 × 64" in text and "10 × 10" in text and "W_i^Q" in text
+    assert "&lt;" in plots.shape_table_html([("<b>", (1,), "x")]), "names are escaped"
+
+
+def test_figures_show_themselves_as_png():
+    assert plots.heatmap(np.eye(2))._repr_png_().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: plots.head_grid(np.eye(3)), "weights"),
+        (lambda: plots.heatmap(np.ones((2, 2, 2))), "matrix"),
+        (lambda: plots.heatmap(np.eye(3), row_labels=["a", "b"]), "row_labels"),
+        (lambda: plots.heatmap(np.eye(3), col_labels="abc"), "col_labels"),
+        (lambda: plots.heatmap(np.eye(3), mask=np.ones((2, 2), bool)), "mask"),
+        (lambda: plots.heatmap(np.eye(3), mask=np.ones((3, 3))), "mask"),
+        (lambda: plots.heatmap(np.eye(3), kind="probabilities"), "kind"),
+        (lambda: plots.heatmap([[1.0, np.nan]]), "matrix"),
+        (lambda: plots.cross_heatmap(np.ones((2, 3)), ["a", "b"], ["x"]), "key_tokens"),
+        (lambda: plots.head_grid(np.ones((2, 3, 3)), row_labels=list("ab")), "row_labels"),
+        (lambda: plots.flop_plot(512, hs=[3]), "hs"),
+        (lambda: plots.flop_plot(512, n=0), "n"),
+        (lambda: plots.parameter_plot(0), "d_model"),
+        (lambda: plots.weight_bars(np.ones((2, 2))), "weights"),
+        (lambda: plots.weight_bars([0.5, 0.5], labels=["a"]), "labels"),
+        (lambda: plots.shape_table_html([("a", (1,))]), "rows"),
+        (lambda: plots.example_embeddings(0, 4), "n"),
+    ],
+)
+def test_bad_input_raises_value_error_naming_the_argument(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

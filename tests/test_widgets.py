@@ -1,0 +1,132 @@
+"""mha_core.widgets without a browser: set controls' ``.value`` and check what is shown."""
+
+import numpy as np
+import pytest
+
+import mha_core as mha
+from mha_core import plots, widgets
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return widgets.shape_explorer(d_model=64, h=8, n=6)
+
+
+def test_explorers_are_containers_with_controls_apart_from_outputs(explorer):
+    import ipywidgets
+
+    assert isinstance(explorer, ipywidgets.VBox)
+    assert set(explorer.controls) == {"d_model", "h", "n", "causal", "seed"}
+    assert isinstance(explorer.image, ipywidgets.Image) and bytes(explorer.image.value).startswith(b"\x89PNG")
+    assert explorer.image in explorer.children, "the image is an output, not inside the controls box"
+
+
+def test_shape_explorer_shows_d_k_the_table_and_every_head(explorer):
+    s = explorer.state
+    assert (s["d_model"], s["h"], s["n"], s["d_k"]) == (64, 8, 6, 8)
+    assert "64 / 8 = <b>8</b>" in explorer.readout.value
+    assert explorer.table.value == plots.shape_table_html(mha.shape_table(64, 8, 6))
+    assert len(s["shown"]) == 8 and s["shown"][0].shape == (6, 6)
+    x = plots.example_embeddings(6, 64, 0)
+    _, expected = mha.MultiHeadAttention.from_seed(64, 8, 0)(x)
+    np.testing.assert_allclose(np.ma.getdata(np.array(s["shown"])), expected)
+
+
+def test_changing_n_changes_table_shapes_and_image():
+    e = widgets.shape_explorer(d_model=64, h=4, n=5)
+    png, builds = e.image.value, e.canvas.builds
+    e.controls["n"].value = 7
+    assert e.state["n"] == 7 and e.state["shown"][0].shape == (7, 7)
+    assert "7 × 16" in e.table.value and "5 × 16" not in e.table.value
+    assert e.image.value != png and e.canvas.builds == builds + 1, "a new n is a new layout"
+
+
+def test_h_is_offered_only_as_divisors_of_d_model():
+    e = widgets.shape_explorer(d_model=512, h=8, n=4)
+    assert list(e.controls["h"].options) == plots.head_options(512)
+    e.controls["d_model"].value = 768
+    assert list(e.controls["h"].options) == [d for d in range(1, 769) if 768 % d == 0]
+    assert e.state["h"] == 8 and e.state["d_k"] == 96 and "768 / 8 = <b>96</b>" in e.readout.value
+    e.controls["h"].value = 12
+    assert e.state["d_k"] == 64
+    e.controls["d_model"].value = 520  # 520 = 8 * 65: 12 is not a divisor, 13 is the nearest
+    assert list(e.controls["h"].options) == [d for d in range(1, 521) if 520 % d == 0]
+    assert e.state["h"] == 13 and e.state["d_k"] == 40
+    assert e.state["h"] in e.controls["h"].options
+
+
+def test_data_only_change_updates_the_image_without_a_new_layout():
+    e = widgets.shape_explorer(d_model=64, h=4, n=5)
+    png, builds, figure = e.image.value, e.canvas.builds, e.figure
+    before = np.array(e.state["shown"])
+    e.controls["seed"].value = 1
+    assert e.canvas.builds == builds and e.figure is figure, "same layout: no new figure"
+    assert e.image.value != png
+    assert not np.allclose(np.array(e.state["shown"]), before)
+
+
+def test_causal_toggle_masks_the_upper_triangle():
+    e = widgets.shape_explorer(d_model=64, h=4, n=5)
+    e.controls["causal"].value = True
+    upper = ~mha.causal_mask(5)
+    for shown in e.state["shown"]:
+        assert isinstance(shown, np.ma.MaskedArray)
+        np.testing.assert_array_equal(np.ma.getmaskarray(shown), upper)
+        np.testing.assert_allclose(shown.sum(axis=1), 1.0)
+    assert "masked" in e.note.value
+    e.controls["causal"].value = False
+    assert not np.ma.getmaskarray(e.state["shown"][0]).any()
+
+
+def test_many_heads_are_capped_and_said_so():
+    e = widgets.shape_explorer(d_model=64, h=32, n=3)
+    assert e.state["shown_heads"] == widgets.MAX_PANELS == len(e.state["shown"])
+    assert "showing 16 of 32 heads" in e.note.value
+
+
+def test_shape_explorer_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="h must divide d_model"):
+        widgets.shape_explorer(d_model=512, h=3)
+    with pytest.raises(ValueError, match="tokens"):
+        widgets.shape_explorer(n=5, tokens=["a", "b"])
+
+
+def test_softmax_playground_shows_softmax_of_scores_over_temperature():
+    p = widgets.softmax_playground()
+    assert set(p.controls) == {"s1", "s2", "s3", "temperature"}
+    np.testing.assert_allclose(p.state["weights"], [0.2595, 0.0351, 0.7054], atol=1e-4)
+    assert [t.get_text() for t in p.texts] == ["0.2595", "0.0351", "0.7054"]
+    png = p.image.value
+    p.controls["s2"].value = 6.0
+    p.controls["temperature"].value = 2.0
+    expected = mha.softmax(np.array([4.0, 6.0, 5.0]) / 2.0)
+    np.testing.assert_allclose(p.state["weights"], expected)
+    np.testing.assert_allclose([b.get_height() for b in p.bars.patches], expected)
+    entropy = -(expected * np.log(expected)).sum()
+    assert p.state["entropy"] == pytest.approx(entropy)
+    assert f"{entropy:.4f}" in p.readout.value
+    assert p.image.value != png
+
+
+def test_softmax_playground_rejects_mismatched_labels():
+    with pytest.raises(ValueError, match="labels"):
+        widgets.softmax_playground((1.0, 2.0), labels=["a"])
+
+
+def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
+    c = widgets.cross_attention_explorer(n_q=4, n_k=6, d_model=64, h=4)
+    assert set(c.controls) == {"n_q", "n_k", "head"}
+    assert c.state["shown"].shape == (4, 6) and c.state["output_shape"] == (4, 64)
+    assert "4 × 6" in c.readout.value and "4 × 64" in c.readout.value
+    c.controls["n_q"].value = 3
+    c.controls["n_k"].value = 9
+    assert c.state["shown"].shape == c.state["score_shape"] == (3, 9)
+    assert "3 × 9" in c.readout.value and "3 × 64" in c.readout.value
+    ax = c.figure.axes[0]
+    assert len(ax.get_yticklabels()) == 3 and len(ax.get_xticklabels()) == 9
+    first, png, builds = c.state["shown"].copy(), c.image.value, c.canvas.builds
+    c.controls["head"].value = 2
+    assert c.canvas.builds == builds and c.image.value != png
+    np.testing.assert_array_equal(c.state["shown"], c.state["all_weights"][1])
+    assert not np.allclose(c.state["shown"], first)
+    assert [t.get_text() for t in c.texts[:2]] == [f"{v:.2f}" for v in c.state["weights"][0, :2]]
