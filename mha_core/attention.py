@@ -63,6 +63,8 @@ def _mask(mask, causal, n_q, n_k, batch=()):
         if mask.ndim < 2 or mask.shape[-2:] != (n_q, n_k):
             raise ValueError(f"mask must have shape (..., {n_q}, {n_k}) = (..., n_q, n_k), got {mask.shape}")
         check.batch("mask", mask.shape[:-2], batch)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise ValueError(f"causal must be True or False, got {causal!r}")
     if causal:
         tri = causal_mask(n_q, n_k)
         mask = tri if mask is None else mask & tri

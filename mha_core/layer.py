@@ -82,10 +82,12 @@ class MultiHeadAttention:
 
     def __call__(self, x_q, x_kv=None, mask=None, causal=False):
         """``(output, weights)`` as :func:`multi_head_attention`."""
+        x_q = check.array("x_q", x_q, min_ndim=2, last=self.d_model)
         return multi_head_attention(x_q, x_kv, self.W_Q, self.W_K, self.W_V, self.W_O, self.h, mask, causal)
 
     def trace(self, x_q, x_kv=None, mask=None, causal=False):
         """Run the block and keep every intermediate (a :class:`Trace`)."""
+        x_q = check.array("x_q", x_q, min_ndim=2, last=self.d_model)
         x_q, x_kv, *_ = check_inputs(x_q, x_kv, self.W_Q, self.W_K, self.W_V, self.W_O, self.h)
         Q = _split(x_q @ self.W_Q, self.h)  # (..., h, n_q, d_k)
         K = _split(x_kv @ self.W_K, self.h)  # (..., h, n_k, d_k)
