@@ -1,0 +1,148 @@
+"""Checks for Level 1 (Recognition): Problems 1.1 and 1.2.
+
+One function per autograded answer cell, named after its grade_id. Expected
+values come from :mod:`mha_core`; each known wrong answer is recognised and its
+misconception named. With ``hidden=True`` a check tries further cases and its
+messages do not give the answer away.
+"""
+
+import numpy as np
+
+import mha_core as mha
+
+from ..feedback import WrongAnswer, as_choice, as_number, as_shape, close, correct, unanswered
+
+# Problem 1.1: the sheet's sizes; further sizes for the function.
+D_MODEL, H = 768, 12
+VISIBLE_SIZES = [(768, 12), (512, 4)]
+HIDDEN_SIZES = [(512, 8), (1024, 16), (96, 3), (64, 64), (300, 1), (4096, 32)]
+
+# Problem 1.2: a block of width 768 with 12 heads reads n = 6 tokens.
+N = 6
+WHY_OPTIONS = ("A", "B", "C", "D")
+WHY_CORRECT = "B"
+
+
+def _call(name, func, *args):
+    """Call the student's function; turn a crash or a blank body into a kind message."""
+    unanswered(name, func)
+    if not callable(func):
+        raise WrongAnswer(f"`{name}` should be a function (a `def`), got {type(func).__name__}.")
+    try:
+        return func(*args)
+    except NotImplementedError:
+        raise WrongAnswer(
+            f"`{name}` is not written yet: replace `raise NotImplementedError()` with your code and run the cell."
+        ) from None
+    except Exception as exc:  # the student's bug, shown as a message rather than a traceback
+        call = f"{name}({', '.join(repr(a) for a in args)})"
+        raise WrongAnswer(f"`{call}` raised {type(exc).__name__}: {exc}") from None
+
+
+def _head_dim_mistakes(value, d_model, h, what):
+    """Raise WrongAnswer naming the misconception if ``value`` is a known wrong d_k."""
+    known = [
+        (d_model * h, "Multiplied instead of divided: d_model·h. The h heads *share* the width d_model, "
+                      "so each head gets a smaller slice, d_model split evenly h ways."),
+        (h / d_model, "Swapped roles: that is h / d_model. It is the width d_model that is split "
+                      "among the h heads, not the other way round."),
+        (d_model, "That is d_model, the full width of a token. One head works in a smaller slice: "
+                  "the full width split evenly across the h heads."),
+        (h, "That is h, the number of heads, not the width of one head."),
+    ]
+    for wrong, message in known:
+        if close(value, wrong, 1e-9):
+            raise WrongAnswer(f"{what} gave {value:g}. {message}")
+
+
+def q1_1_head_dim(head_dim, hidden=False):
+    """Problem 1.1: ``head_dim(d_model, h)`` returns d_k = d_model / h."""
+    for d_model, h in HIDDEN_SIZES if hidden else VISIBLE_SIZES:
+        what = f"`head_dim({d_model}, {h})`"
+        got = as_number(f"head_dim({d_model}, {h})", _call("head_dim", head_dim, d_model, h))
+        expected = mha.head_dim(d_model, h)
+        if close(got, expected, 1e-9):
+            continue
+        if hidden:
+            raise WrongAnswer(
+                f"{what} returned {got:g}, which is not one head's width. Does your formula use both "
+                "arguments, for sizes other than the sheet's?"
+            )
+        _head_dim_mistakes(got, d_model, h, what)
+        raise WrongAnswer(
+            f"{what} returned {got:g}, but should be {expected}: how many numbers describe one token "
+            "inside one head when d_model numbers are shared evenly by h heads?"
+        )
+    if not hidden:
+        correct("d_k = d_v = d_model / h: the width is split evenly across the heads.")
+    else:
+        correct("Your head_dim also works for other widths and numbers of heads.")
+
+
+def q1_1_d_k(d_k, hidden=False):
+    """Problem 1.1: d_k for d_model = 768, h = 12."""
+    value = as_number("d_k", d_k)
+    expected = mha.head_dim(D_MODEL, H)
+    if hidden:
+        if value != expected:
+            raise WrongAnswer("`d_k` should be exactly one head's width for d_model = 768, h = 12 (a whole number).")
+        correct("And d_k is a whole number: 12 divides 768 exactly.")
+        return
+    if not close(value, expected, 1e-9):
+        _head_dim_mistakes(value, D_MODEL, H, "`d_k`")
+        raise WrongAnswer(f"`d_k` is {value:g}; use your formula with d_model = {D_MODEL} and h = {H}.")
+    correct(f"d_k = {D_MODEL}/{H} = {expected}.")
+
+
+def q1_2_output_shape(output_shape, hidden=False):
+    """Problem 1.2: the shape of the block's output for n = 6, d_model = 768, h = 12."""
+    shape = as_shape("output_shape", output_shape)
+    d_k = mha.head_dim(D_MODEL, H)
+    if hidden:
+        block = mha.MultiHeadAttention.from_seed(D_MODEL, H)
+        actual = block(np.random.default_rng(0).standard_normal((N, D_MODEL)))[0].shape
+        if shape != actual:
+            raise WrongAnswer("`output_shape` does not match the shape of the block's actual output.")
+        correct("It matches the output of a real block run on 6 tokens.")
+        return
+    known = {
+        (H, N, d_k): "That is the h heads stacked, each (n, d_k), before they are concatenated side by side. "
+                     "The block returns one matrix with one row per token.",
+        (N, d_k): "Only one head's width: (n, d_k). The block concatenates all h heads side by side, "
+                  "so the width is h·d_v, and W^O keeps that width.",
+        (N, H * D_MODEL): "That is (n, h·d_model), as if every head were d_model wide. Each head is only "
+                          "d_v = d_model/h wide, so the concatenation is h·d_model/h wide.",
+        (N, N): "That is (n, n), the shape of a score matrix Q_i K_i^T (one score per pair of tokens), "
+                "not the output, which has one row of features per token.",
+        (D_MODEL, N): "Rows and columns swapped: rows are tokens (n of them), columns are features.",
+        (N, H): "That is (n, h): one number per head. Each head gives a whole d_v-wide vector per token.",
+    }
+    if shape in known:
+        raise WrongAnswer(f"`output_shape` is {shape}. {known[shape]}")
+    expected = mha.shape_table(D_MODEL, H, N)[-1].shape
+    if len(shape) != len(expected):
+        raise WrongAnswer(f"`output_shape` should be a 2-D shape (rows, columns), got {shape}.")
+    if shape != expected:
+        raise WrongAnswer(
+            f"`output_shape` is {shape}. Rows: one per token (n = {N}). Columns: the width after "
+            "concatenating the heads and applying W^O."
+        )
+    correct(f"The output is (n, d_model) = {expected}, the same shape as the input.")
+
+
+WHY_MISCONCEPTIONS = {
+    "A": "Each head does *not* keep the full width d_model: it works in d_v = d_model/h. "
+         "(And W^O does not average heads: it mixes the concatenated features.)",
+    "C": "Softmax makes each row of *weights* sum to 1; it says nothing about the width of the output.",
+    "D": "The heads are concatenated, not summed: summing would blur their h different views into one.",
+}
+
+
+def q1_2_why(why, hidden=False):
+    """Problem 1.2: why the output width equals the input width (a choice A-D)."""
+    choice = as_choice("why", why, WHY_OPTIONS)
+    if choice != WHY_CORRECT:
+        if hidden:
+            raise WrongAnswer("`why` is not the reason the widths match.")
+        raise WrongAnswer(f"`why` is {choice!r}. {WHY_MISCONCEPTIONS[choice]}")
+    correct("h heads of width d_model/h concatenate back to d_model, and W^O keeps it.")
