@@ -301,6 +301,28 @@ def build_head_grid(panels, row_labels, col_labels, title, figure_width=None, dp
     return fig, images
 
 
+def relabel_head_grid(fig, images, row_labels, col_labels, title):
+    """Re-use a head grid from :func:`build_head_grid` for new tokens (a new n_q, n_k).
+
+    The panels are emptied (zeros) and get the new ticks; the figure is not rebuilt,
+    which costs about half as much as building a new one.
+    """
+    n_q, n_k = len(row_labels), len(col_labels)
+    fontsize = 8 if max(n_q, n_k) <= 16 else 6
+    cols = grid_shape(len(images))[1]
+    for k, image in enumerate(images):
+        ax = image.axes
+        image.set_data(np.zeros((n_q, n_k)))
+        image.set_extent((-0.5, n_k - 0.5, n_q - 0.5, -0.5))
+        ax.patches[0].set_bounds(-0.5, -0.5, n_k, n_q)  # the hatched background
+        ax.set_xlim(-0.5, n_k - 0.5)
+        ax.set_ylim(n_q - 0.5, -0.5)
+        _token_axes(ax, row_labels, col_labels, fontsize=fontsize, show_rows=k % cols == 0,
+                    show_cols=k + cols >= len(images))
+    fig.suptitle(title, fontsize=12)
+    return fig, images
+
+
 # --- counting plots ---------------------------------------------------------
 
 

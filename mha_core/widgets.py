@@ -32,6 +32,7 @@ from .plots import (
     draw_bars,
     example_embeddings,
     head_options,
+    relabel_head_grid,
     shape_table_html,
     update_texts,
     WorkbookFigure,
@@ -212,9 +213,11 @@ class ShapeExplorer(Explorer):
         layout = (shown, n)
         if layout != self._layout:
             tokens = self.tokens[:n]
-            figure, self.images = build_head_grid(
-                shown, tokens, tokens, f"One n × n = {n} × {n} weight matrix per head", figure_width=10.0, dpi=80
-            )
+            title = f"One n × n = {n} × {n} weight matrix per head"
+            if self._layout is not None and self._layout[0] == shown:  # same panels, new n: re-use the figure
+                figure, self.images = relabel_head_grid(self.figure, self.images, tokens, tokens, title)
+            else:
+                figure, self.images = build_head_grid(shown, tokens, tokens, title, figure_width=10.0, dpi=80)
             self._layout = layout
             self._set_images(weights, mask)
             self.canvas.show(figure, self.images)
