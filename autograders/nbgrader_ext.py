@@ -1,0 +1,136 @@
+"""nbgrader preprocessors for the workbook's two editions (see ``editions.py``).
+
+A worked solution is a markdown cell tagged ``worked-solution`` whose first line
+is ``**Solution 2.2**``. The practice edition folds it, with the problem's code
+solution, into a collapsed ``<details>`` callout (try first, then reveal);
+the graded release drops it. Both run alongside nbgrader's own preprocessors
+(``ClearSolutions``, ``ClearHiddenTests``, ...), before ``ClearSolutions``.
+"""
+
+import re
+
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from traitlets import Unicode
+
+from nbgrader import utils
+from nbgrader.preprocessors import (
+    CheckCellMetadata,
+    ClearHiddenTests,
+    ClearMarkScheme,
+    ClearOutput,
+    ClearSolutions,
+    ComputeChecksums,
+    LockCells,
+    NbGraderPreprocessor,
+)
+
+WORKED_SOLUTION_TAG = "worked-solution"
+SOLUTION_HEADING = re.compile(r"^\*\*Solution (?P<level>\d+)\.(?P<problem>\d+)\*\*[ \t]*\n?")
+
+
+def is_worked_solution(cell):
+    return cell.cell_type == "markdown" and WORKED_SOLUTION_TAG in cell.metadata.get("tags", [])
+
+
+def problem_of(cell):
+    """``"2.2"`` for a worked solution whose first line is ``**Solution 2.2**``."""
+    match = SOLUTION_HEADING.match(cell.source)
+    if match is None:
+        first = cell.source.splitlines()[0] if cell.source else ""
+        raise ValueError(f"a worked-solution cell should start with '**Solution <level>.<problem>**', not {first!r}")
+    return f"{match['level']}.{match['problem']}"
+
+
+def code_solution(source, begin="BEGIN SOLUTION", end="END SOLUTION"):
+    """What an answer cell holds once answered, to show in a worked solution.
+
+    A solution region at the top level (after a placeholder like ``x = None``)
+    gives the region alone; one inside a ``def`` gives the whole cell (the
+    ``def`` line and docstring) without the delimiter lines.
+    """
+    lines = source.split("\n")
+    starts = [i for i, line in enumerate(lines) if begin in line]
+    if starts and all(not lines[i][:1].isspace() for i in starts):
+        shown, inside = [], False
+        for line in lines:
+            if begin in line:
+                inside = True
+            elif end in line:
+                inside = False
+            elif inside:
+                shown.append(line)
+        return "\n".join(shown).strip("\n")
+    return "\n".join(line for line in lines if begin not in line and end not in line).strip("\n")
+
+
+class DropWorkedSolutions(NbGraderPreprocessor):
+    """Remove the worked-solution cells (for the graded release)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        for cell in nb.cells:
+            if is_worked_solution(cell) and "nbgrader" in cell.metadata:
+                raise RuntimeError(f"worked-solution cell {cell.get('id')!r} must not be an nbgrader cell")
+        nb.cells = [cell for cell in nb.cells if not is_worked_solution(cell)]
+        return nb, resources
+
+
+class FoldWorkedSolutions(NbGraderPreprocessor):
+    """Fold each worked solution and its problem's code solution into a collapsed callout.
+
+    Problem 2.2's code solution is that of its code answer cells (grade_ids
+    ``q2_2_*``, see :func:`code_solution`), in notebook order. Must run before
+    ``ClearSolutions`` blanks those cells.
+    """
+
+    summary = Unicode("Solution {problem}", help="The callout's visible summary").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        answers = {}
+        for cell in nb.cells:
+            if cell.cell_type == "code" and utils.is_solution(cell):
+                grade_id = cell.metadata.nbgrader.get("grade_id", "")
+                match = re.match(r"^q(\d+)_(\d+)_", grade_id)
+                if match:
+                    answers.setdefault(f"{match[1]}.{match[2]}", []).append(code_solution(cell.source))
+        for cell in nb.cells:
+            if is_worked_solution(cell):
+                if "nbgrader" in cell.metadata:
+                    raise RuntimeError(f"worked-solution cell {cell.get('id')!r} must not be an nbgrader cell")
+                cell.source = self.fold(cell.source, problem_of(cell), answers.get(problem_of(cell), []))
+        return nb, resources
+
+    def fold(self, source, problem, code_blocks):
+        body = SOLUTION_HEADING.sub("", source, count=1).strip("\n")
+        parts = [f"<details><summary>{self.summary.format(problem=problem)}</summary>", "", body]
+        for code in code_blocks:
+            parts += ["", "```python", code, "```"]
+        parts += ["", "</details>"]
+        return "\n".join(parts)
+
+
+# The preprocessors of each edition, in order. The release's are nbgrader's
+# GenerateAssignment defaults with DropWorkedSolutions in front (the course's
+# nbgrader_config.py sets them); the practice edition runs the same clearing
+# steps in process, without the gradebook (no SaveCells), folding instead of
+# dropping the worked solutions.
+
+
+def release_preprocessors():
+    from nbgrader.converters import GenerateAssignment
+
+    return [DropWorkedSolutions, *GenerateAssignment.class_traits()["preprocessors"].default()]
+
+
+PRACTICE_PREPROCESSORS = [
+    FoldWorkedSolutions,
+    LockCells,
+    ClearSolutions,
+    ClearOutput,
+    CheckCellMetadata,
+    ComputeChecksums,
+    ClearHiddenTests,
+    ClearMarkScheme,
+    ComputeChecksums,
+    CheckCellMetadata,
+]

@@ -1,0 +1,280 @@
+"""Shared fixtures for the notebook and edition tests.
+
+The tests are parametrised over the notebooks in ``notebooks/`` (levels: those
+with nbgrader cells) and their ``tests/fixtures/level{N}.py``, so a new level is
+picked up as soon as it exists. ``MHA_NOTEBOOKS`` and ``MHA_FIXTURES`` point them
+at other directories (to try a draft notebook outside the repository).
+
+The slow work (building the course, one ``nbgrader autograde`` per assignment
+grading all of its submissions, ``nbgrader validate``, executing the source and
+practice notebooks) is started once per session on a pool of ``MHA_TEST_WORKERS``
+(default 2) threads, each driving subprocesses or kernels, so that both cores
+stay busy; each fixture waits only for its own results.
+"""
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = Path(os.environ.get("MHA_NOTEBOOKS", ROOT / "notebooks")).resolve()
+FIXTURES = Path(os.environ.get("MHA_FIXTURES", ROOT / "tests" / "fixtures")).resolve()
+WORKERS = int(os.environ.get("MHA_TEST_WORKERS", "2"))
+KERNEL_TIMEOUT = 60  # seconds per cell when the tests execute a notebook themselves
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from autograders import editions  # noqa: E402
+
+
+# --- the notebooks -----------------------------------------------------------
+
+
+def read(path):
+    return nbformat.read(str(path), as_version=4)
+
+
+def nbgrader_meta(cell):
+    return cell.metadata.get("nbgrader", {})
+
+
+def is_test_cell(cell):
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def is_answer_cell(cell):
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and bool(meta.get("solution"))
+
+
+def all_notebooks():
+    return editions.source_notebooks(NOTEBOOKS)
+
+
+def level_notebooks():
+    return editions.assignments(NOTEBOOKS)
+
+
+def level_of(path):
+    match = re.match(r"level(\d+)_", Path(path).stem)
+    return int(match[1]) if match else None
+
+
+def fixtures_for(path):
+    """The module ``tests/fixtures/level{N}.py`` of the level notebook ``path``, or None."""
+    level = level_of(path)
+    file = FIXTURES / f"level{level}.py"
+    if level is None or not file.exists():
+        return None
+    name = f"tests.fixtures.level{level}" if FIXTURES == ROOT / "tests" / "fixtures" else f"_mha_fixtures_level{level}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def mistakes_for(path):
+    module = fixtures_for(path)
+    return list(getattr(module, "MISTAKES", [])) if module else []
+
+
+def ids(paths):
+    return [Path(p).stem for p in paths]
+
+
+def cell_text(cell):
+    """All a code cell printed or raised, ANSI colours removed."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            parts.append(output.text)
+        elif output.output_type == "error":
+            parts += [output.ename, output.evalue, *output.traceback]
+        else:
+            parts.append(str(output.get("data", {}).get("text/plain", "")))
+    return ANSI.sub("", "\n".join(parts))
+
+
+def execute(path, timeout=KERNEL_TIMEOUT):
+    """Execute the notebook at ``path`` headless in its directory; return (notebook, seconds)."""
+    from nbclient import NotebookClient
+
+    nb = read(path)
+    start = time.perf_counter()
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(Path(path).parent)}}
+    ).execute()
+    return nb, time.perf_counter() - start
+
+
+# --- the session's slow work -------------------------------------------------
+
+
+def submission(source_nb, cell_id, code):
+    """``source_nb`` with the answer cell ``cell_id``'s source replaced by ``code``."""
+    nb = nbformat.from_dict(source_nb)
+    found = [cell for cell in nb.cells if nbgrader_meta(cell).get("grade_id") == cell_id]
+    assert found, f"no cell with grade_id {cell_id!r}"
+    found[0].source = code
+    return nb
+
+
+@dataclass
+class Course:
+    """The course built once for the session, its submissions and their grading."""
+
+    root: Path
+    names: list = field(default_factory=list)  # assignment names
+    students: dict = field(default_factory=dict)  # assignment -> {student id: Mistake or None}
+    autograde_logs: dict = field(default_factory=dict)  # assignment -> (returncode, output)
+
+    @property
+    def db_url(self):
+        return f"sqlite:///{self.root / 'gradebook.db'}"
+
+    def grades(self, assignment, student):
+        """{grade_id: (auto_score, max_score)} of the autograded (code) test cells of a submission."""
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.db_url) as gb:
+            notebook = gb.find_submission_notebook(assignment, assignment, student)
+            return {
+                grade.name: (grade.auto_score, grade.max_score)
+                for grade in notebook.grades
+                if grade.cell.cell_type == "code"
+            }
+
+    def autograded(self, assignment, student):
+        return read(self.root / "autograded" / student / assignment / f"{assignment}.ipynb")
+
+    def log(self, assignment):
+        code, output = self.autograde_logs.get(assignment, (None, "(autograde did not run)"))
+        return f"nbgrader autograde {assignment} exited {code}:\n{output[-4000:]}"
+
+
+def _run(course, *args):
+    """Run nbgrader in ``course``; return (exit code, stdout and stderr interleaved as printed)."""
+    env = editions.nbgrader_env() | {"PYTHONUNBUFFERED": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    return result.returncode, result.stdout
+
+
+def _build_course(root):
+    course = Course(root)
+    course.names = editions.build_release(root, NOTEBOOKS, say=lambda message: None)
+    for name in course.names:
+        source_nb = read(NOTEBOOKS / f"{name}.ipynb")
+        released = root / "release" / name / f"{name}.ipynb"
+        students = {"full": None, "blank": None}
+        for index, mistake in enumerate(mistakes_for(NOTEBOOKS / f"{name}.ipynb")):
+            students[f"mistake-{index:02d}"] = mistake
+        for student, mistake in students.items():
+            target = root / "submitted" / student / name
+            target.mkdir(parents=True, exist_ok=True)
+            if student == "blank":
+                shutil.copyfile(released, target / released.name)
+            else:
+                nb = source_nb if mistake is None else submission(source_nb, mistake.cell, mistake.code)
+                nbformat.write(nb, str(target / released.name))
+        course.students[name] = students
+    return course
+
+
+class Session:
+    """Starts the slow work on first use; each ``wait_*`` returns one kind of result."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.pool = ThreadPoolExecutor(WORKERS)
+        self.course = self.pool.submit(self._course_pipeline)
+        self.sources = {p.stem: self.pool.submit(execute, p) for p in level_notebooks()}
+        self.practice_dir = tmp / "workbook"
+        editions.build_practice(self.practice_dir, NOTEBOOKS, say=lambda message: None)
+        self.practice = {
+            p.stem: self.pool.submit(execute, self.practice_dir / p.name) for p in level_notebooks()
+        }
+        self.validate_source = self.pool.submit(self._validate, "source")
+
+    def _course_pipeline(self):
+        course = _build_course(self.tmp / "course")
+        # The biggest assignments first, so the two workers finish together.
+        names = sorted(course.names, key=lambda n: -len(course.students[n]))
+        self.autogrades = {n: self.pool.submit(_run, course.root, "autograde", n, "--log-level=WARN") for n in names}
+        self.validate_release = self.pool.submit(self._validate, "release", course.root)
+        return course
+
+    def _validate(self, which, root=None):
+        """{notebook stem: nbgrader validate's output} for course/source (or --invert on course/release)."""
+        if root is None:
+            root = self.course.result().root
+        paths = sorted((root / which).glob("*/*.ipynb"))
+        code, output = _run(root, "validate", *(["--invert"] if which == "release" else []), *map(str, paths))
+        parts = re.split(r"\[ValidateApp \| INFO\] Validating '([^']+)'", output)
+        found = {Path(parts[i]).stem: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+        return {p.stem: found.get(p.stem, f"(no output; exit {code})\n{output[-2000:]}") for p in paths}
+
+    def wait_course(self):
+        course = self.course.result()
+        for name, future in self.autogrades.items():
+            course.autograde_logs[name] = future.result()
+        return course
+
+    def close(self):
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="session")
+def session_work(tmp_path_factory):
+    work = Session(tmp_path_factory.mktemp("mha"))
+    yield work
+    work.close()
+
+
+@pytest.fixture(scope="session")
+def course(session_work):
+    """The nbgrader course, every submission of every level autograded."""
+    return session_work.wait_course()
+
+
+@pytest.fixture(scope="session")
+def executed_sources(session_work):
+    """{stem: (executed source notebook, seconds)}."""
+    return {stem: future.result() for stem, future in session_work.sources.items()}
+
+
+@pytest.fixture(scope="session")
+def executed_practice(session_work):
+    """{stem: (executed practice notebook, seconds)}."""
+    return {stem: future.result() for stem, future in session_work.practice.items()}
+
+
+@pytest.fixture(scope="session")
+def practice_dir(session_work):
+    return session_work.practice_dir
+
+
+@pytest.fixture(scope="session")
+def validation(session_work):
+    """{"source": {stem: output}, "release": {stem: output}} of nbgrader validate."""
+    source = session_work.validate_source.result()
+    session_work.course.result()
+    return {"source": source, "release": session_work.validate_release.result()}
