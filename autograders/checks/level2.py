@@ -1,0 +1,319 @@
+"""Checks for Level 2 (Application): Problems 2.1, 2.2 and 2.3.
+
+One function per autograded answer cell, named after its grade_id. Expected
+values come from :mod:`mha_core` and numpy; each known wrong answer is
+recognised and its misconception named. With ``hidden=True`` a check tries
+further cases or recomputes the answer another way, and its messages do not
+give the answer away.
+"""
+
+import functools
+import math
+
+import numpy as np
+
+import mha_core as mha
+
+from ..feedback import WrongAnswer, as_array, as_choice, as_int, as_number, as_shape, close, correct, unanswered
+
+# Problem 2.1: the sheet's block.
+D_MODEL, H, N = 512, 8, 10
+# Problem 2.2: one head's raw dot product.
+D_K, DOT = 64, 40.0
+WHY_OPTIONS = ("A", "B", "C", "D")
+WHY_CORRECT = "A"
+# Problem 2.3: scaled scores of tokens 1, 2, 3 for query token 3.
+SCORES = (4.0, 2.0, 5.0)
+WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals
+RATIO_TOL = 0.02  # "roughly": ratios of rounded weights are accepted
+
+
+def _call(name, func, *args):
+    """Call the student's function; turn a crash or a blank body into a kind message."""
+    unanswered(name, func)
+    if not callable(func):
+        raise WrongAnswer(f"`{name}` should be a function (a `def`), got {type(func).__name__}.")
+    try:
+        with np.errstate(all="ignore"):  # an overflow is reported by the check, not as a warning on stderr
+            return func(*args)
+    except NotImplementedError:
+        raise WrongAnswer(
+            f"`{name}` is not written yet: replace `raise NotImplementedError()` with your code and run the cell."
+        ) from None
+    except Exception as exc:  # the student's bug, shown as a message rather than a traceback
+        call = f"{name}({', '.join(repr(a) for a in args)})"
+        raise WrongAnswer(f"`{call}` raised {type(exc).__name__}: {exc}") from None
+
+
+# --- Problem 2.1 ----------------------------------------------------------------
+
+
+def _table():
+    return {row.name: row.shape for row in mha.shape_table(D_MODEL, H, N)}
+
+
+@functools.lru_cache(maxsize=1)
+def _trace():
+    """A real forward pass of the sheet's block (computed once; only its shapes are read)."""
+    block = mha.MultiHeadAttention.from_seed(D_MODEL, H)
+    return block, block.trace(np.random.default_rng(0).standard_normal((N, D_MODEL)))
+
+
+def _shape_check(name, value, expected, actual, known, hidden, confirmation):
+    shape = as_shape(name, value)
+    if hidden:
+        if shape != actual:
+            raise WrongAnswer(f"`{name}` does not match the shape found in a real forward pass.")
+        correct("It matches a real forward pass.")
+        return
+    if shape in known:
+        raise WrongAnswer(f"`{name}` is {shape}. {known[shape]}")
+    if len(shape) != 2:
+        raise WrongAnswer(f"`{name}` should be a 2-D shape (rows, columns), got {shape}.")
+    if shape != expected:
+        raise WrongAnswer(f"`{name}` is {shape}. Work out d_k = d_model/h first, then follow the rows and columns.")
+    correct(confirmation.format(shape=expected))
+
+
+def q2_1_wq_shape(wq_shape, hidden=False):
+    """Problem 2.1: the shape of W_i^Q."""
+    table = _table()
+    block, _ = _trace()
+    known = {
+        (D_MODEL, D_MODEL): "That is the full W^Q, for all heads together, not one head's slice: "
+                            "head i keeps only its own d_k columns.",
+        (D_K, D_MODEL): "Transposed: Q_i = Q W_i^Q multiplies 512-wide rows, so W_i^Q has d_model rows "
+                        "and d_k columns.",
+        (N, D_K): "That is the shape of Q_i (the projected queries), not of the matrix W_i^Q that makes them.",
+    }
+    _shape_check("wq_shape", wq_shape, table["W_i^Q, W_i^K, W_i^V"], block.head_weights(0)[0].shape, known,
+                 hidden, "W_i^Q is {shape}: it squeezes a 512-wide token to 64 numbers.")
+
+
+def q2_1_q_shape(q_shape, hidden=False):
+    """Problem 2.1: the shape of Q_i."""
+    _, trace = _trace()
+    known = {
+        (N, D_MODEL): "That is Q (or Q W^Q) for all heads together. One head projects to d_k = d_model/h "
+                      "columns only.",
+        (D_K, N): "Transposed: Q_i has one row per token.",
+        (D_MODEL, D_K): "That is W_i^Q, the projection matrix; Q_i = Q W_i^Q has one row per token.",
+    }
+    _shape_check("q_shape", q_shape, _table()["Q_i"], trace.Q[0].shape, known, hidden,
+                 "Q_i is {shape}: one 64-wide query per token.")
+
+
+def q2_1_scores_shape(scores_shape, hidden=False):
+    """Problem 2.1: the shape of the score matrix Q_i K_i^T."""
+    _, trace = _trace()
+    known = {
+        (D_K, D_K): "That is Q_i^T K_i instead of Q_i K_i^T: the transpose is on K_i, so the score matrix "
+                    "has one entry per (token, token) pair.",
+        (N, D_K): "That is the shape of Q_i (or of head_i). Multiplying by K_i^T turns the d_k columns "
+                  "into one column per key token.",
+        (N * H, N * H): "The score matrix belongs to one head: n rows (queries) and n columns (keys).",
+    }
+    _shape_check("scores_shape", scores_shape, _table()["Q_i K_i^T"], trace.scores[0].shape, known, hidden,
+                 "Q_i K_i^T is {shape}: one score for every (token, token) pair, as in figure s01.")
+
+
+def q2_1_head_shape(head_shape, hidden=False):
+    """Problem 2.1: the shape of head_i."""
+    _, trace = _trace()
+    known = {
+        (N, N): "That is the weight matrix softmax(Q_i K_i^T/√d_k). head_i multiplies it by V_i, "
+                "which brings back d_v columns.",
+        (N, D_MODEL): "That is the concatenation of all h heads (or the block's output). One head is d_v wide.",
+        (D_K, N): "Transposed: head_i has one row per token.",
+    }
+    _shape_check("head_shape", head_shape, _table()["head_i"], trace.heads[0].shape, known, hidden,
+                 "head_i is {shape}: one 64-wide vector per token.")
+
+
+# --- Problem 2.2 ----------------------------------------------------------------
+
+
+def q2_2_scaled_score(scaled_score, hidden=False):
+    """Problem 2.2: q^T k = 40 scaled for d_k = 64."""
+    value = as_number("scaled_score", scaled_score)
+    if hidden:
+        # Recompute through the library: two keys with dot products 40 and 0 with q;
+        # the log of their weight ratio is the difference of the scaled scores.
+        q = np.ones((1, D_K))
+        keys = np.stack([np.full(D_K, DOT / D_K), np.zeros(D_K)])
+        _, weights = mha.scaled_dot_product_attention(q, keys, np.eye(2))
+        if not close(value, math.log(weights[0, 0] / weights[0, 1]), 1e-3):
+            raise WrongAnswer("`scaled_score` is not the score attention uses for this head.")
+        correct("It is the score the attention layer itself uses.")
+        return
+    known = [
+        (DOT / D_K, "Divided by d_k instead of √d_k: that over-shrinks the score. The typical size of "
+                    "q^T k grows like √d_k, not d_k."),
+        (DOT, "No scaling: the raw dot product still has to be divided by √d_k."),
+        (DOT / math.sqrt(D_MODEL), "Used d_model instead of d_k: a head's dot product has d_k terms, "
+                                   "so divide by √d_k."),
+        (DOT * math.sqrt(D_K), "Multiplied by √d_k instead of dividing: scaling makes the score smaller."),
+        (DOT * D_K, "Multiplied by d_k: scaling makes the score smaller, by √d_k."),
+    ]
+    for wrong, message in known:
+        if close(value, wrong, 1e-3):
+            raise WrongAnswer(f"`scaled_score` is {value:g}. {message}")
+    expected = DOT / math.sqrt(D_K)
+    if not close(value, expected, 1e-3):
+        raise WrongAnswer(f"`scaled_score` is {value:g}: divide q^T k = {DOT:g} by √d_k with d_k = {D_K}.")
+    correct(f"{DOT:g}/√{D_K} = {DOT:g}/{math.sqrt(D_K):g} = {expected:g}.")
+
+
+WHY_MISCONCEPTIONS = {
+    "B": "Dividing by d_k over-shrinks: the average of d_k products has standard deviation 1/√d_k, so the "
+         "scores crowd near 0 and softmax becomes nearly uniform (the signal is killed).",
+    "C": "Making weights sum to 1 is softmax's job; scaling changes the size of the scores, not their sum.",
+    "D": "A coincidence of this example: √64 = 8 = h here. The scale depends on d_k, the length of the dot "
+         "product, whatever the number of heads.",
+}
+
+
+def q2_2_why(why, hidden=False):
+    """Problem 2.2: why divide by √d_k (a choice A-D)."""
+    choice = as_choice("why", why, WHY_OPTIONS)
+    if choice != WHY_CORRECT:
+        if hidden:
+            raise WrongAnswer("`why` is not the reason for the scale.")
+        raise WrongAnswer(f"`why` is {choice!r}. {WHY_MISCONCEPTIONS[choice]}")
+    correct("q^T k has standard deviation √d_k; dividing by √d_k brings it back to about 1.")
+
+
+# --- Problem 2.3 ----------------------------------------------------------------
+
+
+def _softmax_mistake(got, scores):
+    """A message naming the misconception if ``got`` is a known wrong softmax of ``scores``."""
+    s = np.asarray(scores, float)
+    with np.errstate(all="ignore"):
+        known = [
+            (s / s.sum(), "Linear normalisation (score / sum of scores) instead of exponentials: softmax "
+                          "divides e^(s_j) by the sum of the e^(s_i)."),
+            (np.exp(s), f"Forgot to normalise: these are the numerators e^(s_j). Divide each by their sum "
+                        f"({np.exp(s).sum():.3f}) so the weights add up to 1."),
+            (np.exp(-s) / np.exp(-s).sum(), "The signs are flipped: e^(-s_j) gives the *lowest* score the most "
+                                            "weight. Use e^(s_j)."),
+            (mha.softmax(s)[::-1], "The weights are in reverse order: keep weight j next to score j."),
+            (np.sort(mha.softmax(s)), "The weights are sorted: keep weight j next to score j."),
+        ]
+    for wrong, message in known:
+        if close(got, wrong, WEIGHT_TOL):
+            return message
+    if close(np.asarray(got) / 100, mha.softmax(s), WEIGHT_TOL):
+        return "These are percentages: weights are fractions that add up to 1."
+    return None
+
+
+HIDDEN_SCORES = [
+    [1.0, 2.0, 3.0, 4.0],
+    [0.0, 0.0, 0.0],
+    [-3.0, -1.0],
+    [7.5],
+    [1000.0, 1001.0, 1002.0],  # e^1000 overflows: subtract the maximum first
+    [-1000.0, -1000.5],  # e^-1000 underflows to 0
+]
+
+
+def q2_3_softmax(softmax, hidden=False):
+    """Problem 2.3: ``softmax(scores)`` returns the attention weights of a 1-D array of scores."""
+    cases = HIDDEN_SCORES if hidden else [list(SCORES)]
+    for scores in cases:
+        call = f"softmax(np.array({scores}))"
+        got = _call("softmax", softmax, np.array(scores))
+        got = np.asarray(got, dtype=float) if isinstance(got, (list, tuple, np.ndarray)) else got
+        if not isinstance(got, np.ndarray) or got.shape != (len(scores),):
+            shape = got.shape if isinstance(got, np.ndarray) else type(got).__name__
+            raise WrongAnswer(f"`{call}` should return an array of {len(scores)} weights, one per score, got {shape}.")
+        if not np.isfinite(got).all():
+            hint = (
+                "e^s overflows (or underflows) for scores this far from 0. Softmax does not change when the "
+                "same number is subtracted from every score." if np.abs(scores).max() > 700 else
+                "look for a division by zero."
+            )
+            raise WrongAnswer(f"`{call}` returned NaN or infinity: {hint}")
+        expected = mha.softmax(np.array(scores))
+        if close(got, expected, WEIGHT_TOL):
+            continue
+        if hidden:
+            raise WrongAnswer(f"`{call}` does not give softmax weights for these scores.")
+        message = _softmax_mistake(got, scores)
+        raise WrongAnswer(message or f"`{call}` returned {np.round(got, 4)}: exponentiate each score, then divide "
+                                     "by the sum of the exponentials.")
+    correct("Your softmax works for other scores too, large ones included." if hidden else
+            "Exponentials, normalised to sum to 1.")
+
+
+def q2_3_weights(weights, hidden=False):
+    """Problem 2.3: the weights for scores (4.0, 2.0, 5.0)."""
+    w = as_array("weights", weights, shape=(len(SCORES),))
+    if hidden:
+        # An independent recomputation with math.exp, and the two properties of any softmax.
+        numerators = [math.exp(s) for s in SCORES]
+        expected = [e / sum(numerators) for e in numerators]
+        if not close(w.sum(), 1.0, 2 * WEIGHT_TOL) or not (np.argsort(w) == np.argsort(SCORES)).all():
+            raise WrongAnswer("`weights` should add up to 1 and keep the order of the scores.")
+        if not close(w, expected, WEIGHT_TOL):
+            raise WrongAnswer("`weights` is not the softmax of the scores to 4 decimals.")
+        correct("The weights add up to 1 and follow the order of the scores.")
+        return
+    expected = mha.softmax(np.array(SCORES))
+    if not close(w, expected, WEIGHT_TOL):
+        message = _softmax_mistake(w, SCORES)
+        raise WrongAnswer(message or f"`weights` is {np.round(w, 4)}: each weight is e^(s_j) divided by "
+                                     "e^(s_1) + e^(s_2) + e^(s_3), to 4 decimals.")
+    correct(f"Weights {tuple(float(x) for x in np.round(expected, 4))}.")
+
+
+def q2_3_winner(winner, hidden=False):
+    """Problem 2.3: the number (1, 2 or 3, as the sheet counts) of the token with the largest weight."""
+    value = as_int("winner", winner)
+    expected = int(np.argmax(mha.softmax(np.array(SCORES)))) + 1
+    if value == expected:
+        correct(f"Token {expected} (the query attending to itself) has the largest score, so the largest weight.")
+        return
+    if hidden:
+        raise WrongAnswer("`winner` is not the token with the largest weight.")
+    if value == expected - 1:
+        raise WrongAnswer(
+            f"`winner` is {value}. If you meant the Python index {value}, note that here tokens are numbered "
+            f"1, 2, 3 as in the sheet. Token {value} itself has score {SCORES[value - 1]:g}."
+            if 1 <= value <= len(SCORES) else f"`winner` is {value}: tokens are numbered 1, 2, 3 as in the sheet."
+        )
+    if 1 <= value <= len(SCORES):
+        raise WrongAnswer(
+            f"`winner` is {value}, whose score is {SCORES[value - 1]:g}. Softmax keeps the order of the "
+            "scores: the largest score gets the largest weight."
+        )
+    raise WrongAnswer(f"`winner` should be 1, 2 or 3 (the token's number, as in the sheet), got {value}.")
+
+
+def q2_3_ratio(ratio, hidden=False):
+    """Problem 2.3: how many times token 3's weight is token 1's (w_3 / w_1)."""
+    value = as_number("ratio", ratio)
+    w = mha.softmax(np.array(SCORES))
+    expected = w[2] / w[0]
+    if hidden:
+        # Independently: the ratio depends only on the score gap, e^(s_3 - s_1).
+        if not close(value, math.exp(SCORES[2] - SCORES[0]), RATIO_TOL):
+            raise WrongAnswer("`ratio` is not how many times token 3's weight is token 1's.")
+        correct("The ratio depends only on the score gap.")
+        return
+    known = [
+        (SCORES[2] / SCORES[0], "That is the ratio of the *scores* (5/4). Softmax exponentiates, so the ratio of "
+                                "the weights is e^(s_3)/e^(s_1) = e^(s_3 - s_1)."),
+        (w[2] - w[0], "That is a difference of weights; 'by how much' here means how many times larger: w_3 / w_1."),
+        (SCORES[2] - SCORES[0], "That is the score gap s_3 - s_1. The weights' ratio is e raised to that gap."),
+        (w[0] / w[2], "Upside down: that is w_1 / w_3. Token 3 wins, so the ratio w_3 / w_1 is larger than 1."),
+        (w[2] / w[1], "That compares the winner with token 2, the smallest weight; compare it with token 1, the "
+                      "runner-up: w_3 / w_1."),
+    ]
+    for wrong, message in known:
+        if close(value, wrong, RATIO_TOL):
+            raise WrongAnswer(f"`ratio` is {value:g}. {message}")
+    if not close(value, expected, RATIO_TOL):
+        raise WrongAnswer(f"`ratio` is {value:g}: divide token 3's weight by token 1's.")
+    correct(f"w_3/w_1 = e^(5-4) = e ≈ {expected:.3f}: a gap of 1 in the scores is a factor e in the weights.")

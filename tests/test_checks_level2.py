@@ -1,0 +1,269 @@
+"""Level 2 checks: right answers pass, each known wrong answer is named, wrong types say "should be"."""
+
+import contextlib
+import io
+import math
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograders.checks import level2 as check
+from autograders.feedback import WrongAnswer
+from tests.fixtures import level2 as fixtures
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "level2_application.ipynb"
+
+
+def rejects(func, value, says, hidden=False):
+    with pytest.raises(WrongAnswer) as info:
+        func(value, hidden=hidden)
+    assert says in str(info.value), str(info.value)
+    return str(info.value)
+
+
+def stable_softmax(scores):
+    exps = np.exp(scores - np.max(scores))
+    return exps / exps.sum()
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_right_answers_pass(hidden, capsys):
+    check.q2_1_wq_shape((512, 64), hidden=hidden)
+    check.q2_1_q_shape([10, 64], hidden=hidden)
+    check.q2_1_scores_shape((10, 10), hidden=hidden)
+    check.q2_1_head_shape((10, 64), hidden=hidden)
+    check.q2_2_scaled_score(40 / np.sqrt(64), hidden=hidden)
+    check.q2_2_scaled_score(5, hidden=hidden)
+    check.q2_2_why("a", hidden=hidden)
+    check.q2_3_softmax(stable_softmax, hidden=hidden)
+    check.q2_3_softmax(lambda s: list(stable_softmax(s)), hidden=hidden)
+    check.q2_3_weights(stable_softmax(np.array([4.0, 2.0, 5.0])), hidden=hidden)
+    check.q2_3_weights([0.2595, 0.0351, 0.7054], hidden=hidden)  # the sheet's rounded weights
+    check.q2_3_winner(3, hidden=hidden)
+    check.q2_3_winner(np.int64(3), hidden=hidden)
+    check.q2_3_ratio(math.e, hidden=hidden)
+    check.q2_3_ratio(0.7054 / 0.2595, hidden=hidden)
+    check.q2_3_ratio(2.7, hidden=hidden)  # "roughly"
+    assert capsys.readouterr().out.count("✔ Correct.") == 16
+
+
+@pytest.mark.parametrize(
+    "func, value, says",
+    [
+        (check.q2_1_wq_shape, (512, 512), "the full W^Q, for all heads together, not one head's slice"),
+        (check.q2_1_wq_shape, (64, 512), "Transposed"),
+        (check.q2_1_wq_shape, (10, 64), "the shape of Q_i"),
+        (check.q2_1_wq_shape, (512, 128), "Work out d_k"),
+        (check.q2_1_q_shape, (10, 512), "for all heads together"),
+        (check.q2_1_q_shape, (64, 10), "Transposed"),
+        (check.q2_1_q_shape, (512, 64), "That is W_i^Q"),
+        (check.q2_1_scores_shape, (64, 64), "Q_i^T K_i instead of Q_i K_i^T"),
+        (check.q2_1_scores_shape, (10, 64), "the shape of Q_i"),
+        (check.q2_1_scores_shape, (80, 80), "belongs to one head"),
+        (check.q2_1_head_shape, (10, 10), "That is the weight matrix"),
+        (check.q2_1_head_shape, (10, 512), "concatenation of all h heads"),
+        (check.q2_1_head_shape, (64, 10), "Transposed"),
+        (check.q2_1_head_shape, (8, 10, 64), "should be a 2-D shape"),
+        (check.q2_1_head_shape, "10x64", "should be a shape"),
+        (check.q2_1_head_shape, None, "no answer yet"),
+    ],
+)
+def test_shape_mistakes(func, value, says):
+    rejects(func, value, says)
+
+
+@pytest.mark.parametrize("func", [check.q2_1_wq_shape, check.q2_1_q_shape, check.q2_1_scores_shape, check.q2_1_head_shape])
+def test_shape_hidden_gives_nothing_away(func):
+    message = rejects(func, (1, 2), "real forward pass", hidden=True)
+    assert not re.search(r"\d", message)
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        (40 / 64, "Divided by d_k instead of √d_k: that over-shrinks"),
+        (40, "No scaling"),
+        (40 / np.sqrt(512), "Used d_model instead of d_k"),
+        (40 * 8, "Multiplied by √d_k instead of dividing"),
+        (40 * 64, "Multiplied by d_k"),
+        (4.0, "divide q^T k = 40 by √d_k"),
+        ("5.0", "should be a single number"),
+        (np.array([5.0, 5.0]), "should be a single number"),
+        (None, "no answer yet"),
+    ],
+)
+def test_scaled_score_mistakes(value, says):
+    rejects(check.q2_2_scaled_score, value, says)
+
+
+def test_scaled_score_hidden_gives_nothing_away():
+    assert "5" not in rejects(check.q2_2_scaled_score, 0.625, "", hidden=True)
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [("B", "over-shrinks"), ("c", "softmax's job"), ("D", "A coincidence of this example"), ("E", "should be one of"),
+     (1, "should be one of")],
+)
+def test_why_mistakes(value, says):
+    rejects(check.q2_2_why, value, says)
+
+
+def _blank(scores):
+    raise NotImplementedError()
+
+
+def _unstable(scores):
+    return np.exp(scores) / np.exp(scores).sum()
+
+
+@pytest.mark.parametrize(
+    "func, says",
+    [
+        (lambda s: s / s.sum(), "Linear normalisation"),
+        (lambda s: np.exp(s), "Forgot to normalise"),
+        (lambda s: np.exp(-s) / np.exp(-s).sum(), "signs are flipped"),
+        (lambda s: stable_softmax(s)[::-1], "reverse order"),
+        (lambda s: 100 * stable_softmax(s), "percentages"),
+        (lambda s: stable_softmax(s).max(), "should return an array of 3 weights"),
+        (lambda s: stable_softmax(s)[:2], "should return an array of 3 weights"),
+        (lambda s: s / 0, "NaN or infinity"),
+        (lambda s: s.softmax(), "raised AttributeError"),
+        (_blank, "not written yet"),
+        (stable_softmax(np.array([4.0, 2.0, 5.0])), "should be a function"),
+        (None, "no answer yet"),
+    ],
+)
+def test_softmax_mistakes(func, says):
+    rejects(check.q2_3_softmax, func, says)
+
+
+def test_softmax_hidden_finds_overflow_and_hard_coding_without_warnings(recwarn):
+    assert _unstable(np.array([4.0, 2.0, 5.0])) is not None
+    message = rejects(check.q2_3_softmax, _unstable, "overflows", hidden=True)
+    assert "1000" in message
+    hard_coded = lambda s: np.array([0.2595, 0.0351, 0.7054])  # noqa: E731
+    check.q2_3_softmax(hard_coded)
+    rejects(check.q2_3_softmax, hard_coded, "should return an array of 4 weights", hidden=True)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        (np.array([4.0, 2.0, 5.0]) / 11, "Linear normalisation"),
+        (np.exp([4.0, 2.0, 5.0]), "Forgot to normalise"),
+        ([25.95, 3.51, 70.54], "percentages"),
+        ([0.7054, 0.0351, 0.2595], "reverse order"),
+        ([0.0351, 0.2595, 0.7054], "sorted"),
+        ([0.26, 0.04, 0.70], "to 4 decimals"),
+        ([0.2595, 0.0351], "should have shape (3,)"),
+        ("0.2595 0.0351 0.7054", "should be an array of numbers"),
+        (None, "no answer yet"),
+    ],
+)
+def test_weights_mistakes(value, says):
+    rejects(check.q2_3_weights, value, says)
+
+
+def test_weights_hidden_gives_nothing_away():
+    message = rejects(check.q2_3_weights, [0.26, 0.04, 0.70], "", hidden=True)
+    assert not re.search(r"\d\.\d", message)
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [(2, "Python index"), (1, "Softmax keeps the order"), (0, "should be 1, 2 or 3"), (4, "should be 1, 2 or 3"),
+     (2.5, "should be a whole number"), ("token 3", "should be a single number"), (None, "no answer yet")],
+)
+def test_winner_mistakes(value, says):
+    rejects(check.q2_3_winner, value, says)
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        (5 / 4, "ratio of the *scores*"),
+        (0.7054 - 0.2595, "a difference of weights"),
+        (1.0, "the score gap"),
+        (0.2595 / 0.7054, "Upside down"),
+        (0.7054 / 0.0351, "compares the winner with token 2"),
+        (3.0, "divide token 3's weight by token 1's"),
+        ("e", "should be a single number"),
+        (None, "no answer yet"),
+    ],
+)
+def test_ratio_mistakes(value, says):
+    rejects(check.q2_3_ratio, value, says)
+
+
+# --- the notebook's cells, run in order without a kernel ---------------------------
+
+
+def _cells():
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    return [(c.metadata.get("nbgrader", {}), c) for c in nb.cells]
+
+
+def _run(replace=None):
+    """Run the setup, answer and test cells; return {test grade_id: failure message or None}."""
+    namespace, results = {}, {}
+    for meta, cell in _cells():
+        gid = meta.get("grade_id")
+        if cell.cell_type != "code" or gid is None:
+            continue
+        source = replace[1] if replace and gid == replace[0] else cell.source
+        if meta.get("grade"):
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(source, namespace)
+                results[gid] = None
+            except WrongAnswer as exc:
+                results[gid] = str(exc)
+        else:
+            exec(source, namespace)
+    return results
+
+
+def test_source_notebook_passes_every_test_cell():
+    results = _run()
+    assert results and all(message is None for message in results.values()), results
+
+
+@pytest.mark.parametrize("mistake", fixtures.MISTAKES, ids=lambda m: f"{m.cell}:{m.code.strip()[-30:]}")
+def test_each_mistake_fails_exactly_its_cells_and_names_itself(mistake):
+    results = _run((mistake.cell, mistake.code))
+    failed = {gid for gid, message in results.items() if message is not None}
+    assert failed == set(mistake.fails), results
+    assert any(mistake.says in results[gid] for gid in mistake.fails), results
+
+
+def test_every_answer_cell_has_a_mistake():
+    answers = {m["grade_id"] for m, c in _cells() if m.get("solution") and c.cell_type == "code"}
+    assert answers == {m.cell for m in fixtures.MISTAKES}
+
+
+def test_numbers_are_computed_and_every_decimal_in_markdown_is_listed():
+    text = "\n".join(c.source for _, c in _cells())
+    for number in fixtures.NUMBERS:
+        assert number.literal in text, number.literal
+        assert number.formatted() == number.literal, (number.literal, number.formatted())
+    markdown = "\n".join(c.source for _, c in _cells() if c.cell_type == "markdown")
+    markdown = re.sub(r"(Problem|Solution|Level)s? \d+\.\d+", "", markdown)
+    decimals = set(re.findall(r"(?<![\d.])\d+\.\d+(?![\d.])", markdown))
+    assert decimals <= {n.literal for n in fixtures.NUMBERS}, decimals - {n.literal for n in fixtures.NUMBERS}
+
+
+def test_points_and_cells_follow_the_conventions():
+    for meta, cell in _cells():
+        if meta.get("grade"):
+            assert meta["points"] in (1, 2), meta
+        if meta.get("grade") and cell.cell_type == "code":
+            assert meta["locked"] and not meta["solution"] and meta["grade_id"].endswith("_test")
+            assert cell.source.startswith('"""Problem 2.')
+            assert "### BEGIN HIDDEN TESTS" in cell.source
+    worked = [c.source.splitlines()[0] for _, c in _cells() if "worked-solution" in c.metadata.get("tags", [])]
+    assert worked == ["**Solution 2.1**", "**Solution 2.2**", "**Solution 2.3**"]
