@@ -1,0 +1,322 @@
+"""Checks for Level 3 (Analysis): Problems 3.1, 3.2 and 3.3.
+
+One function per autograded answer cell, named after its grade_id. Sizes are the
+sheet's: ``d_model = 512``, ``h = 8``, ``n = 10``, so ``d_k = d_model / h = 64``.
+Expected values come from :mod:`mha_core`; with ``hidden=True`` a check recomputes
+them another way (from a traced forward pass) or tries further inputs, and its
+messages never give the answer away.
+"""
+
+import warnings
+
+import numpy as np
+
+import mha_core as mha
+from autograders.feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, close, correct, short_tracebacks
+
+short_tracebacks()
+
+D_MODEL, H, N = 512, 8, 10  # the sheet's running example (Problems 2.1, 3.1, 3.2)
+
+
+def _call(name, fn, *args):
+    """``fn(*args)``, turning a missing function or an exception into a kind WrongAnswer."""
+    if fn is None or fn is Ellipsis:
+        raise WrongAnswer(f"`{name}` has no answer yet: write the function and run its cell.")
+    if not callable(fn):
+        raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {type(fn).__name__}.")
+    call = f"{name}({', '.join(repr(a) if not isinstance(a, np.ndarray) else f'<array {a.shape}>' for a in args)})"
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")  # a warning on stderr would cost the student the test
+            return fn(*args)
+    except NotImplementedError:
+        raise WrongAnswer(f"`{name}` is not written yet: replace `raise NotImplementedError()` with your code.") from None
+    except Exception as exc:  # the student's code: report any error kindly, never as a traceback
+        raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {call}).") from None
+
+
+# --- Problem 3.1: is "h heads make it h times slower" correct? -----------------
+
+CLAIM_OPTIONS = ("A", "B", "C")
+
+
+def q3_1_claim(value, hidden=False):
+    choice = as_choice("claim", value, CLAIM_OPTIONS)
+    if choice == "A":
+        raise WrongAnswer(
+            'That is the misconception "h heads cost h times more". Each head does not work at the full width '
+            "d_model: count one head's multiply-adds at its own width d_k = d_model/h, then multiply by h."
+        )
+    if choice == "C":
+        raise WrongAnswer(
+            'That is the opposite slip, "narrow heads are h times cheaper": each head is h times narrower, '
+            "but there are h of them. Multiply one head's cost by h."
+        )
+    correct("The h heads and their 1/h width cancel." if not hidden else "Hidden checks passed too.")
+
+
+def attention_cost_expected(d_model, h, n):
+    """Multiply-adds of the scores Q_i K_i^T and the weighted sums A_i V_i over all h heads."""
+    stages = mha.flop_count(d_model, h, n)
+    return stages["scores"] + stages["weighted_sum"]
+
+
+def _traced_cost(d_model, h, n):
+    """The same count read off the shapes of a real forward pass (an independent recomputation)."""
+    trace = mha.MultiHeadAttention.from_seed(d_model, h, seed=3).trace(np.ones((n, d_model)))
+    d_k = trace.Q.shape[-1]
+    n_k = trace.V.shape[-2]
+    # every score is a length-d_k dot product; every head entry is a length-n_k weighted sum
+    return trace.scores.size * d_k + trace.heads.size * n_k
+
+
+def _cost_misconception(value, d_model, h, n):
+    """The misconception behind a known wrong cost, or None."""
+    expected = attention_cost_expected(d_model, h, n)
+    d_k = d_model // h
+    known = [
+        (h * expected, 'That is the misconception "h heads cost h times more": your count gives every head the '
+                       "full width d_model. Each head works in width d_k = d_model/h."),
+        (expected / h, "That is the cost of one head only: there are h heads, each of width d_k = d_model/h."),
+        (expected / 2, "That counts only one of the two stages: the scores Q_i K_i^T and the weighted sum of "
+                       "V_i each cost n·n·d_k multiply-adds per head."),
+        (h * expected / 2, "That counts only one stage, and at the full width d_model: count both stages, each "
+                           "head at width d_k = d_model/h."),
+        (expected + h * n * n, "That also counts the softmax's exponentials: count multiply-adds only, of the "
+                               "scores and the weighted sum."),
+        (expected + 4 * n * d_model * d_model, "That also counts the projections (x W^Q, x W^K, x W^V and W^O): "
+                                               "this count is only the scores and the weighted sum."),
+        (2 * h * n * n * d_k * d_k, "That multiplies by d_k twice: a score is one dot product of length d_k, "
+                                    "so it costs d_k multiply-adds, not d_k²."),
+    ]
+    for wrong, message in known:
+        if wrong != expected and close(value, wrong, 1e-9 * max(1.0, abs(wrong))):
+            return message
+    return None
+
+
+def q3_1_attention_cost(fn, hidden=False):
+    cases = [(D_MODEL, H, N)]
+    if hidden:
+        cases += [(512, 1, 10), (512, 2, 10), (512, 64, 10), (512, 512, 10), (768, 12, 7), (64, 4, 3), (24, 3, 1),
+                  (1024, 16, 128)]
+    values = {}
+    for d_model, h, n in cases:
+        value = as_number(f"attention_cost({d_model}, {h}, {n})", _call("attention_cost", fn, d_model, h, n))
+        values[d_model, h, n] = value
+        expected = _traced_cost(d_model, h, n) if hidden else attention_cost_expected(d_model, h, n)
+        if close(value, expected, 1e-9 * expected):
+            continue
+        if hidden:
+            raise WrongAnswer(
+                f"attention_cost gives the right count for d_model={D_MODEL}, h={H}, n={N} but not for "
+                f"d_model={d_model}, h={h}, n={n}: write the count in terms of d_model, h and n, not numbers "
+                "from the example."
+            )
+        message = _cost_misconception(value, d_model, h, n)
+        raise WrongAnswer(message or (
+            f"attention_cost({d_model}, {h}, {n}) returned {value:,.0f}, which is not the count. Per head: the "
+            "scores are an n×n matrix of dot products of length d_k, and the weighted sum is an n×n matrix "
+            "times an n×d_k matrix. Then add up the h heads."
+        ))
+    if hidden:
+        by_h = {h: v for (d, h, n), v in values.items() if (d, n) == (512, 10)}
+        if len(set(by_h.values())) > 1:
+            raise WrongAnswer("attention_cost changes with h at fixed d_model and n: look again at how d_k depends on h.")
+    correct("Per head 2·n²·d_k; over h heads 2·n²·d_model: no h left." if not hidden else "Hidden checks passed too.")
+
+
+def cost_ratio_expected():
+    return attention_cost_expected(D_MODEL, H, N) / attention_cost_expected(D_MODEL, 1, N)
+
+
+def q3_1_cost_ratio(value, hidden=False):
+    value = as_number("cost_ratio", value)
+    expected = _traced_cost(D_MODEL, H, N) / _traced_cost(D_MODEL, 1, N) if hidden else cost_ratio_expected()
+    if close(value, expected, 1e-6):
+        correct("Ratio 1: as many multiply-adds with 8 heads as with one." if not hidden else "Hidden checks passed too.")
+        return
+    if close(value, H * expected, 1e-6):
+        raise WrongAnswer(
+            'That is the misconception "h heads cost h times more": it would hold if each of the 8 heads worked at '
+            "the full width d_model = 512. Each works at d_k = 64."
+        )
+    if close(value, expected / H, 1e-6):
+        raise WrongAnswer(
+            "That ratio counts only one of the 8 heads: each head is 8 times cheaper than a full-width head, "
+            "but all 8 of them run."
+        )
+    raise WrongAnswer(
+        "Not yet: divide the multi-head cost (8 heads of width d_k = 64) by the single-head cost (1 head of width "
+        "512), both for n = 10 tokens, counting the scores and the weighted sum."
+    )
+
+
+# --- Problem 3.2: the broken forward pass ---------------------------------------
+
+STEP_OPTIONS = ("A", "B", "C", "D")
+
+
+def q3_2_wrong_step(value, hidden=False):
+    choice = as_choice("wrong_step", value, STEP_OPTIONS)
+    if choice in ("A", "B"):
+        raise WrongAnswer(
+            f"Step {choice} is right: d_k = d_model/h = 512/8 = 64, so each W_i^V is 512×64 and each head is "
+            "10×64. Look at what happens to the 8 heads afterwards."
+        )
+    if choice == "D":
+        raise WrongAnswer(
+            "W^O of shape 64×512 is a symptom, not the cause: it only fits because of an earlier step. Which "
+            "step made the heads 64 wide in total?"
+        )
+    correct("Summing the heads is the error; the 64×512 W^O only follows from it." if not hidden
+            else "Hidden checks passed too.")
+
+
+def _shape_of(rows, name):
+    return next(r.shape for r in rows if r.name == name)
+
+
+def concat_shape_expected():
+    return _shape_of(mha.shape_table(D_MODEL, H, N), "Concat(head_1..head_h)")
+
+
+def q3_2_concat_shape(value, hidden=False):
+    shape = as_shape("concat_shape", value)
+    d_k = D_MODEL // H
+    if hidden:
+        expected = mha.MultiHeadAttention.from_seed(D_MODEL, H).trace(np.ones((N, D_MODEL))).concat.shape
+    else:
+        expected = concat_shape_expected()
+    if shape == expected:
+        correct("8 heads of width 64 side by side: 10×512." if not hidden else "Hidden checks passed too.")
+        return
+    if shape == (N, d_k):
+        raise WrongAnswer(
+            "(10, 64) is the shape after summing the heads: summing collapses the 8 heads into one 64-wide "
+            "block, so their distinct views are averaged away. Concatenation puts them side by side."
+        )
+    if shape == (H, N, d_k):
+        raise WrongAnswer(
+            "(8, 10, 64) is the 8 heads stacked, before concatenation. Concatenating puts them side by side "
+            "along the width axis: one row per token."
+        )
+    if shape == (N, H):
+        raise WrongAnswer("Concatenation joins the heads' widths: each head contributes d_k = 64 columns, not 1.")
+    if len(shape) != 2:
+        raise WrongAnswer(f"`concat_shape` should have 2 numbers (rows, columns), like (10, 64); got {shape}.")
+    if shape == expected[::-1]:
+        raise WrongAnswer("Rows are tokens and columns are features: write the shape as (tokens, width).")
+    raise WrongAnswer("Not yet: there is one row per token, and the heads' widths add up side by side.")
+
+
+def wo_shape_expected():
+    return _shape_of(mha.shape_table(D_MODEL, H, N), "W^O")
+
+
+def q3_2_wo_shape(value, hidden=False):
+    shape = as_shape("W_O_shape", value)
+    d_k = D_MODEL // H
+    expected = mha.MultiHeadAttention.from_seed(D_MODEL, H).W_O.shape if hidden else wo_shape_expected()
+    if shape == expected:
+        correct("W^O maps the 512-wide concatenation back to d_model = 512." if not hidden
+                else "Hidden checks passed too.")
+        return
+    if shape == (d_k, D_MODEL):
+        raise WrongAnswer(
+            "A 64×512 W^O is sized for summed heads, the broken pass's mistake. W^O multiplies the concatenation "
+            "of all 8 heads: its number of rows is the concatenation's width."
+        )
+    if shape == (D_MODEL, d_k):
+        raise WrongAnswer("W^O maps back to d_model, not to d_k: the block's output is as wide as its input.")
+    if shape == (N, D_MODEL):
+        raise WrongAnswer("(10, 512) is the shape of the block's output, not of W^O: W^O does not depend on n.")
+    if len(shape) != 2:
+        raise WrongAnswer(f"`W_O_shape` should have 2 numbers (rows, columns), like (64, 512); got {shape}.")
+    raise WrongAnswer("Not yet: W^O multiplies the concatenated heads from the right and gives back width d_model.")
+
+
+# --- Problem 3.3: heads that share their projections --------------------------
+
+SHARED_OPTIONS = ("A", "B", "C", "D")
+
+
+def q3_3_shared_outcome(value, hidden=False):
+    choice = as_choice("shared_outcome", value, SHARED_OPTIONS)
+    if choice == "B":
+        raise WrongAnswer(
+            'That is the belief "shared projections still give different heads". Both heads see the same tokens '
+            "and apply the same W^Q, W^K, W^V: what could make their Q, K, V differ?"
+        )
+    if choice == "C":
+        raise WrongAnswer(
+            'That is the belief "they average out": there is nothing to average. With the same matrices both heads '
+            "compute exactly the same numbers, and concatenation keeps both copies."
+        )
+    if choice == "D":
+        raise WrongAnswer(
+            "The shapes still fit: shared matrices have the same d_model×d_k shape as separate ones. The problem is "
+            "what the heads compute, not their shapes."
+        )
+    correct("Same Q, K, V, so byte-for-byte identical heads: 2 heads paid for, 1 view." if not hidden
+            else "Hidden checks passed too.")
+
+
+def _blocks(d_model, h, seed, shared, n=6):
+    """Attention weights (h, n, n) of a block whose heads are separate, or share head 0's projections."""
+    block = mha.MultiHeadAttention.from_seed(d_model, h, seed=seed)
+    x = np.random.default_rng(seed + 100).standard_normal((n, d_model))
+    if shared:
+        return mha.shared_projection_attention(x, None, *block.head_weights(0), block.W_O, h)[1]
+    return block(x)[1]
+
+
+def _distinct_cases(hidden):
+    """(weights, number of distinct heads) pairs; the count is worked out independently of the student."""
+    if not hidden:
+        return [(_blocks(8, 2, 0, shared=True), 1), (_blocks(8, 2, 0, shared=False), 2)]
+    w4 = _blocks(16, 4, 1, shared=False)
+    mixed = np.stack([w4[0], w4[1], w4[0], w4[2], w4[1]])  # 5 heads, 3 distinct
+    return [
+        (_blocks(16, 4, 1, shared=True), 1),
+        (w4, 4),
+        (mixed, 3),
+        (_blocks(12, 1, 2, shared=False), 1),
+        (_blocks(24, 8, 4, shared=True), 1),
+        (_blocks(24, 8, 4, shared=False), 8),
+        (np.stack([w4[3]] * 3 + [w4[2]]), 2),
+    ]
+
+
+def q3_3_count_distinct_heads(fn, hidden=False):
+    for weights, expected in _distinct_cases(hidden):
+        h = weights.shape[0]
+        given = weights.copy()  # the student's function gets a copy: it may change it freely
+        value = as_int("count_distinct_heads(weights)", _call("count_distinct_heads", fn, given))
+        if value == expected:
+            continue
+        kind = "a shared-projection block" if expected == 1 and h > 1 else "a block"
+        if hidden:
+            raise WrongAnswer(
+                f"count_distinct_heads gives a wrong count for {kind} with h={h} heads: compare whole heads "
+                "(weights[i] with weights[j]) and count each different one once."
+            )
+        if expected == 1 and value == h:
+            raise WrongAnswer(
+                f"Your function counts {value} distinct heads in the shared-projection block. That is the belief "
+                '"shared projections still give different heads": its heads\' weights are identical. Count a head '
+                "only if no earlier head equals it."
+            )
+        if value == len(np.unique(weights)):
+            raise WrongAnswer(
+                "Your function counts distinct numbers, not distinct heads: compare whole heads (each weights[i] "
+                "is an n×n matrix), e.g. with np.unique(weights, axis=0) or np.array_equal."
+            )
+        if value == h - expected:
+            raise WrongAnswer("Your function counts the duplicated heads; count the distinct ones instead.")
+        raise WrongAnswer(
+            f"count_distinct_heads returned {value} for {kind} with h={h} heads; compare each head "
+            "weights[i] with the others and count the different ones."
+        )
+    correct("The shared-projection block has 1 distinct head out of 2." if not hidden else "Hidden checks passed too.")
