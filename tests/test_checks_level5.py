@@ -1,0 +1,231 @@
+"""The Level 5 checks: right answers pass, known wrong answers name their
+misconception, wrong types get a "should be" message, hidden checks keep the
+answer to themselves; and the numbers of the Level 5 and self-test notebooks."""
+
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+import mha_core as mha
+from autograders.checks import level5 as check
+from autograders.feedback import WrongAnswer
+from tests.fixtures import level5 as fixtures
+
+ROOT = Path(__file__).resolve().parents[1]
+LEVEL5 = ROOT / "notebooks" / "level5_mastery.ipynb"
+SELF_TEST = ROOT / "notebooks" / "self_test.ipynb"
+
+# answer cell grade_id -> (check, the variable the cell defines)
+ANSWERS = {
+    "q5_1_d_k_limit": (check.q5_1_d_k_limit, "d_k_at_limit"),
+    "q5_1_sweet_spot_heads": (check.q5_1_sweet_spot_heads, "sweet_spot_h"),
+    "q5_1_refutation": (check.q5_1_refutation, "refutation"),
+    "q5_2_attention_output": (check.q5_2_attention_output, "attention_output"),
+    "q5_2_power": (check.q5_2_power, "power_source"),
+    "q5_3_score_shape": (check.q5_3_score_shape, "score_shape"),
+    "q5_3_output_shape": (check.q5_3_output_shape, "output_shape"),
+    "q5_3_unchanged": (check.q5_3_unchanged, "why_unchanged"),
+}
+
+
+def _run(code, name):
+    namespace = {"np": np, "mha": mha}
+    exec(code, namespace)
+    return namespace[name]
+
+
+def _rejects(check_function, value, *phrases, hidden=False):
+    with pytest.raises(WrongAnswer) as info:
+        check_function(value, hidden=hidden)
+    message = str(info.value)
+    for phrase in phrases:
+        assert phrase in message, message
+    return message
+
+
+RIGHT = {
+    "q5_1_d_k_limit": [mha.head_dim(512, 512), 1.0, np.int64(1), np.array([1])],
+    "q5_1_sweet_spot_heads": [512 // mha.head_dim(512, 8), 8.0],
+    "q5_1_refutation": ["C", "c", " C "],
+    "q5_2_attention_output": [
+        lambda w, v: w @ v,
+        lambda w, v: np.array([sum(w[i, j] * v[j] for j in range(w.shape[1])) for i in range(w.shape[0])]),
+        lambda w, v: (w @ v).tolist(),
+    ],
+    "q5_2_power": ["C"],
+    "q5_3_score_shape": [(4, 6), [4, 6], mha.MultiHeadAttention.from_seed(64, 4).trace(
+        np.ones((4, 64)), np.ones((6, 64))).scores[0].shape],
+    "q5_3_output_shape": [(4, 64), (np.int64(4), np.int64(64))],
+    "q5_3_unchanged": ["B", "b"],
+}
+
+
+@pytest.mark.parametrize("cell,value", [(c, v) for c, values in RIGHT.items() for v in values])
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_right_answer_passes_with_a_short_confirmation(cell, value, hidden, capsys):
+    check_function, _ = ANSWERS[cell]
+    check_function(value, hidden=hidden)
+    out, err = capsys.readouterr()
+    assert out.startswith("✔ Correct.") and out.count("\n") == 1 and err == ""
+
+
+@pytest.mark.parametrize("mistake", fixtures.MISTAKES, ids=lambda m: f"{m.cell}:{m.code.splitlines()[-1].strip()}")
+def test_each_known_mistake_names_its_misconception(mistake):
+    check_function, name = ANSWERS[mistake.cell]
+    assert mistake.fails == (f"{mistake.cell}_test",)
+    _rejects(check_function, _run(mistake.code, name), mistake.says)
+
+
+def test_every_answer_cell_has_a_known_mistake():
+    assert {m.cell for m in fixtures.MISTAKES} == set(ANSWERS)
+
+
+@pytest.mark.parametrize("cell", sorted(ANSWERS))
+def test_a_blank_answer_gets_no_answer_yet(cell):
+    check_function, _ = ANSWERS[cell]
+    if cell == "q5_2_attention_output":
+        def blank(weights, values):
+            raise NotImplementedError()
+
+        _rejects(check_function, blank, "not written yet")
+    else:
+        _rejects(check_function, None, "no answer yet")
+
+
+@pytest.mark.parametrize(
+    "cell,value,phrase",
+    [
+        ("q5_1_d_k_limit", "1", "should be a single number"),
+        ("q5_1_d_k_limit", [1, 1], "should be a single number"),
+        ("q5_1_sweet_spot_heads", True, "should be a single number"),
+        ("q5_1_refutation", 3, "should be one of"),
+        ("q5_1_refutation", "E", "should be one of"),
+        ("q5_2_power", ["C"], "should be one of"),
+        ("q5_3_score_shape", (4, 6, 1), "should have 2 numbers"),
+        ("q5_3_score_shape", "(4, 6)", "should be a shape"),
+        ("q5_3_output_shape", (4.0, 64.0), "should be a shape"),
+        ("q5_3_unchanged", "B or C", "should be one of"),
+        ("q5_2_attention_output", "weights @ values", "should be a function"),
+        ("q5_2_attention_output", lambda w, v: (w @ v)[:, :1], "should return shape"),
+        ("q5_2_attention_output", lambda w, v: (w @ v).T, "should return shape"),
+        ("q5_2_attention_output", lambda w, v: None, "forget the `return`"),
+        ("q5_2_attention_output", lambda w, v: "output", "should return an array of numbers"),
+    ],
+)
+def test_a_wrong_type_or_shape_says_what_it_should_be(cell, value, phrase):
+    check_function, _ = ANSWERS[cell]
+    _rejects(check_function, value, phrase)
+
+
+def test_an_unknown_wrong_answer_gets_a_hint():
+    _rejects(check.q5_1_d_k_limit, 3, "d_k = d_model / h")
+    _rejects(check.q5_1_sweet_spot_heads, 7, "h = d_model / d_k")
+    _rejects(check.q5_3_score_shape, (5, 5), "Q_i K_i^T")
+    _rejects(check.q5_3_output_shape, (3, 3), "One row per query token")
+    _rejects(check.q5_2_attention_output, lambda w, v: 2 * (w @ v), "sum over j of w_ij v_j")
+
+
+def test_the_function_check_reports_an_exception_kindly_and_needs_no_traceback():
+    def buggy(weights, values):
+        return weights @ values.T  # (4, 4) @ (3, 4): a shape error
+
+    message = _rejects(check.q5_2_attention_output, buggy, "raised ValueError", "weights of shape (4, 4)")
+    assert "Traceback" not in message
+
+
+def test_the_function_check_does_not_let_the_student_change_its_inputs():
+    def in_place(weights, values):
+        values *= 0  # would corrupt the check's own expected value if it were not given copies
+        return weights @ values
+
+    _rejects(check.q5_2_attention_output, in_place)
+
+
+def test_a_function_that_only_works_for_the_visible_case_fails_the_hidden_one():
+    def square_only(weights, values):
+        n_q, n_k = weights.shape
+        return weights @ values if n_q == n_k else np.zeros((n_q, values.shape[1]))
+
+    check.q5_2_attention_output(square_only)  # the visible cases are square
+    message = _rejects(check.q5_2_attention_output, square_only, "hidden", hidden=True)
+    assert "@" not in message and "einsum" not in message
+
+    def crashes_unless_square(weights, values):
+        return weights @ values[: len(weights)]
+
+    check.q5_2_attention_output(crashes_unless_square)
+    _rejects(check.q5_2_attention_output, crashes_unless_square, "raised ValueError", "hidden test", hidden=True)
+
+
+@pytest.mark.parametrize(
+    "cell,wrong,secret",
+    [
+        ("q5_1_d_k_limit", 2, "= 1"),
+        ("q5_1_sweet_spot_heads", 16, "8"),
+        ("q5_1_refutation", "A", '"C"'),
+        ("q5_2_power", "B", '"C"'),
+        ("q5_3_score_shape", (6, 4), "(4, 6)"),
+        ("q5_3_output_shape", (6, 64), "(4, 64)"),
+        ("q5_3_unchanged", "C", '"B"'),
+    ],
+)
+def test_hidden_checks_never_give_the_answer_away(cell, wrong, secret):
+    check_function, _ = ANSWERS[cell]
+    message = _rejects(check_function, wrong, "hidden", hidden=True)
+    assert secret not in message, message
+
+
+def test_a_wrong_answer_prints_nothing(capsys):
+    _rejects(check.q5_3_score_shape, (6, 4))
+    assert capsys.readouterr() == ("", "")
+
+
+# --- The notebooks ------------------------------------------------------------
+
+
+def _text(path, cell_type="markdown"):
+    nb = nbformat.read(path, as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == cell_type)
+
+
+@pytest.mark.parametrize(
+    "path,numbers", [(LEVEL5, fixtures.NUMBERS), (SELF_TEST, fixtures.SELF_TEST_NUMBERS)], ids=["level5", "self_test"]
+)
+def test_stated_numbers_are_recomputed_and_every_decimal_is_covered(path, numbers):
+    text = _text(path)
+    for number in numbers:
+        assert number.formatted() == number.literal, (number.literal, number.formatted())
+        assert re.search(rf"(?<![\d.])(?<!\d,){re.escape(number.literal)}(?!\d|[.,]\d)", text), number.literal
+    text = re.sub(r"(Problems?|Solution|Level) \d+\.\d+", "", text)  # references, not numbers
+    decimals = set(re.findall(r"(?<![\w.])\d[\d,]*\.\d+", text))
+    assert decimals <= {n.literal for n in numbers}, decimals - {n.literal for n in numbers}
+
+
+def test_the_level5_notebook_has_the_graded_cells_and_points():
+    nb = nbformat.read(LEVEL5, as_version=4)
+    graded = {
+        c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    }
+    tests = {f"{cell}_test" for cell in ANSWERS}
+    written = {"q5_1_explain", "q5_2_explain", "q5_3_explain"}
+    assert set(graded) == tests | written
+    assert all(1 <= meta["points"] <= 2 for meta in graded.values())
+    worked = [c.source.splitlines()[0] for c in nb.cells if "worked-solution" in c.metadata.get("tags", [])]
+    assert worked == ["**Solution 5.1**", "**Solution 5.2**", "**Solution 5.3**"]
+
+
+def test_the_self_test_cards_reveal_one_by_one_and_are_not_graded():
+    nb = nbformat.read(SELF_TEST, as_version=4)
+    assert not any("nbgrader" in c.metadata for c in nb.cells)
+    cards = [c.source for c in nb.cells if "<details>" in c.source]
+    assert 8 <= len(cards) <= 12
+    for card in cards:
+        assert "<summary>Show answer</summary>\n\n" in card and card.endswith("\n\n</details>"), card
+    text = "\n".join(cards)
+    for question in ("cancels the $h$", "concatenate the heads", "Total parameters", "output length of cross"):
+        assert question in text
