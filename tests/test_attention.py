@@ -51,6 +51,7 @@ def mha_cases(draw):
     cross = draw(st.booleans())
     n_k = draw(st.integers(1, 4)) if cross else n_q
     x_q = draw(hnp.arrays(np.float64, (*batch, n_q, d_model), elements=FLOATS))
+    x_q *= draw(st.sampled_from([1.0, 30.0]))  # 30: scores in the hundreds, weights nearly one-hot
     x_kv = draw(hnp.arrays(np.float64, (*batch, n_k, d_model), elements=FLOATS)) if cross else None
     Ws = [draw(hnp.arrays(np.float64, (d_model, d_model), elements=FLOATS)) for _ in range(4)]
     mask, causal = draw(mask_for(draw(st.sampled_from(MASKS)), batch, n_q, n_k))
@@ -66,7 +67,7 @@ def sdpa_cases(draw):
     K = draw(hnp.arrays(np.float64, (*batch, n_k, d_k), elements=FLOATS))
     V = draw(hnp.arrays(np.float64, (*batch, n_k, d_v), elements=FLOATS))
     mask, causal = draw(mask_for(draw(st.sampled_from(MASKS)), batch, n_q, n_k))
-    scale = draw(st.none() | st.floats(0.1, 3))
+    scale = draw(st.none() | st.floats(0.1, 3) | st.floats(3, 100))  # large: peaked weights
     return dict(Q=Q, K=K, V=V, mask=mask, causal=causal, scale=scale)
 
 
