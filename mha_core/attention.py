@@ -96,7 +96,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None, causal=False, scale=None):
     Q : array of shape (..., n_q, d_k)
     K : array of shape (..., n_k, d_k)
     V : array of shape (..., n_k, d_v)
-    mask : optional boolean array broadcastable as (..., n_q, n_k); True = may attend.
+    mask : optional boolean array of shape (..., n_q, n_k), True = may attend; its leading
+        dimensions must broadcast to the batch.
     causal : if True, query i also may not attend to keys after position i.
     scale : multiplies the scores; defaults to ``1 / sqrt(d_k)``.
 
@@ -188,10 +189,11 @@ def multi_head_attention(x_q, x_kv, W_Q, W_K, W_V, W_O, h, mask=None, causal=Fal
     weights : array of shape (..., h, n_q, n_k)
     """
     x_q, x_kv, W_Q, W_K, W_V, W_O = check_inputs(x_q, x_kv, W_Q, W_K, W_V, W_O, h)
+    mask = _heads_mask(mask, causal, x_q, x_kv)  # (..., 1, n_q, n_k) or None
     Q = _split(x_q @ W_Q, h)  # (..., h, n_q, d_k)
     K = _split(x_kv @ W_K, h)  # (..., h, n_k, d_k)
     V = _split(x_kv @ W_V, h)  # (..., h, n_k, d_v)
-    heads, weights = _attend(Q, K, V, _heads_mask(mask, causal, x_q, x_kv))
+    heads, weights = _attend(Q, K, V, mask)
     return _concat(heads) @ W_O, weights  # (..., n_q, d_model), (..., h, n_q, n_k)
 
 

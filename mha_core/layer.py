@@ -89,10 +89,11 @@ class MultiHeadAttention:
         """Run the block and keep every intermediate (a :class:`Trace`)."""
         x_q = check.array("x_q", x_q, min_ndim=2, last=self.d_model)
         x_q, x_kv, *_ = check_inputs(x_q, x_kv, self.W_Q, self.W_K, self.W_V, self.W_O, self.h)
+        mask = _heads_mask(mask, causal, x_q, x_kv)  # (..., 1, n_q, n_k) or None
         Q = _split(x_q @ self.W_Q, self.h)  # (..., h, n_q, d_k)
         K = _split(x_kv @ self.W_K, self.h)  # (..., h, n_k, d_k)
         V = _split(x_kv @ self.W_V, self.h)  # (..., h, n_k, d_v)
-        heads, weights = _attend(Q, K, V, _heads_mask(mask, causal, x_q, x_kv))
+        heads, weights = _attend(Q, K, V, mask)
         scores = Q @ np.swapaxes(K, -1, -2)  # (..., h, n_q, n_k)
         scaled = scores / scores.dtype.type(np.sqrt(self.d_k))
         concat = _concat(heads)  # (..., n_q, d_model)
