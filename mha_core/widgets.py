@@ -16,6 +16,7 @@ Nothing here runs in a graded cell: these are for people moving sliders.
 """
 
 import contextlib
+import io
 
 import ipywidgets as widgets
 import numpy as np
@@ -90,23 +91,9 @@ class FigureImage:
         buffer = self.figure.canvas.buffer_rgba()
         height, width = buffer.shape[:2]
         image = PILImage.frombuffer("RGBA", (width, height), buffer, "raw", "RGBA", 0, 1).convert("RGB")
-        out = _Bytes()
+        out = io.BytesIO()
         image.save(out, format="png", compress_level=PNG_COMPRESS_LEVEL)
         return out.getvalue()
-
-
-class _Bytes:
-    """A minimal write-only buffer (io.BytesIO works too; this avoids one copy)."""
-
-    def __init__(self):
-        self.parts = []
-
-    def write(self, data):
-        self.parts.append(bytes(data))
-        return len(data)
-
-    def getvalue(self):
-        return b"".join(self.parts)
 
 
 class Explorer(widgets.VBox):
