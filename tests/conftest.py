@@ -15,7 +15,6 @@ stay busy; each fixture waits only for its own results.
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -136,14 +135,36 @@ def submission(source_nb, cell_id, code):
     return nb
 
 
+def batches(mistakes, one_by_one=False):
+    """Group ``[(index, Mistake)]`` into submissions: each mistake once, and in a group
+    no two mistakes change the same answer cell or expect the same test cell to fail.
+
+    Grading a group checks each member's own failing tests (and its feedback) at
+    once: 0 on the union of their ``fails``, full marks elsewhere. A group that
+    does not match is graded again one mistake at a time (see ``Session``), so a
+    failure is always reported against the mistake that caused it.
+    """
+    groups = []
+    for index, mistake in sorted(mistakes, key=lambda im: -len(im[1].fails)):
+        for group in [] if one_by_one else groups:
+            if all(m.cell != mistake.cell and not set(m.fails) & set(mistake.fails) for _, m in group):
+                group.append((index, mistake))
+                break
+        else:
+            groups.append([(index, mistake)])
+    return [sorted(group, key=lambda im: im[0]) for group in groups]
+
+
 @dataclass
 class Course:
     """The course built once for the session, its submissions and their grading."""
 
     root: Path
     names: list = field(default_factory=list)  # assignment names
-    students: dict = field(default_factory=dict)  # assignment -> {student id: Mistake or None}
-    autograde_logs: dict = field(default_factory=dict)  # assignment -> (returncode, output)
+    # assignment -> {student id: [(index, Mistake), ...]}: "full" and "blank" have none,
+    # "batch-NN" a group of mistakes, "solo-NN" mistake NN alone (only after its group failed)
+    students: dict = field(default_factory=dict)
+    logs: dict = field(default_factory=dict)  # assignment -> [nbgrader output, ...]
 
     @property
     def db_url(self):
@@ -151,22 +172,54 @@ class Course:
 
     def grades(self, assignment, student):
         """{grade_id: (auto_score, max_score)} of the autograded (code) test cells of a submission."""
-        from nbgrader.api import Gradebook
+        from nbgrader.api import Gradebook, MissingEntry
 
         with Gradebook(self.db_url) as gb:
-            notebook = gb.find_submission_notebook(assignment, assignment, student)
-            return {
-                grade.name: (grade.auto_score, grade.max_score)
-                for grade in notebook.grades
-                if grade.cell.cell_type == "code"
-            }
+            try:
+                notebook = gb.find_submission_notebook(assignment, assignment, student)
+            except MissingEntry:
+                return {}
+            return {grade.name: (grade.auto_score, grade.max_score) for grade in notebook.grades if grade.cell.cell_type == "code"}
 
     def autograded(self, assignment, student):
         return read(self.root / "autograded" / student / assignment / f"{assignment}.ipynb")
 
     def log(self, assignment):
-        code, output = self.autograde_logs.get(assignment, (None, "(autograde did not run)"))
-        return f"nbgrader autograde {assignment} exited {code}:\n{output[-4000:]}"
+        return "\n".join(output[-3000:] for output in self.logs.get(assignment, ["(autograde did not run)"]))
+
+    def submit(self, assignment, student, nb, members=()):
+        target = self.root / "submitted" / student / assignment
+        target.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, str(target / f"{assignment}.ipynb"))
+        self.students.setdefault(assignment, {})[student] = list(members)
+
+    def student_of(self, assignment, index):
+        """The submission that grades mistake ``index``: alone if it was, else its group."""
+        students = self.students.get(assignment, {})
+        if f"solo-{index:02d}" in students:
+            return f"solo-{index:02d}"
+        return next((s for s, members in students.items() if index in [i for i, _ in members]), None)
+
+    def mistake_problems(self, assignment, student, only=None):
+        """What is wrong with the grading of a mistake submission (empty when all is as expected)."""
+        members = self.students[assignment][student]
+        grades = self.grades(assignment, student)
+        if not grades:
+            return [f"{student} was not graded:\n{self.log(assignment)}"]
+        fails = set().union(*(set(m.fails) for _, m in members))
+        problems = []
+        for gid, (score, max_score) in grades.items():
+            expected = 0 if gid in fails else max_score
+            if score != expected:
+                problems.append(f"{gid} scored {score}, expected {expected}")
+        nb = self.autograded(assignment, student)
+        for index, mistake in members:
+            if only is not None and index != only:
+                continue
+            feedback = "\n".join(cell_text(c) for c in nb.cells if nbgrader_meta(c).get("grade_id") in mistake.fails)
+            if mistake.says not in feedback:
+                problems.append(f"the feedback should name {mistake.says!r}; it says:\n{feedback[-1200:]}")
+        return problems
 
 
 def _run(course, *args):
@@ -181,26 +234,42 @@ def _run(course, *args):
 def _build_course(root):
     course = Course(root)
     course.names = editions.build_release(root, NOTEBOOKS, say=lambda message: None)
+    one_by_one = bool(os.environ.get("MHA_MISTAKES_ONE_BY_ONE"))
     for name in course.names:
         source_nb = read(NOTEBOOKS / f"{name}.ipynb")
-        released = root / "release" / name / f"{name}.ipynb"
-        students = {"full": None, "blank": None}
-        for index, mistake in enumerate(mistakes_for(NOTEBOOKS / f"{name}.ipynb")):
-            students[f"mistake-{index:02d}"] = mistake
-        for student, mistake in students.items():
-            target = root / "submitted" / student / name
-            target.mkdir(parents=True, exist_ok=True)
-            if student == "blank":
-                shutil.copyfile(released, target / released.name)
-            else:
-                nb = source_nb if mistake is None else submission(source_nb, mistake.cell, mistake.code)
-                nbformat.write(nb, str(target / released.name))
-        course.students[name] = students
+        answer_ids = {nbgrader_meta(c).get("grade_id") for c in source_nb.cells if is_answer_cell(c)}
+        course.submit(name, "full", source_nb)
+        course.submit(name, "blank", read(root / "release" / name / f"{name}.ipynb"))
+        mistakes = [(i, m) for i, m in enumerate(mistakes_for(NOTEBOOKS / f"{name}.ipynb")) if m.cell in answer_ids]
+        for number, group in enumerate(batches(mistakes, one_by_one)):
+            nb = source_nb
+            for _, mistake in group:
+                nb = submission(nb, mistake.cell, mistake.code)
+            course.submit(name, f"batch-{number:02d}", nb, group)
     return course
 
 
+def _autograde(course, name):
+    """Grade every submission of ``name`` in one nbgrader call; then any group of
+    mistakes that was not graded as expected again, one mistake per submission."""
+    code, output = _run(course.root, "autograde", name, "--log-level=WARN")
+    course.logs.setdefault(name, []).append(f"nbgrader autograde {name} exited {code}:\n{output}")
+    source_nb = read(NOTEBOOKS / f"{name}.ipynb")
+    again = [
+        (index, mistake)
+        for student, members in list(course.students[name].items())
+        if len(members) > 1 and course.mistake_problems(name, student)
+        for index, mistake in members
+    ]
+    for index, mistake in again:
+        course.submit(name, f"solo-{index:02d}", submission(source_nb, mistake.cell, mistake.code), [(index, mistake)])
+    if again:
+        code, output = _run(course.root, "autograde", name, "--student=solo-*", "--log-level=WARN")
+        course.logs[name].append(f"nbgrader autograde {name} --student=solo-* exited {code}:\n{output}")
+
+
 class Session:
-    """Starts the slow work on first use; each ``wait_*`` returns one kind of result."""
+    """Starts the slow work on first use; each fixture waits for its own results."""
 
     def __init__(self, tmp):
         self.tmp = tmp
@@ -209,16 +278,14 @@ class Session:
         self.sources = {p.stem: self.pool.submit(execute, p) for p in level_notebooks()}
         self.practice_dir = tmp / "workbook"
         editions.build_practice(self.practice_dir, NOTEBOOKS, say=lambda message: None)
-        self.practice = {
-            p.stem: self.pool.submit(execute, self.practice_dir / p.name) for p in level_notebooks()
-        }
+        self.practice = {p.stem: self.pool.submit(execute, self.practice_dir / p.name) for p in level_notebooks()}
         self.validate_source = self.pool.submit(self._validate, "source")
 
     def _course_pipeline(self):
         course = _build_course(self.tmp / "course")
-        # The biggest assignments first, so the two workers finish together.
+        # The assignments with the most submissions first, so that the workers finish together.
         names = sorted(course.names, key=lambda n: -len(course.students[n]))
-        self.autogrades = {n: self.pool.submit(_run, course.root, "autograde", n, "--log-level=WARN") for n in names}
+        self.autogrades = [self.pool.submit(_autograde, course, n) for n in names]
         self.validate_release = self.pool.submit(self._validate, "release", course.root)
         return course
 
@@ -234,8 +301,8 @@ class Session:
 
     def wait_course(self):
         course = self.course.result()
-        for name, future in self.autogrades.items():
-            course.autograde_logs[name] = future.result()
+        for future in self.autogrades:
+            future.result()
         return course
 
     def close(self):
