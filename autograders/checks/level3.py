@@ -12,9 +12,7 @@ import warnings
 import numpy as np
 
 import mha_core as mha
-from autograders.feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, close, correct, short_tracebacks
-
-short_tracebacks()
+from autograders.feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, close, correct
 
 D_MODEL, H, N = 512, 8, 10  # the sheet's running example (Problems 2.1, 3.1, 3.2)
 
