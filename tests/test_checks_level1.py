@@ -58,7 +58,7 @@ def _blank(d_model, h):
 
 
 def test_head_dim_blank_and_hidden_cases():
-    rejects(check.q1_1_head_dim, _blank, "not written yet")
+    rejects(check.q1_1_head_dim, _blank, "has no answer yet")
     # Right on the sheet's sizes only: the hidden test catches it without naming the answer.
     message = rejects(check.q1_1_head_dim, lambda d_model, h: 64 if d_model == 768 else d_model // 4, "", hidden=True)
     assert "not one head's width" in message and "should be" not in message

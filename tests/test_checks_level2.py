@@ -132,7 +132,7 @@ def _unstable(scores):
         (lambda s: stable_softmax(s)[:2], "should return an array of 3 weights"),
         (lambda s: s / 0, "NaN or infinity"),
         (lambda s: s.softmax(), "raised AttributeError"),
-        (_blank, "not written yet"),
+        (_blank, "has no answer yet"),
         (stable_softmax(np.array([4.0, 2.0, 5.0])), "should be a function"),
         (None, "no answer yet"),
     ],

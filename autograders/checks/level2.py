@@ -38,7 +38,7 @@ def _call(name, func, *args):
             return func(*args)
     except NotImplementedError:
         raise WrongAnswer(
-            f"`{name}` is not written yet: replace `raise NotImplementedError()` with your code and run the cell."
+            f"`{name}` has no answer yet: replace `raise NotImplementedError()` with your code and run the cell."
         ) from None
     except Exception as exc:  # the student's bug, shown as a message rather than a traceback
         call = f"{name}({', '.join(repr(a) for a in args)})"
