@@ -277,11 +277,10 @@ def q2_3_winner(winner, hidden=False):
         return
     if hidden:
         raise WrongAnswer("`winner` is not the token with the largest weight.")
-    if value == expected - 1:
+    if value == expected - 1:  # the 0-based index of the winner
         raise WrongAnswer(
             f"`winner` is {value}. If you meant the Python index {value}, note that here tokens are numbered "
             f"1, 2, 3 as in the sheet. Token {value} itself has score {SCORES[value - 1]:g}."
-            if 1 <= value <= len(SCORES) else f"`winner` is {value}: tokens are numbered 1, 2, 3 as in the sheet."
         )
     if 1 <= value <= len(SCORES):
         raise WrongAnswer(
