@@ -11,11 +11,14 @@ all alike), by their medians:
   what an explorer without blitting pays per change;
 - ``n``: a layout change through the explorer (a new figure: 16 <-> 15 tokens).
 
-The target is for the data-only changes: median <= 50 ms.
+The target is for the data-only changes: median <= 50 ms. The load average is
+printed: on a machine shared with other jobs, multithreaded BLAS in the maths
+part can dominate (try ``OPENBLAS_NUM_THREADS=1``).
 
     python -m benchmarks widgets
 """
 
+import os
 import time
 
 import numpy as np
@@ -111,7 +114,8 @@ def main():
             start = time.perf_counter()
             cases[name]()
             times[name].append(time.perf_counter() - start)
-    print(f"shape explorer, d_model={D_MODEL}, h={H}, n={N}; median of {ROUNDS} interleaved rounds")
+    print(f"shape explorer, d_model={D_MODEL}, h={H}, n={N}; median of {ROUNDS} interleaved rounds; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'change':<28} {'median ms':>10} {'vs 50 ms':>9}")
     for name, values in times.items():
         ms = 1e3 * float(np.median(values))

@@ -173,12 +173,17 @@ def _cell(value):
 
 
 def _token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_cols=True):
-    ax.set_xticks(range(len(col_labels)))
-    ax.set_yticks(range(len(row_labels)))
+    """Token labels on the axes; a panel inside a grid gets no ticks at all (cheaper to lay out)."""
     steep = len(col_labels) > 10 and fontsize < 9  # small panels: vertical labels do not collide
-    ax.set_xticklabels(col_labels if show_cols else [], rotation=90 if steep else 45, ha="center" if steep else "right",
-                       va="top", rotation_mode="default" if steep else "anchor", fontsize=fontsize)
-    ax.set_yticklabels(row_labels if show_rows else [], fontsize=fontsize)
+    if show_cols:
+        ax.set_xticks(range(len(col_labels)), col_labels, rotation=90 if steep else 45, fontsize=fontsize,
+                      ha="center" if steep else "right", va="top", rotation_mode="default" if steep else "anchor")
+    else:
+        ax.set_xticks([])
+    if show_rows:
+        ax.set_yticks(range(len(row_labels)), row_labels, fontsize=fontsize)
+    else:
+        ax.set_yticks([])
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
