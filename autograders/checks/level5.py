@@ -130,7 +130,8 @@ def _call(name, func, weights, values, hidden=False):
         result = func(weights.copy(), values.copy())
     except NotImplementedError:
         raise WrongAnswer(
-            f"`{name}` is not written yet: replace `raise NotImplementedError()` with your code and run the cell."
+            f"`{name}` has no answer yet (its body is not written yet): replace `raise NotImplementedError()` "
+            "with your code and run the cell."
         ) from None
     except Exception as exc:  # any bug in the student's code: report it, kindly
         raise WrongAnswer(
