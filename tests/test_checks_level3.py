@@ -91,6 +91,7 @@ def _raise(exc):
     "fn, says",
     [
         (_raise(NotImplementedError()), "not written yet"),
+        (_raise(NotImplementedError()), "has no answer yet"),
         (_raise(ZeroDivisionError("division by zero")), "your function raised ZeroDivisionError: division by zero"),
         (None, "no answer yet"),
         (42, "should be a function"),

@@ -60,6 +60,7 @@ def test_parameter_count_accepts(fn, capsys):
         (lambda d, h: d * d, "single d_model×d_model matrix"),
         (lambda d, h: 12345, "not the count"),
         (_raise(NotImplementedError()), "not written yet"),
+        (_raise(NotImplementedError()), "has no answer yet"),
         (_raise(ValueError("bad")), "your function raised ValueError: bad"),
         (lambda d: 1, "raised TypeError"),
         (lambda d, h: [d], "should be a single number"),

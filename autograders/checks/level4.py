@@ -30,7 +30,10 @@ def _call(name, fn, *args):
             warnings.simplefilter("ignore")  # a warning on stderr would cost the student the test
             return fn(*args)
     except NotImplementedError:
-        raise WrongAnswer(f"`{name}` is not written yet: replace `raise NotImplementedError()` with your code.") from None
+        raise WrongAnswer(
+            f"`{name}` has no answer yet (its body is not written yet): replace `raise NotImplementedError()` "
+            "with your code and run the cell."
+        ) from None
     except Exception as exc:  # the student's code: report any error kindly, never as a traceback
         raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {call}).") from None
 
