@@ -235,24 +235,28 @@ def build_release(course="course", source=SOURCE, force=False, say=print):
 
     An assignment already released is left as it is (submissions may exist for
     it, and nbgrader cannot add or remove graded cells then) unless ``force``.
+    One ``nbgrader generate_assignment "*"`` releases them all (nbgrader itself
+    skips those already released): nbgrader takes seconds just to start.
     """
     course = Path(course).resolve()
     course.mkdir(parents=True, exist_ok=True)
     write_config(course)
-    names = []
+    names, pending = [], []
     for path in assignments(source):
-        name = path.stem
-        names.append(name)
-        released = course / "release" / name / path.name
+        names.append(path.stem)
+        released = course / "release" / path.stem / path.name
         if released.exists() and not force:
-            say(f"{name}: already released in {released.parent} (use --force to release again)")
+            say(f"{path.stem}: already released in {released.parent} (use --force to release again)")
             continue
-        target = course / "source" / name
+        target = course / "source" / path.stem
         target.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target / path.name)
-        nbgrader(course, "generate_assignment", name, *(["--force"] if force else []), "--log-level=WARN")
+        pending.append(released)
+    if pending:
+        nbgrader(course, "generate_assignment", "*", *(["--force"] if force else []), "--log-level=WARN")
+    for released in pending:
         problems = leaks(read(released), folded=False)
         if problems:
             raise RuntimeError(f"{released}: the release shows {', '.join(problems)}")
-        say(f"{name}: released to {released}")
+        say(f"{released.parent.name}: released to {released}")
     return names

@@ -13,12 +13,15 @@ stay busy; each fixture waits only for its own results.
 """
 
 import importlib.util
+import itertools
 import os
+import queue
 import re
 import subprocess
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +34,7 @@ FIXTURES = Path(os.environ.get("MHA_FIXTURES", ROOT / "tests" / "fixtures")).res
 WORKERS = int(os.environ.get("MHA_TEST_WORKERS", "2"))
 KERNEL_TIMEOUT = 60  # seconds per cell when the tests execute a notebook themselves
 
+TIMINGS = []  # (job, seconds) of the session's slow work, shown at the end of the run
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 if str(ROOT) not in sys.path:
@@ -139,10 +143,13 @@ def batches(mistakes, one_by_one=False):
     """Group ``[(index, Mistake)]`` into submissions: each mistake once, and in a group
     no two mistakes change the same answer cell or expect the same test cell to fail.
 
-    Grading a group checks each member's own failing tests (and its feedback) at
-    once: 0 on the union of their ``fails``, full marks elsewhere. A group that
-    does not match is graded again one mistake at a time (see ``Session``), so a
-    failure is always reported against the mistake that caused it.
+    A group is one submission, so grading costs one notebook execution per group,
+    not per mistake. Each member is judged on its own ``fails`` (0), on the cells
+    no member expects to fail (full marks) and on its feedback; a member judged
+    wrong is graded again alone (see ``_autograde``), so a failure is reported
+    against the mistake that caused it. What a group cannot show is a mistake's
+    side effect on a test that another member fails anyway: set
+    ``MHA_MISTAKES_ONE_BY_ONE=1`` to grade every mistake alone (slower).
     """
     groups = []
     for index, mistake in sorted(mistakes, key=lambda im: -len(im[1].fails)):
@@ -200,25 +207,26 @@ class Course:
             return f"solo-{index:02d}"
         return next((s for s, members in students.items() if index in [i for i, _ in members]), None)
 
-    def mistake_problems(self, assignment, student, only=None):
-        """What is wrong with the grading of a mistake submission (empty when all is as expected)."""
-        members = self.students[assignment][student]
+    def mistake_problems(self, assignment, student, index):
+        """What is wrong with the grading of mistake ``index`` in ``student``'s submission
+        (empty when all is as expected): its own ``fails`` must score 0, the cells no
+        mistake of the submission expects to fail full marks, and its feedback must
+        name it."""
+        members = dict(self.students[assignment][student])
+        mistake = members[index]
         grades = self.grades(assignment, student)
         if not grades:
             return [f"{student} was not graded:\n{self.log(assignment)}"]
-        fails = set().union(*(set(m.fails) for _, m in members))
+        others = set().union(*(set(m.fails) for i, m in members.items() if i != index)) - set(mistake.fails)
         problems = []
         for gid, (score, max_score) in grades.items():
-            expected = 0 if gid in fails else max_score
-            if score != expected:
+            expected = 0 if gid in mistake.fails else None if gid in others else max_score
+            if expected is not None and score != expected:
                 problems.append(f"{gid} scored {score}, expected {expected}")
         nb = self.autograded(assignment, student)
-        for index, mistake in members:
-            if only is not None and index != only:
-                continue
-            feedback = "\n".join(cell_text(c) for c in nb.cells if nbgrader_meta(c).get("grade_id") in mistake.fails)
-            if mistake.says not in feedback:
-                problems.append(f"the feedback should name {mistake.says!r}; it says:\n{feedback[-1200:]}")
+        feedback = "\n".join(cell_text(c) for c in nb.cells if nbgrader_meta(c).get("grade_id") in mistake.fails)
+        if mistake.says not in feedback:
+            problems.append(f"the feedback should name {mistake.says!r}; it says:\n{feedback[-1200:]}")
         return problems
 
 
@@ -258,8 +266,9 @@ def _autograde(course, name):
     again = [
         (index, mistake)
         for student, members in list(course.students[name].items())
-        if len(members) > 1 and course.mistake_problems(name, student)
+        if len(members) > 1
         for index, mistake in members
+        if course.mistake_problems(name, student, index)
     ]
     for index, mistake in again:
         course.submit(name, f"solo-{index:02d}", submission(source_nb, mistake.cell, mistake.code), [(index, mistake)])
@@ -268,33 +277,85 @@ def _autograde(course, name):
         course.logs[name].append(f"nbgrader autograde {name} --student=solo-* exited {code}:\n{output}")
 
 
+class Pool:
+    """A thread pool that runs the most urgent job first (lowest ``priority``, then first submitted).
+
+    The long autograde runs go first and the short executions fill the gaps, so
+    the workers finish together.
+    """
+
+    def __init__(self, workers):
+        self.jobs = queue.PriorityQueue()
+        self.order = itertools.count()
+        self.threads = [threading.Thread(target=self._work, daemon=True) for _ in range(workers)]
+        for thread in self.threads:
+            thread.start()
+
+    def submit(self, function, *args, priority=1, label=None):
+        future = Future()
+        self.jobs.put((priority, next(self.order), future, function, (label, args)))
+        return future
+
+    def _work(self):
+        while True:
+            _, _, future, function, (label, args) = self.jobs.get()
+            if function is None:
+                return
+            if future.set_running_or_notify_cancel():
+                start = time.perf_counter()
+                try:
+                    future.set_result(function(*args))
+                except BaseException as error:  # handed to whoever waits for the result
+                    future.set_exception(error)
+                TIMINGS.append((label or function.__name__, time.perf_counter() - start))
+
+    def close(self):
+        while True:  # cancel what has not started
+            try:
+                _, _, future, _, _ = self.jobs.get_nowait()
+            except queue.Empty:
+                break
+            future.cancel()
+        for _ in self.threads:
+            self.jobs.put((float("inf"), next(self.order), None, None, (None, ())))
+        for thread in self.threads:
+            thread.join()
+
+
 class Session:
     """Starts the slow work on first use; each fixture waits for its own results."""
 
     def __init__(self, tmp):
         self.tmp = tmp
-        self.pool = ThreadPoolExecutor(WORKERS)
-        self.course = self.pool.submit(self._course_pipeline)
-        self.sources = {p.stem: self.pool.submit(execute, p) for p in level_notebooks()}
+        self.pool = Pool(WORKERS)
+        (tmp / "course").mkdir()
+        self.course = self.pool.submit(self._course_pipeline, priority=0, label="build the course")
+        self.sources = {p.stem: self.pool.submit(execute, p, label=f"execute source {p.stem}") for p in level_notebooks()}
         self.practice_dir = tmp / "workbook"
         editions.build_practice(self.practice_dir, NOTEBOOKS, say=lambda message: None)
-        self.practice = {p.stem: self.pool.submit(execute, self.practice_dir / p.name) for p in level_notebooks()}
-        self.validate_source = self.pool.submit(self._validate, "source")
+        self.practice = {
+            p.stem: self.pool.submit(execute, self.practice_dir / p.name, label=f"execute practice {p.stem}")
+            for p in level_notebooks()
+        }
+        editions.write_config(tmp / "course")  # validate runs with the course's configuration
+        self.validate_source = self.pool.submit(self._validate, level_notebooks(), label="validate notebooks/")
 
     def _course_pipeline(self):
         course = _build_course(self.tmp / "course")
         # The assignments with the most submissions first, so that the workers finish together.
         names = sorted(course.names, key=lambda n: -len(course.students[n]))
-        self.autogrades = [self.pool.submit(_autograde, course, n) for n in names]
-        self.validate_release = self.pool.submit(self._validate, "release", course.root)
+        self.autogrades = [
+            self.pool.submit(_autograde, course, n, priority=0, label=f"autograde {n} ({len(course.students[n])} submissions)")
+            for n in names
+        ]
+        released = sorted((course.root / "release").glob("*/*.ipynb"))
+        self.validate_release = self.pool.submit(self._validate, released, True, label="validate --invert release")
         return course
 
-    def _validate(self, which, root=None):
-        """{notebook stem: nbgrader validate's output} for course/source (or --invert on course/release)."""
-        if root is None:
-            root = self.course.result().root
-        paths = sorted((root / which).glob("*/*.ipynb"))
-        code, output = _run(root, "validate", *(["--invert"] if which == "release" else []), *map(str, paths))
+    def _validate(self, paths, invert=False):
+        """{notebook stem: nbgrader validate's output} (``--invert`` with ``invert``), run in the course."""
+        root = self.tmp / "course"
+        code, output = _run(root, "validate", *(["--invert"] if invert else []), *map(str, paths))
         parts = re.split(r"\[ValidateApp \| INFO\] Validating '([^']+)'", output)
         found = {Path(parts[i]).stem: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
         return {p.stem: found.get(p.stem, f"(no output; exit {code})\n{output[-2000:]}") for p in paths}
@@ -306,7 +367,7 @@ class Session:
         return course
 
     def close(self):
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool.close()
 
 
 @pytest.fixture(scope="session")
@@ -345,3 +406,10 @@ def validation(session_work):
     source = session_work.validate_source.result()
     session_work.course.result()
     return {"source": source, "release": session_work.validate_release.result()}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if TIMINGS:
+        terminalreporter.section("notebook jobs (seconds)")
+        for label, seconds in TIMINGS:
+            terminalreporter.write_line(f"{seconds:7.1f}  {label}")

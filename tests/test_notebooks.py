@@ -213,7 +213,7 @@ def test_mistake_is_graded_and_named(path, index, mistake, course):
     """
     student = course.student_of(path.stem, index)
     assert student is not None, f"{mistake.cell} is not an answer cell of {path.name}"
-    problems = course.mistake_problems(path.stem, student, only=index)
+    problems = course.mistake_problems(path.stem, student, index)
     assert not problems, f"{mistake.cell} <- {mistake.code!r} ({student}):\n" + "\n".join(problems)
 
 
