@@ -123,7 +123,7 @@ def execute(path, timeout=KERNEL_TIMEOUT):
     start = time.perf_counter()
     NotebookClient(
         nb, timeout=timeout, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(Path(path).parent)}}
-    ).execute()
+    ).execute(stderr=subprocess.DEVNULL)  # the kernel's own log (not the cells' stderr, which is in the outputs)
     return nb, time.perf_counter() - start
 
 
@@ -160,6 +160,19 @@ def batches(mistakes, one_by_one=False):
         else:
             groups.append([(index, mistake)])
     return [sorted(group, key=lambda im: im[0]) for group in groups]
+
+
+def answered_practice(source, practice, directory):
+    """The practice notebook ``practice`` with every answer of ``source`` filled in, as a
+    student who got everything right would have it; return its path in ``directory``."""
+    answers = {nbgrader_meta(c)["grade_id"]: c.source for c in read(source).cells if nbgrader_meta(c).get("solution")}
+    nb = read(practice)
+    for cell in nb.cells:
+        if nbgrader_meta(cell).get("grade_id") in answers:
+            cell.source = answers[nbgrader_meta(cell)["grade_id"]]
+    directory.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(directory / practice.name))
+    return directory / practice.name
 
 
 @dataclass
@@ -339,6 +352,8 @@ class Session:
         }
         editions.write_config(tmp / "course")  # validate runs with the course's configuration
         self.validate_source = self.pool.submit(self._validate, level_notebooks(), label="validate notebooks/")
+        answered = [answered_practice(p, self.practice_dir / p.name, tmp / "answered") for p in level_notebooks()]
+        self.validate_answered = self.pool.submit(self._validate, answered, label="validate answered practice")
 
     def _course_pipeline(self):
         course = _build_course(self.tmp / "course")
@@ -402,10 +417,11 @@ def practice_dir(session_work):
 
 @pytest.fixture(scope="session")
 def validation(session_work):
-    """{"source": {stem: output}, "release": {stem: output}} of nbgrader validate."""
+    """{"source" | "release" | "answered practice": {stem: output}} of nbgrader validate."""
     source = session_work.validate_source.result()
+    answered = session_work.validate_answered.result()
     session_work.course.result()
-    return {"source": source, "release": session_work.validate_release.result()}
+    return {"source": source, "release": session_work.validate_release.result(), "answered practice": answered}
 
 
 def pytest_terminal_summary(terminalreporter):

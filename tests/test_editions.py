@@ -241,3 +241,11 @@ def test_nbgrader_validate_passes_on_source(path, validation):
 def test_nbgrader_validate_invert_passes_on_release(path, validation):
     output = validation["release"][path.stem]
     assert "Success! The notebook does not pass any tests." in output, output[-3000:]
+
+
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_validate_button_passes_on_answered_practice(path, validation):
+    """The practice edition keeps nbgrader's metadata and checksums: a student who
+    answers every problem right gets Success from JupyterLab's Validate button."""
+    output = validation["answered practice"][path.stem]
+    assert "Success! Your notebook passes all the tests." in output, output[-3000:]
