@@ -181,7 +181,7 @@ class Course:
 
     root: Path
     names: list = field(default_factory=list)  # assignment names
-    # assignment -> {student id: [(index, Mistake), ...]}: "full" and "blank" have none,
+    # assignment -> {student id: [(index, Mistake), ...]}: "full", "blank", "cheat" have none,
     # "batch-NN" a group of mistakes, "solo-NN" mistake NN alone (only after its group failed)
     students: dict = field(default_factory=dict)
     logs: dict = field(default_factory=dict)  # assignment -> [nbgrader output, ...]
@@ -260,7 +260,13 @@ def _build_course(root):
         source_nb = read(NOTEBOOKS / f"{name}.ipynb")
         answer_ids = {nbgrader_meta(c).get("grade_id") for c in source_nb.cells if is_answer_cell(c)}
         course.submit(name, "full", source_nb)
-        course.submit(name, "blank", read(root / "release" / name / f"{name}.ipynb"))
+        released = read(root / "release" / name / f"{name}.ipynb")
+        course.submit(name, "blank", released)
+        cheat = nbformat.from_dict(released)  # blank answers, and every test cell emptied
+        for cell in cheat.cells:
+            if is_test_cell(cell):
+                cell.source = "pass"
+        course.submit(name, "cheat", cheat)
         mistakes = [(i, m) for i, m in enumerate(mistakes_for(NOTEBOOKS / f"{name}.ipynb")) if m.cell in answer_ids]
         for number, group in enumerate(batches(mistakes, one_by_one)):
             nb = source_nb

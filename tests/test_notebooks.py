@@ -1,10 +1,11 @@
 """The source notebooks: clean, well-formed for nbgrader, executable, and graded right.
 
 Grading uses one nbgrader course built for the session (see conftest.py): for
-each level, the source itself (full marks), the blank release (zero) and one
-submission per known mistake in ``tests/fixtures/level{N}.py`` (zero exactly on
-the tests the mistake fails, full marks elsewhere, feedback naming it), all
-graded by a single ``nbgrader autograde`` per assignment.
+each level, the source itself (full marks), the blank release (zero), the blank
+release with its test cells emptied (zero: nbgrader restores them) and the known
+mistakes of ``tests/fixtures/level{N}.py`` (zero exactly on the tests each one
+fails, full marks elsewhere, feedback naming it), all graded by a single
+``nbgrader autograde`` per assignment.
 """
 
 import re
@@ -187,6 +188,16 @@ def test_blank_release_runs_to_the_end_and_scores_zero(path, course):
     assert all(cell.execution_count is not None for cell in code), "execution stopped before the end"
     timeouts = [cell.id for cell in code if "CellTimeoutError" in cell_text(cell)]
     assert not timeouts, f"cells timed out: {timeouts}"
+
+
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_emptied_test_cells_are_restored(path, course):
+    """A blank release whose test cells were emptied (``pass``) still scores 0:
+    autograde restores the locked test cells from the gradebook."""
+    grades = course.grades(path.stem, "cheat")
+    assert grades, course.log(path.stem)
+    scored = {gid: score for gid, score in grades.items() if score[0] != 0}
+    assert not scored, f"emptied tests scored: {scored}"
 
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
