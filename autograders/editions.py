@@ -178,7 +178,9 @@ here = os.path.dirname(os.path.abspath(__file__))
 
 c.CourseDirectory.root = here
 c.CourseDirectory.course_id = {course_id!r}
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
+# SQLite allows one writer at a time: wait up to 30 s for a lock (two autograde
+# runs, or formgrader open while grading) rather than fail at once.
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db") + "?timeout=30"
 
 # The release drops the worked solutions before nbgrader's own steps
 # (solutions replaced by the stub, hidden tests removed, cells locked).

@@ -188,7 +188,7 @@ class Course:
 
     @property
     def db_url(self):
-        return f"sqlite:///{self.root / 'gradebook.db'}"
+        return f"sqlite:///{self.root / 'gradebook.db'}?timeout=30"
 
     def grades(self, assignment, student):
         """{grade_id: (auto_score, max_score)} of the autograded (code) test cells of a submission."""

@@ -226,7 +226,7 @@ def test_course_config(course):
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course.root)).load_config()
     assert Path(config.CourseDirectory.root) == course.root
-    assert config.CourseDirectory.db_url == f"sqlite:///{course.root / 'gradebook.db'}"
+    assert config.CourseDirectory.db_url == f"sqlite:///{course.root / 'gradebook.db'}?timeout=30"
     assert config.Execute.timeout == editions.CELL_TIMEOUT
     assert config.GenerateAssignment.preprocessors[0].__name__ == "DropWorkedSolutions"
 
