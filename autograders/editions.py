@@ -161,6 +161,7 @@ def build_practice(out="workbook", source=SOURCE, say=print):
         data = practice_text(path).encode("utf-8")
         written.append(place(out, path.name, data, manifest, say))
     manifest.save()
+    say(f"practice edition: {len(written)} notebooks in {out} (a notebook you changed is never overwritten)")
     return [p for p in written if p is not None]
 
 
