@@ -78,12 +78,14 @@ def level_of(path):
 
 
 def fixtures_for(path):
-    """The module ``tests/fixtures/level{N}.py`` of the level notebook ``path``, or None."""
+    """The module ``tests/fixtures/level{N}.py`` of the level notebook ``path``
+    (``tests/fixtures/<stem>.py`` for another notebook), or None."""
     level = level_of(path)
-    file = FIXTURES / f"level{level}.py"
-    if level is None or not file.exists():
+    stem = f"level{level}" if level is not None else Path(path).stem
+    file = FIXTURES / f"{stem}.py"
+    if not file.exists():
         return None
-    name = f"tests.fixtures.level{level}" if FIXTURES == ROOT / "tests" / "fixtures" else f"_mha_fixtures_level{level}"
+    name = f"tests.fixtures.{stem}" if FIXTURES == ROOT / "tests" / "fixtures" else f"_mha_fixtures_{stem}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, file)

@@ -235,10 +235,10 @@ def _text(nb, kinds=("markdown", "code")):
     return "\n".join(cell.source for cell in nb.cells if cell.cell_type in kinds)
 
 
-@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_numbers_are_computed(path):
     module = fixtures_for(path)
-    assert module is not None, f"no tests/fixtures/level{level_of(path)}.py"
+    assert module is not None, f"no fixtures for {path.name} in tests/fixtures/"
     text = _text(read(path))
     problems = []
     for number in getattr(module, "NUMBERS", []):
@@ -249,10 +249,10 @@ def test_numbers_are_computed(path):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_every_decimal_in_the_prose_is_checked(path):
     module = fixtures_for(path)
-    assert module is not None, f"no tests/fixtures/level{level_of(path)}.py"
+    assert module is not None, f"no fixtures for {path.name} in tests/fixtures/"
     literals = {n.literal.lstrip("+-−") for n in getattr(module, "NUMBERS", [])}
     unchecked = []
     for cell in read(path).cells:
