@@ -7,6 +7,7 @@ behind it. It never lets a numpy traceback from deep inside reach the student.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -81,6 +82,26 @@ def as_choice(name, value, options):
     if not isinstance(value, str) or value.strip().upper() not in [o.upper() for o in options]:
         raise WrongAnswer(f"`{name}` should be one of {labels} (a string), got {_describe(value)}.")
     return value.strip().upper()
+
+
+def call(name, func, *args, hint=""):
+    """``func(*args)`` for the student's function ``name``; a blank body, a crash or
+    a warning becomes a kind WrongAnswer (a warning on stderr would cost the test)."""
+    unanswered(name, func)
+    if not callable(func):
+        raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {_describe(func)}.")
+    shown = ", ".join(f"<array {a.shape}>" if isinstance(a, np.ndarray) else repr(a) for a in args)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return func(*args)
+    except NotImplementedError:
+        raise WrongAnswer(
+            f"`{name}` has no answer yet (its body is not written yet): replace `raise NotImplementedError()` "
+            "with your code and run the cell."
+        ) from None
+    except Exception as exc:  # the student's bug, shown as a message rather than a traceback
+        raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {name}({shown})). {hint}".rstrip()) from None
 
 
 def close(value, expected, tol):

@@ -11,8 +11,6 @@ import re
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
-from traitlets import Unicode
-
 from nbgrader import utils
 from nbgrader.preprocessors import (
     CheckCellMetadata,
@@ -24,6 +22,7 @@ from nbgrader.preprocessors import (
     LockCells,
     NbGraderPreprocessor,
 )
+from traitlets import Unicode
 
 WORKED_SOLUTION_TAG = "worked-solution"
 SOLUTION_HEADING = re.compile(r"^\*\*Solution (?P<level>\d+)\.(?P<problem>\d+)\*\*[ \t]*\n?")

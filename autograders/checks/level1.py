@@ -10,7 +10,7 @@ import numpy as np
 
 import mha_core as mha
 
-from ..feedback import WrongAnswer, as_choice, as_number, as_shape, close, correct, unanswered
+from ..feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct
 
 # Problem 1.1: the sheet's sizes; further sizes for the function.
 D_MODEL, H = 768, 12
@@ -23,20 +23,6 @@ WHY_OPTIONS = ("A", "B", "C", "D")
 WHY_CORRECT = "B"
 
 
-def _call(name, func, *args):
-    """Call the student's function; turn a crash or a blank body into a kind message."""
-    unanswered(name, func)
-    if not callable(func):
-        raise WrongAnswer(f"`{name}` should be a function (a `def`), got {type(func).__name__}.")
-    try:
-        return func(*args)
-    except NotImplementedError:
-        raise WrongAnswer(
-            f"`{name}` has no answer yet: replace `raise NotImplementedError()` with your code and run the cell."
-        ) from None
-    except Exception as exc:  # the student's bug, shown as a message rather than a traceback
-        call = f"{name}({', '.join(repr(a) for a in args)})"
-        raise WrongAnswer(f"`{call}` raised {type(exc).__name__}: {exc}") from None
 
 
 def _head_dim_mistakes(value, d_model, h, what):
@@ -59,7 +45,7 @@ def q1_1_head_dim(head_dim, hidden=False):
     """Problem 1.1: ``head_dim(d_model, h)`` returns d_k = d_model / h."""
     for d_model, h in HIDDEN_SIZES if hidden else VISIBLE_SIZES:
         what = f"`head_dim({d_model}, {h})`"
-        got = as_number(f"head_dim({d_model}, {h})", _call("head_dim", head_dim, d_model, h))
+        got = as_number(f"head_dim({d_model}, {h})", call("head_dim", head_dim, d_model, h))
         expected = mha.head_dim(d_model, h)
         if close(got, expected, 1e-9):
             continue

@@ -14,7 +14,7 @@ import numpy as np
 
 import mha_core as mha
 
-from ..feedback import WrongAnswer, as_array, as_choice, as_int, as_number, as_shape, close, correct, unanswered
+from ..feedback import WrongAnswer, as_array, as_choice, as_int, as_number, as_shape, call, close, correct
 
 # Problem 2.1: the sheet's block.
 D_MODEL, H, N = 512, 8, 10
@@ -28,21 +28,6 @@ WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals
 RATIO_TOL = 0.02  # "roughly": ratios of rounded weights are accepted
 
 
-def _call(name, func, *args):
-    """Call the student's function; turn a crash or a blank body into a kind message."""
-    unanswered(name, func)
-    if not callable(func):
-        raise WrongAnswer(f"`{name}` should be a function (a `def`), got {type(func).__name__}.")
-    try:
-        with np.errstate(all="ignore"):  # an overflow is reported by the check, not as a warning on stderr
-            return func(*args)
-    except NotImplementedError:
-        raise WrongAnswer(
-            f"`{name}` has no answer yet: replace `raise NotImplementedError()` with your code and run the cell."
-        ) from None
-    except Exception as exc:  # the student's bug, shown as a message rather than a traceback
-        call = f"{name}({', '.join(repr(a) for a in args)})"
-        raise WrongAnswer(f"`{call}` raised {type(exc).__name__}: {exc}") from None
 
 
 # --- Problem 2.1 ----------------------------------------------------------------
@@ -222,26 +207,26 @@ def q2_3_softmax(softmax, hidden=False):
     """Problem 2.3: ``softmax(scores)`` returns the attention weights of a 1-D array of scores."""
     cases = HIDDEN_SCORES if hidden else [list(SCORES)]
     for scores in cases:
-        call = f"softmax(np.array({scores}))"
-        got = _call("softmax", softmax, np.array(scores))
+        shown = f"softmax(np.array({scores}))"
+        got = call("softmax", softmax, np.array(scores))
         got = np.asarray(got, dtype=float) if isinstance(got, (list, tuple, np.ndarray)) else got
         if not isinstance(got, np.ndarray) or got.shape != (len(scores),):
             shape = got.shape if isinstance(got, np.ndarray) else type(got).__name__
-            raise WrongAnswer(f"`{call}` should return an array of {len(scores)} weights, one per score, got {shape}.")
+            raise WrongAnswer(f"`{shown}` should return an array of {len(scores)} weights, one per score, got {shape}.")
         if not np.isfinite(got).all():
             hint = (
                 "e^s overflows (or underflows) for scores this far from 0. Softmax does not change when the "
                 "same number is subtracted from every score." if np.abs(scores).max() > 700 else
                 "look for a division by zero."
             )
-            raise WrongAnswer(f"`{call}` returned NaN or infinity: {hint}")
+            raise WrongAnswer(f"`{shown}` returned NaN or infinity: {hint}")
         expected = mha.softmax(np.array(scores))
         if close(got, expected, WEIGHT_TOL):
             continue
         if hidden:
-            raise WrongAnswer(f"`{call}` does not give softmax weights for these scores.")
+            raise WrongAnswer(f"`{shown}` does not give softmax weights for these scores.")
         message = _softmax_mistake(got, scores)
-        raise WrongAnswer(message or f"`{call}` returned {np.round(got, 4)}: exponentiate each score, then divide "
+        raise WrongAnswer(message or f"`{shown}` returned {np.round(got, 4)}: exponentiate each score, then divide "
                                      "by the sum of the exponentials.")
     correct("Your softmax works for other scores too, large ones included." if hidden else
             "Exponentials, normalised to sum to 1.")

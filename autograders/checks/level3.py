@@ -7,34 +7,16 @@ them another way (from a traced forward pass) or tries further inputs, and its
 messages never give the answer away.
 """
 
-import warnings
 
 import numpy as np
 
 import mha_core as mha
-from autograders.feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, close, correct
+
+from ..feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, call, close, correct
 
 D_MODEL, H, N = 512, 8, 10  # the sheet's running example (Problems 2.1, 3.1, 3.2)
 
 
-def _call(name, fn, *args):
-    """``fn(*args)``, turning a missing function or an exception into a kind WrongAnswer."""
-    if fn is None or fn is Ellipsis:
-        raise WrongAnswer(f"`{name}` has no answer yet: write the function and run its cell.")
-    if not callable(fn):
-        raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {type(fn).__name__}.")
-    call = f"{name}({', '.join(repr(a) if not isinstance(a, np.ndarray) else f'<array {a.shape}>' for a in args)})"
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")  # a warning on stderr would cost the student the test
-            return fn(*args)
-    except NotImplementedError:
-        raise WrongAnswer(
-            f"`{name}` has no answer yet (its body is not written yet): replace `raise NotImplementedError()` "
-            "with your code and run the cell."
-        ) from None
-    except Exception as exc:  # the student's code: report any error kindly, never as a traceback
-        raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {call}).") from None
 
 
 # --- Problem 3.1: is "h heads make it h times slower" correct? -----------------
@@ -104,7 +86,7 @@ def q3_1_attention_cost(fn, hidden=False):
                   (1024, 16, 128)]
     values = {}
     for d_model, h, n in cases:
-        value = as_number(f"attention_cost({d_model}, {h}, {n})", _call("attention_cost", fn, d_model, h, n))
+        value = as_number(f"attention_cost({d_model}, {h}, {n})", call("attention_cost", fn, d_model, h, n))
         values[d_model, h, n] = value
         expected = _traced_cost(d_model, h, n) if hidden else attention_cost_expected(d_model, h, n)
         if close(value, expected, 1e-9 * expected):
@@ -294,7 +276,7 @@ def q3_3_count_distinct_heads(fn, hidden=False):
     for weights, expected in _distinct_cases(hidden):
         h = weights.shape[0]
         given = weights.copy()  # the student's function gets a copy: it may change it freely
-        value = as_int("count_distinct_heads(weights)", _call("count_distinct_heads", fn, given))
+        value = as_int("count_distinct_heads(weights)", call("count_distinct_heads", fn, given))
         if value == expected:
             continue
         kind = "a shared-projection block" if expected == 1 and h > 1 else "a block"

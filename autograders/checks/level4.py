@@ -8,34 +8,16 @@ the sheet's 2.0123 (added up from rounded terms) passes as well as the exact 2.0
 """
 
 import math
-import warnings
 
 import numpy as np
 
 import mha_core as mha
-from autograders.feedback import WrongAnswer, as_array, as_number, close, correct
+
+from ..feedback import WrongAnswer, as_array, as_number, call, close, correct
 
 TOL = 1e-3
 
 
-def _call(name, fn, *args):
-    """``fn(*args)``, turning a missing function or an exception into a kind WrongAnswer."""
-    if fn is None or fn is Ellipsis:
-        raise WrongAnswer(f"`{name}` has no answer yet: write the function and run its cell.")
-    if not callable(fn):
-        raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {type(fn).__name__}.")
-    call = f"{name}({', '.join(map(repr, args))})"
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")  # a warning on stderr would cost the student the test
-            return fn(*args)
-    except NotImplementedError:
-        raise WrongAnswer(
-            f"`{name}` has no answer yet (its body is not written yet): replace `raise NotImplementedError()` "
-            "with your code and run the cell."
-        ) from None
-    except Exception as exc:  # the student's code: report any error kindly, never as a traceback
-        raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {call}).") from None
 
 
 # --- Problem 4.1: the parameter count -------------------------------------------
@@ -75,7 +57,7 @@ def q4_1_parameter_count(fn, hidden=False):
     cases = [(D_MODEL, H)] + (PARAM_CASES if hidden else [])
     values = {}
     for d_model, h in cases:
-        value = as_number(f"parameter_count({d_model}, {h})", _call("parameter_count", fn, d_model, h))
+        value = as_number(f"parameter_count({d_model}, {h})", call("parameter_count", fn, d_model, h))
         values[d_model, h] = value
         # hidden: an independent count, matrix by matrix: 3 h (d_model x d_k) + (d_model x d_model)
         expected = 3 * h * (d_model * (d_model // h)) + d_model * d_model if hidden else mha.parameter_count(d_model, h)

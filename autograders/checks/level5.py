@@ -9,7 +9,8 @@ misconception behind a known wrong answer. Expected values come from
 import numpy as np
 
 import mha_core as mha
-from autograders.feedback import WrongAnswer, as_choice, as_number, as_shape, close, correct
+
+from ..feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct
 
 # Problem 5.1: the limit h -> d_model, and the sweet spot, for d_model = 512.
 D_MODEL_5_1 = 512
@@ -124,20 +125,8 @@ def _call(name, func, weights, values, hidden=False):
     """The student's function on copies of the inputs; a kind WrongAnswer on any failure."""
     where = f"called with weights of shape {weights.shape} and values of shape {values.shape}"
     where += " (a hidden test)" if hidden else ""
-    if not callable(func):
-        raise WrongAnswer(f"`{name}` should be a function, got {type(func).__name__}.")
-    try:
-        result = func(weights.copy(), values.copy())
-    except NotImplementedError:
-        raise WrongAnswer(
-            f"`{name}` has no answer yet (its body is not written yet): replace `raise NotImplementedError()` "
-            "with your code and run the cell."
-        ) from None
-    except Exception as exc:  # any bug in the student's code: report it, kindly
-        raise WrongAnswer(
-            f"`{name}` raised {type(exc).__name__} ({exc}) when {where}. It should return the (n_q, d_v) "
-            "array whose row i is the sum over keys j of w_ij v_j."
-        ) from None
+    hint = f"It was {where}, and should return the (n_q, d_v) array whose row i is the sum over keys j of w_ij v_j."
+    result = call(name, func, weights.copy(), values.copy(), hint=hint)
     if result is None:
         raise WrongAnswer(f"`{name}` returned None: did you forget the `return`?")
     try:
