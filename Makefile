@@ -27,7 +27,7 @@ release: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -e '.[test]'
+	$(BIN)/python -m pip install -e '.[test,dask,demo]'
 	touch $@
 
 clean:

@@ -13,9 +13,8 @@ def _name(requirement):
 
 def _pyproject_packages():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    runtime = {_name(r): r.replace(" ", "") for r in project["dependencies"]}
-    test = {_name(r): r.replace(" ", "") for r in project["optional-dependencies"]["test"]}
-    return runtime | test
+    requirements = project["dependencies"] + sum(project["optional-dependencies"].values(), [])
+    return {_name(r): r.replace(" ", "") for r in requirements}
 
 
 def _conda_packages():
