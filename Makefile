@@ -9,8 +9,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: lab test bench practice release clean
 
+# Jupyter refuses to run as root unless told to (containers, CI machines).
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: practice
-	$(RUN) -m jupyter lab --notebook-dir=workbook
+	$(RUN) -m jupyter lab --notebook-dir=workbook $(ROOT_FLAG)
 
 test: $(STAMP)
 	$(RUN) -m pytest
