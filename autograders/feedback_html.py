@@ -1,0 +1,115 @@
+"""Per-student HTML feedback that never shows the hidden tests' source.
+
+nbgrader's ``generate_feedback`` renders the autograded notebook, whose test cells
+autograde restored from the gradebook *with* their hidden tests (jupyter/nbgrader#917).
+:class:`HideHiddenTests` runs after nbgrader's ``GetGrades``: in each cell it
+replaces the lines between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``
+by one comment, and drops those lines from the cell's outputs too (a Python
+traceback quotes the failing line), but keeps every message: a hidden check's
+``WrongAnswer`` says what is wrong without the code that found it.
+"""
+
+import re
+
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+PLACEHOLDER = "# (hidden tests: not shown)"
+
+
+def hidden_lines(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS"):
+    """The lines of ``source`` inside hidden-test regions (the delimiters included)."""
+    found, inside = [], False
+    for line in source.split("\n"):
+        if begin in line:
+            inside = True
+        if inside:
+            found.append(line)
+        if end in line:
+            inside = False
+    return found
+
+
+def strip_hidden(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS", placeholder=PLACEHOLDER):
+    """``source`` with each hidden-test region replaced by ``placeholder``."""
+    kept, inside = [], False
+    for line in source.split("\n"):
+        if begin in line:
+            inside = True
+            kept.append(line[: len(line) - len(line.lstrip())] + placeholder)
+        elif end in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _scrub(text, secret):
+    """``text`` without the lines that quote any of the ``secret`` lines."""
+    if not secret:
+        return text
+    return "\n".join(line for line in text.split("\n") if not any(s in ANSI.sub("", line) for s in secret))
+
+
+class HideHiddenTests(NbGraderPreprocessor):
+    """Remove hidden tests' source from cells and their outputs; keep the messages."""
+
+    begin_test_delimeter = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
+    end_test_delimeter = Unicode("END HIDDEN TESTS").tag(config=True)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int):
+        if self.begin_test_delimeter not in cell.source:
+            return cell, resources
+        secret = [line.strip() for line in hidden_lines(cell.source, self.begin_test_delimeter, self.end_test_delimeter)]
+        secret = [s for s in secret if len(s) >= 4]
+        cell.source = strip_hidden(cell.source, self.begin_test_delimeter, self.end_test_delimeter)
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                output.traceback = [_scrub(part, secret) for part in output.traceback]
+                output.evalue = _scrub(output.evalue, secret)
+            elif output.output_type == "stream":
+                output.text = _scrub(output.text, secret)
+            else:
+                for mime in ("text/plain", "text/html", "text/markdown"):
+                    if mime in output.get("data", {}):
+                        value = output.data[mime]
+                        output.data[mime] = _scrub("".join(value) if isinstance(value, list) else value, secret)
+        return cell, resources
+
+
+def feedback_preprocessors():
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import GetGrades
+
+    return [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+
+
+def generate_feedback(root, config, assignment, student, log=None):
+    """Run nbgrader's GenerateFeedback for one autograded submission in the course at
+    ``root`` (hidden tests hidden); return {relative path: (mode, bytes)} of the
+    feedback folder. Raises RuntimeError with nbgrader's log if it fails."""
+    from pathlib import Path
+
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+    from traitlets.config import Config
+
+    config = Config(config)
+    config.GenerateFeedback.preprocessors = feedback_preprocessors()
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id, coursedir.student_id = assignment, student
+    app = GenerateFeedback(coursedir=coursedir, config=config, **({"log": log} if log else {}))
+    app.force = True
+    outcome = capture_log(app)
+    if not outcome.get("success"):
+        raise RuntimeError("generate_feedback failed:\n" + outcome.get("log", "") + outcome.get("error", ""))
+    out = Path(root) / "feedback" / student / assignment
+    return {
+        str(p.relative_to(out)): (p.stat().st_mode & 0o777, p.read_bytes())
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }

@@ -1,0 +1,792 @@
+"""Grade a class: every submission autograded by nbgrader, in parallel, merged into one gradebook.
+
+nbgrader has no parallel autograde (jupyter/nbgrader#174) and its gradebook is
+SQLite by default, which is not safe for concurrent writers. So a **job** is one
+(student, assignment) and runs nbgrader's own ``Autograde`` converter, with the
+course's configuration, in a private course directory of its own:
+
+    <tmp>/nbgrader_config.py                     the course's, copied
+    <tmp>/source/<assignment>/                   the course's, copied
+    <tmp>/submitted/<student>/<assignment>/      the submission, copied
+    <tmp>/gradebook.db                           a SQLite gradebook holding only the
+                                                 assignment's definitions (a template
+                                                 made once per run by the parent)
+
+A worker never touches the course's gradebook. The job's inputs and outputs are
+plain data (file contents, scores, comments), so the same job function runs in a
+local process pool or on a Dask cluster on other machines. The parent merges the
+results one at a time into the course's gradebook (any SQLAlchemy URL), doing
+exactly what ``nbgrader autograde`` does to it (the submission's timestamp, each
+grade's ``auto_score`` and ``needs_manual_grade``, each comment's
+``auto_comment``, the late penalty; manual grades are kept), and replaces that
+submission's ``autograded/`` and ``feedback/`` directories, and nothing else.
+
+After nbgrader's autograde, a job calls ``autograders.recheck.recheck(source,
+autograded)`` when that module exists: a score the re-check does not confirm is
+lowered and its message shown in the feedback.
+
+A broken submission (malformed JSON, a crash) is reported as failed with a
+reason; the other jobs go on. As with ``nbgrader autograde``, a failed
+submission's grades are left as they were and its ``autograded/`` folder removed.
+
+    from autograders.grading import grade
+    summary = grade("course", workers=2)
+"""
+
+import datetime
+import itertools
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STATUS = ".grading/status.json"  # the course's record of the last grading of each submission
+_JOB_LOCK = threading.Lock()  # nbgrader sets environment variables: one job at a time per process
+
+
+@dataclass
+class Summary:
+    """What one call of :func:`grade` did."""
+
+    graded: list = field(default_factory=list)  # [(student, assignment)]
+    failed: list = field(default_factory=list)  # [(student, assignment, reason)]
+    seconds: float = 0.0
+    scores: dict = field(default_factory=dict)  # {(student, assignment): {grade_id: (auto_score, max_score)}}
+    rechecked: list = field(default_factory=list)  # [(student, assignment, grade_id, old, new, message)]
+    workers: int = 0
+    backend: str = "local"
+
+    @property
+    def per_minute(self):
+        done = len(self.graded) + len(self.failed)
+        return 60.0 * done / self.seconds if self.seconds else 0.0
+
+    def line(self):
+        return (
+            f"graded {len(self.graded)}, failed {len(self.failed)}, in {self.seconds:.1f} s "
+            f"({self.per_minute:.1f} submissions/min)"
+        )
+
+
+# --- the course ------------------------------------------------------------------
+
+
+def course_config(course):
+    """The nbgrader configuration ``nbgrader autograde`` would use in ``course``: the
+    Jupyter config paths' ``nbgrader_config.py`` files, then the course's own."""
+    from jupyter_core.paths import jupyter_config_path
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = Config()
+    for directory in [*reversed(jupyter_config_path()), str(course)]:  # lowest priority first
+        if (Path(directory) / "nbgrader_config.py").is_file():
+            config.merge(PyFileConfigLoader("nbgrader_config.py", path=directory).load_config())
+    return config
+
+
+def course_db_url(course, config=None):
+    """The gradebook URL of the course (``CourseDirectory.db_url``, as configured)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    config = config if config is not None else course_config(course)
+    coursedir = CourseDirectory(config=config)
+    coursedir.root = str(Path(course).resolve())
+    return coursedir.db_url, coursedir.course_id
+
+
+def _environment():
+    """Environment of nbgrader and its kernels, as ``editions.nbgrader`` sets it for the CLI."""
+    bin_dir = str(Path(sys.executable).parent)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+    os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def _definition_tables():
+    from nbgrader.api import Base
+
+    t = Base.metadata.tables
+    return t
+
+
+def has_assignment(db_url, assignment):
+    from sqlalchemy import create_engine, select
+
+    t = _definition_tables()
+    engine = create_engine(db_url, future=True)
+    try:
+        with engine.connect() as conn:
+            if "assignment" not in _table_names(engine):
+                return False
+            return conn.execute(select(t["assignment"].c.id).where(t["assignment"].c.name == assignment)).first() is not None
+    finally:
+        engine.dispose()
+
+
+def _table_names(engine):
+    from sqlalchemy import inspect
+
+    return inspect(engine).get_table_names()
+
+
+def copy_definitions(src_url, dst_url, assignment):
+    """Copy ``assignment``'s definitions (the assignment, its notebooks, grade, solution,
+    task and source cells, and the course row) from one gradebook to another, rows and
+    ids as they are, in one transaction. The destination must have nbgrader's tables."""
+    from sqlalchemy import create_engine, select
+
+    t = _definition_tables()
+    src, dst = create_engine(src_url, future=True), create_engine(dst_url, future=True)
+    try:
+        with src.connect() as s:
+            assignment_row = s.execute(select(t["assignment"]).where(t["assignment"].c.name == assignment)).mappings().one()
+            course = s.execute(select(t["course"]).where(t["course"].c.id == assignment_row["course_id"])).mappings().all()
+            notebooks = s.execute(select(t["notebook"]).where(t["notebook"].c.assignment_id == assignment_row["id"])).mappings().all()
+            notebook_ids = [n["id"] for n in notebooks]
+            cells = s.execute(select(t["base_cell"]).where(t["base_cell"].c.notebook_id.in_(notebook_ids))).mappings().all()
+            cell_ids = [c["id"] for c in cells]
+            kinds = {
+                name: s.execute(select(t[name]).where(t[name].c.id.in_(cell_ids))).mappings().all()
+                for name in ("grade_cells", "solution_cells", "task_cells")
+            }
+            sources = s.execute(select(t["source_cell"]).where(t["source_cell"].c.notebook_id.in_(notebook_ids))).mappings().all()
+        with dst.begin() as d:
+            have_course = {r[0] for r in d.execute(select(t["course"].c.id))}
+            rows = [
+                ("course", [dict(r) for r in course if r["id"] not in have_course]),
+                ("assignment", [dict(assignment_row)]),
+                ("notebook", [dict(r) for r in notebooks]),
+                ("base_cell", [dict(r) for r in cells]),
+                *[(name, [dict(r) for r in found]) for name, found in kinds.items()],
+                ("source_cell", [dict(r) for r in sources]),
+            ]
+            for name, found in rows:
+                if found:
+                    d.execute(t[name].insert(), found)
+    finally:
+        src.dispose()
+        dst.dispose()
+
+
+def _empty_gradebook(path, course_id):
+    """A new SQLite gradebook at ``path`` with nbgrader's tables (and alembic version)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{path}", course_id):
+        pass
+    return path
+
+
+def ensure_definitions(course, db_url, assignment):
+    """Make sure the gradebook ``db_url`` knows ``assignment``: when it does not (a new
+    PostgreSQL gradebook, say), copy the definitions from the course's own gradebook
+    (the one ``release`` wrote). Raise LookupError if neither has it."""
+    if has_assignment(db_url, assignment):
+        return
+    own, course_id = course_db_url(course)
+    if own != db_url and has_assignment(own, assignment):
+        from nbgrader.api import Gradebook
+
+        with Gradebook(db_url, course_id):  # creates the tables if needed
+            pass
+        copy_definitions(own, db_url, assignment)
+        return
+    raise LookupError(f"assignment {assignment!r} is not in the gradebook (run `python -m autograders course` first)")
+
+
+# --- jobs ------------------------------------------------------------------------
+
+
+def _read_tree(directory):
+    """{relative path: (mode, bytes)} of the files under ``directory``."""
+    directory = Path(directory)
+    return {
+        str(p.relative_to(directory)): (p.stat().st_mode & 0o777, p.read_bytes())
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _write_tree(directory, files):
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, (mode, data) in files.items():
+        target = directory / name
+        if ".." in Path(name).parts:
+            raise ValueError(f"unsafe path {name!r}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        os.chmod(target, mode | 0o600)
+
+
+def _replace_tree(target, files, mode_default=None):
+    """Replace the directory ``target`` by ``files`` (written beside it, then swapped in)."""
+    target = Path(target)
+    fresh = target.with_name(target.name + ".new")
+    old = target.with_name(target.name + ".old")
+    for leftover in (fresh, old):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+    _write_tree(fresh, files)
+    for name, (mode, _) in files.items():
+        os.chmod(fresh / name, mode)
+    if target.exists():
+        target.rename(old)
+    fresh.rename(target)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def discover(course, assignments=None, students=None):
+    """[(student, assignment)] of the submissions in ``course/submitted``, sorted."""
+    submitted = Path(course) / "submitted"
+    found = []
+    if not submitted.is_dir():
+        return found
+    for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if students and student_dir.name not in students:
+            continue
+        for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if assignments and assignment_dir.name not in assignments:
+                continue
+            found.append((student_dir.name, assignment_dir.name))
+    return found
+
+
+def make_job(course, student, assignment, config_text, template, extension=None, feedback=True):
+    """A job's inputs, as plain data (file contents, not paths: a Dask worker may be elsewhere)."""
+    course = Path(course)
+    return {
+        "student": student,
+        "assignment": assignment,
+        "config": config_text,
+        "source": _read_tree(course / "source" / assignment),
+        "submission": _read_tree(course / "submitted" / student / assignment),
+        "gradebook": template,
+        "extension": extension,  # seconds, or None
+        "feedback": feedback,
+    }
+
+
+def run_job(job):
+    """Autograde one submission in a private course directory; return plain data.
+
+    Never raises: a failure is ``{"ok": False, "reason": ...}``.
+    """
+    with _JOB_LOCK:
+        start = time.perf_counter()
+        result = {"student": job["student"], "assignment": job["assignment"], "ok": False, "reason": None,
+                  "timestamp": None, "notebooks": {}, "files": {}, "feedback": {}, "rechecked": [], "warnings": [], "log": ""}
+        tmp = tempfile.mkdtemp(prefix="mha-grade-")
+        try:
+            _run_job(job, Path(tmp), result)
+        except BaseException as error:  # noqa: BLE001 (a job never stops the batch)
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            import traceback
+
+            result["ok"] = False
+            result["reason"] = result["reason"] or f"{type(error).__name__}: {error}"
+            result["log"] += traceback.format_exc()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        result["seconds"] = time.perf_counter() - start
+        return result
+
+
+class _Stderr:
+    """Send file descriptor 2 (kernels' own log lines) to a file while a job runs."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        self.file = open(self.path, "wb")
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.file.close()
+
+
+def _job_logger():
+    logger = logging.getLogger("autograders.grading.job")
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    return logger
+
+
+def _run_job(job, root, result):
+    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.converters import Autograde
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+
+    _environment()
+    student, assignment = job["student"], job["assignment"]
+    (root / "nbgrader_config.py").write_text(job["config"])
+    _write_tree(root / "source" / assignment, job["source"])
+    _write_tree(root / "submitted" / student / assignment, job["submission"])
+    (root / "gradebook.db").write_bytes(job["gradebook"])
+
+    config = course_config(root)
+    db_url = f"sqlite:///{root / 'gradebook.db'}"
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.db_url = db_url
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id, coursedir.student_id = assignment, student
+
+    if job.get("extension"):
+        with Gradebook(db_url, coursedir.course_id) as gb:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(assignment, student, extension=datetime.timedelta(seconds=job["extension"]))
+
+    app = Autograde(coursedir=coursedir, config=config, log=_job_logger())
+    app.force = True
+    app.create_student = True
+    with _Stderr(root / "kernel.log"):
+        outcome = capture_log(app)
+    result["log"] = outcome.get("log", "") + outcome.get("error", "")
+    result["ok"] = bool(outcome.get("success"))
+    if not result["ok"]:
+        result["reason"] = _reason(result["log"], root / "kernel.log")
+
+    with Gradebook(db_url, coursedir.course_id) as gb:
+        try:
+            submission = gb.find_submission(assignment, student)
+        except MissingEntry:
+            return
+        result["timestamp"] = submission.timestamp.isoformat() if submission.timestamp else None
+        if not result["ok"]:
+            return
+        autograded = root / "autograded" / student / assignment
+        result["rechecked"] = _recheck(gb, root, student, assignment, autograded)
+        for notebook in submission.notebooks:
+            result["notebooks"][notebook.name] = {
+                "submitted": (root / "submitted" / student / assignment / f"{notebook.name}.ipynb").exists(),
+                "late_submission_penalty": notebook.late_submission_penalty,
+                "grades": {
+                    g.name: {"auto_score": g.auto_score, "max_score": g.max_score, "needs_manual_grade": g.needs_manual_grade,
+                             "cell_type": g.cell_type}
+                    for g in notebook.grades
+                },
+                "comments": {c.name: c.auto_comment for c in notebook.comments},
+            }
+    result["files"] = _read_tree(root / "autograded" / student / assignment)
+    if job.get("feedback", True):
+        from .feedback_html import generate_feedback
+
+        try:
+            result["feedback"] = generate_feedback(root, config, assignment, student, _job_logger())
+        except Exception as error:  # the grades stand; say that the feedback is missing
+            result["warnings"].append(f"no feedback: {type(error).__name__}: {error}"[:500])
+
+
+def _reason(log, kernel_log):
+    """A short reason for a failed autograde, from nbgrader's log."""
+    lines = [line for line in log.splitlines() if line.strip()]
+    interesting = [
+        line for line in lines
+        if not line.startswith(("[INFO]", "[WARNING]", "Traceback", "  File", "    "))
+        and "There was an error processing assignment" not in line
+        and "Please see the" not in line
+    ]
+    for line in reversed(interesting):
+        if "Error" in line or "error" in line or "Exception" in line:
+            return line.removeprefix("[ERROR] ").strip()[:300]
+    return (interesting[-1] if interesting else "autograde failed").removeprefix("[ERROR] ")[:300]
+
+
+# --- re-check (autograders/recheck.py, when it exists) ----------------------------
+
+
+def _recheck_function():
+    try:
+        from . import recheck
+    except ImportError:
+        return None
+    return getattr(recheck, "recheck", None)
+
+
+def _as_checked(value):
+    """(score, message) from what ``recheck`` gives for one test cell."""
+    if isinstance(value, (tuple, list)):
+        return value[0], (value[1] if len(value) > 1 else "")
+    if isinstance(value, dict):
+        return value.get("score"), value.get("message", "")
+    return getattr(value, "score", None), getattr(value, "message", "")
+
+
+def _recheck(gb, root, student, assignment, autograded):
+    """Lower the scores the re-check does not confirm (private gradebook and notebook)."""
+    check = _recheck_function()
+    if check is None:
+        return []
+    import nbformat
+
+    lowered = []
+    for path in sorted(autograded.glob("*.ipynb")):
+        source = root / "source" / assignment / path.name
+        try:
+            found = check(str(source), str(path))
+        except Exception as error:  # a broken re-check must not cost the student: say so
+            lowered.append((path.stem, None, None, None, f"re-check failed: {type(error).__name__}: {error}"))
+            continue
+        for key in ("cells", "results", "scores"):
+            if not isinstance(found, dict) and hasattr(found, key):
+                found = getattr(found, key)
+        if not isinstance(found, dict):
+            continue
+        nb = nbformat.read(str(path), as_version=4)
+        changed = False
+        for grade_id, value in found.items():
+            score, message = _as_checked(value)
+            if score is None:
+                continue
+            try:
+                grade = gb.find_grade(grade_id, path.stem, assignment, student)
+            except Exception:
+                continue
+            if grade.auto_score is not None and score < grade.auto_score:
+                lowered.append((grade_id, grade.auto_score, float(score), grade.max_score, message))
+                grade.auto_score = float(score)
+                for cell in nb.cells:
+                    if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id and cell.cell_type == "code":
+                        cell.outputs.append(nbformat.v4.new_output(
+                            "stream", name="stdout",
+                            text=f"Re-checked: scored {score:g} of {grade.max_score:g}. {message}\n"))
+                        changed = True
+        gb.db.commit()
+        if changed:
+            mode = path.stat().st_mode
+            os.chmod(path, mode | 0o200)
+            nbformat.write(nb, str(path))
+            os.chmod(path, mode)
+    return lowered
+
+
+# --- merging into the course's gradebook ------------------------------------------
+
+
+def merge(gb, result):
+    """Record one job's result in the course's gradebook as ``nbgrader autograde`` would.
+
+    The submission's timestamp; each grade's ``auto_score`` (``needs_manual_grade``
+    as nbgrader decides it, a manual score already given kept); each comment's
+    ``auto_comment``; the late penalty. A failed job: the student and submission
+    exist (as nbgrader leaves them), the grades are not touched.
+    """
+    student, assignment = result["student"], result["assignment"]
+    gb.update_or_create_student(student)
+    if result["timestamp"]:
+        gb.update_or_create_submission(assignment, student, timestamp=result["timestamp"])
+    else:
+        gb.update_or_create_submission(assignment, student)
+    if not result["ok"]:
+        return
+    for name, notebook in result["notebooks"].items():
+        submitted = gb.find_submission_notebook(name, assignment, student)
+        grades = {g.name: g for g in submitted.grades}
+        comments = {c.name: c for c in submitted.comments}
+        for grade_id, new in notebook["grades"].items():
+            grade = grades[grade_id]
+            grade.auto_score = new["auto_score"]
+            if notebook["submitted"]:
+                grade.needs_manual_grade = bool(grade.manual_score is not None or grade.auto_score is None)
+            else:
+                grade.needs_manual_grade = new["needs_manual_grade"]
+        for comment_id, text in notebook["comments"].items():
+            comments[comment_id].auto_comment = text
+        submitted.late_submission_penalty = notebook["late_submission_penalty"]
+    gb.db.commit()
+
+
+def _scores_of(gb, student, assignment):
+    submission = gb.find_submission(assignment, student)
+    return {g.name: (g.auto_score, g.max_score) for nb in submission.notebooks for g in nb.grades}
+
+
+# --- backends ----------------------------------------------------------------------
+
+
+def _init_worker():
+    _environment()
+    import nbgrader.converters  # noqa: F401 (imported once per worker, not per job)
+
+    from . import feedback_html  # noqa: F401
+
+
+def _local(jobs, workers):
+    """Run ``jobs`` in a pool of ``workers`` processes; yield results as they finish.
+
+    A worker process that dies (out of memory, a crash) breaks the whole pool: the
+    jobs it took down are run again in a fresh pool, and one that has been caught
+    in two breaks is then run alone, so that only the job that kills a worker on its
+    own is reported as failed.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("spawn")
+    pending, breaks = deque(jobs), Counter()
+    while pending:
+        alone = [j for j in pending if breaks[_key(j)] >= 2]
+        batch = alone[:1] if alone else list(pending)
+        for job in batch:
+            pending.remove(job)
+        size = 1 if alone else max(1, min(workers, len(batch)))
+        pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_init_worker)
+        try:
+            futures = {pool.submit(run_job, job): job for job in batch}
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    yield future.result()
+                except BrokenProcessPool:
+                    breaks[_key(job)] += 1
+                    if alone:
+                        yield _failed(job, "the grading process died while grading it (out of memory, or a crash)")
+                    else:
+                        pending.append(job)
+                except Exception as error:  # noqa: BLE001
+                    yield _failed(job, f"{type(error).__name__}: {error}")
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _dask(jobs, scheduler):
+    """Run ``jobs`` on the Dask cluster at ``scheduler``; yield results as they finish."""
+    from distributed import Client, as_completed
+
+    client = Client(scheduler)
+    try:
+        futures = client.map(run_job, jobs, key=[f"grade-{j['student']}-{j['assignment']}-{time.time_ns()}" for j in jobs],
+                             pure=False)
+        by_key = {f.key: j for f, j in zip(futures, jobs)}
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as error:  # noqa: BLE001 (e.g. KilledWorker)
+                yield _failed(by_key[future.key], f"{type(error).__name__}: {error}")
+            finally:
+                future.release()
+    finally:
+        client.close()
+
+
+def _serial(jobs):
+    for job in jobs:
+        yield run_job(job)
+
+
+def _key(job):
+    return job["student"], job["assignment"]
+
+
+def _failed(job, reason):
+    return {"student": job["student"], "assignment": job["assignment"], "ok": False, "reason": reason,
+            "timestamp": None, "notebooks": {}, "files": {}, "feedback": {}, "rechecked": [], "log": reason, "seconds": 0.0}
+
+
+# --- progress ---------------------------------------------------------------------
+
+
+class Progress:
+    """A plain text progress bar on stderr (redrawn in place on a terminal, a line per
+    tenth otherwise)."""
+
+    def __init__(self, total, stream=None, width=30):
+        self.total, self.done, self.failed = total, 0, 0
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.start = time.perf_counter()
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.shown = -1
+        self.draw()
+
+    def update(self, ok, label=""):
+        self.done += 1
+        self.failed += 0 if ok else 1
+        self.draw(label)
+
+    def draw(self, label=""):
+        elapsed = time.perf_counter() - self.start
+        fraction = self.done / self.total if self.total else 1.0
+        filled = int(round(self.width * fraction))
+        eta = f", about {elapsed / self.done * (self.total - self.done):.0f} s left" if 0 < self.done < self.total else ""
+        text = (f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
+                f"({self.failed} failed) {elapsed:.0f} s{eta}")
+        if self.tty:
+            self.stream.write("\r" + text + (f"  {label}" if label else "")[:40].ljust(40))
+            if self.done == self.total:
+                self.stream.write("\n")
+        else:
+            tenth = int(10 * fraction)
+            if tenth == self.shown and self.done != self.total:
+                return
+            self.shown = tenth
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+# --- the command -------------------------------------------------------------------
+
+
+def _load_status(course):
+    import json
+
+    path = Path(course) / STATUS
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _save_status(course, status):
+    import json
+
+    path = Path(course) / STATUS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _extension_of(gb, student, assignment):
+    from nbgrader.api import MissingEntry
+
+    try:
+        extension = gb.find_submission(assignment, student).extension
+    except MissingEntry:
+        return None
+    return extension.total_seconds() if extension else None
+
+
+def grade(course_dir, assignments=None, students=None, workers=None, backend="local", scheduler=None, db_url=None,
+          progress=False, feedback=True, new_only=False, log=None):
+    """Autograde the submissions in ``course_dir/submitted`` (those of ``assignments``
+    and ``students`` only, when given) and merge them into the gradebook.
+
+    ``backend``: ``"local"`` (a pool of ``workers`` processes, default one per core),
+    ``"dask"`` (the cluster whose scheduler is at ``scheduler``) or ``"serial"`` (in
+    this process, one after another). ``db_url``: the gradebook (default: the
+    course's ``CourseDirectory.db_url``). ``feedback``: write each submission's HTML
+    feedback to ``feedback/<student>/<assignment>/``. ``new_only``: skip submissions
+    autograded since they were submitted (as ``nbgrader autograde`` without
+    ``--force``). Returns a :class:`Summary`.
+    """
+    from nbgrader.api import Gradebook
+
+    start = time.perf_counter()
+    _environment()
+    course = Path(course_dir).resolve()
+    say = log or (lambda message: None)
+    config = course_config(course)
+    own_url, course_id = course_db_url(course, config)
+    db_url = db_url or own_url
+    workers = workers or os.cpu_count() or 1
+    summary = Summary(workers=workers if backend == "local" else 0, backend=backend)
+
+    found = discover(course, assignments, students)
+    if new_only:
+        found = [(s, a) for s, a in found if not _up_to_date(course, s, a)]
+    jobs, templates = [], {}
+    tmp = Path(tempfile.mkdtemp(prefix="mha-templates-"))
+    try:
+        empty = None
+        for assignment in sorted({a for _, a in found}):
+            try:
+                ensure_definitions(course, db_url, assignment)
+            except LookupError as error:
+                templates[assignment] = str(error)
+                continue
+            if empty is None:
+                empty = _empty_gradebook(tmp / "empty.db", course_id)
+            path = tmp / f"{assignment}.db"
+            shutil.copyfile(empty, path)
+            copy_definitions(db_url, f"sqlite:///{path}", assignment)
+            templates[assignment] = path.read_bytes()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    config_text = (course / "nbgrader_config.py").read_text() if (course / "nbgrader_config.py").exists() else ""
+    early = []
+    with Gradebook(db_url, course_id) as gb:
+        for student, assignment in found:
+            template = templates.get(assignment)
+            if not isinstance(template, bytes):
+                early.append(_failed({"student": student, "assignment": assignment}, template or "unknown assignment"))
+                continue
+            jobs.append(make_job(course, student, assignment, config_text, template,
+                                 _extension_of(gb, student, assignment), feedback))
+    # The biggest submissions first, so that the workers finish together.
+    jobs.sort(key=lambda j: -sum(len(data) for _, data in j["submission"].values()))
+
+    if backend == "local":
+        results = _local(jobs, workers) if workers > 1 else _serial(jobs)
+    elif backend == "dask":
+        if not scheduler:
+            raise ValueError("the dask backend needs a scheduler address (--scheduler tcp://host:8786)")
+        results = _dask(jobs, scheduler)
+    elif backend == "serial":
+        results = _serial(jobs)
+    else:
+        raise ValueError(f"unknown backend {backend!r} (local, dask or serial)")
+
+    bar = Progress(len(jobs) + len(early)) if progress else None
+    status = _load_status(course)
+    with Gradebook(db_url, course_id) as gb:
+        for result in itertools.chain(early, results):
+            student, assignment = result["student"], result["assignment"]
+            _record(course, gb, result, summary)
+            status[f"{student}/{assignment}"] = {
+                "ok": result["ok"], "reason": result["reason"], "seconds": round(result.get("seconds", 0.0), 2),
+                "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            }
+            if bar:
+                bar.update(result["ok"], f"{student}/{assignment}")
+    _save_status(course, status)
+    summary.seconds = time.perf_counter() - start
+    say(summary.line())
+    return summary
+
+
+def _record(course, gb, result, summary):
+    student, assignment = result["student"], result["assignment"]
+    if result["timestamp"] is not None or result["ok"]:
+        merge(gb, result)
+    autograded = course / "autograded" / student / assignment
+    if result["ok"]:
+        _replace_tree(autograded, result["files"])
+        if result["feedback"]:
+            _replace_tree(course / "feedback" / student / assignment, result["feedback"])
+        summary.graded.append((student, assignment))
+        summary.scores[(student, assignment)] = _scores_of(gb, student, assignment)
+        summary.rechecked += [(student, assignment, *r) for r in result["rechecked"]]
+    else:
+        if autograded.exists():  # as nbgrader does with a submission it could not grade
+            shutil.rmtree(autograded)
+        summary.failed.append((student, assignment, result["reason"] or "autograde failed"))
+
+
+def _up_to_date(course, student, assignment):
+    """True when ``autograded/`` holds a grading at least as new as the submission (nbgrader's rule)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    autograded = course / "autograded" / student / assignment
+    if not autograded.exists():
+        return False
+    coursedir = CourseDirectory()
+    new = coursedir.get_existing_timestamp(str(course / "submitted" / student / assignment))
+    old = coursedir.get_existing_timestamp(str(autograded))
+    return not (new is not None and old is not None and new > old)
