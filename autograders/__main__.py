@@ -3,6 +3,14 @@
     clean [PATHS]             strip outputs and normalise metadata of source notebooks
     practice --out workbook   build the practice edition (never overwrites your changes)
     release --course course   create the nbgrader course and release every level
+    course --course course    the same: the course directory, ready to grade
+    grade --course course [--submissions DIR | --zips DIR] [--student S] [--assignment A]
+          [--workers N] [--backend local|dask] [--scheduler ADDR] [--db URL] [--out DIR]
+                              autograde every submission in parallel; gradebook, HTML
+                              feedback (feedback/<student>/<assignment>/), grades.csv and
+                              report.html (in --out, default <course>/reports)
+    report --course course [--out DIR]
+                              grades.csv and report.html from the gradebook as it is
 """
 
 import argparse
@@ -36,6 +44,51 @@ def _release(args):
     return 0
 
 
+def _grade(args):
+    from . import grading
+    from .report import build
+
+    course = Path(args.course)
+    if not (course / "nbgrader_config.py").exists():
+        print(f"{course} is not a course directory: run `python -m autograders course --course {course}` first",
+              file=sys.stderr)
+        return 2
+    pairs = None
+    if args.zips:
+        if args.assignment and len(args.assignment) > 1:
+            print("--zips takes one --assignment (or a folder per assignment)", file=sys.stderr)
+            return 2
+        pairs = grading.collect_zips(course, args.zips, args.assignment[0] if args.assignment else None,
+                                     regexp=args.zip_regexp)
+        if args.student:
+            pairs = [(s, a) for s, a in pairs if s in args.student]
+    elif args.submissions:
+        pairs = grading.take_submissions(course, args.submissions, args.assignment, args.student)
+        print(f"took {len(pairs)} submissions from {args.submissions}")
+    summary = grading.grade(
+        course, assignments=args.assignment, students=args.student, workers=args.workers, backend=args.backend,
+        scheduler=args.scheduler, db_url=args.db, progress=not args.quiet, feedback=not args.no_feedback,
+        new_only=args.new_only, pairs=pairs,
+    )
+    for student, assignment, reason in summary.failed:
+        print(f"FAILED {student}/{assignment}: {reason}")
+    for student, assignment, grade_id, old, new, _max, message in summary.rechecked:
+        print(f"re-checked {student}/{assignment} {grade_id}: {old} -> {new} ({message})")
+    print(summary.line())
+    if not args.no_report:
+        csv_path, html_path = build(course, args.out, args.db)
+        print(f"grades: {csv_path}\nreport: {html_path}\nfeedback: {course / 'feedback'}/<student>/<assignment>/")
+    return 0
+
+
+def _report(args):
+    from .report import build
+
+    csv_path, html_path = build(args.course, args.out, args.db)
+    print(f"grades: {csv_path}\nreport: {html_path}")
+    return 0
+
+
 def main(argv=None):
     from .editions import SOURCE
 
@@ -59,6 +112,39 @@ def main(argv=None):
     release.add_argument("--source", default=SOURCE, type=Path, help="source notebooks (default: notebooks/)")
     release.add_argument("--force", action="store_true", help="release again assignments already released")
     release.set_defaults(run=_release)
+
+    course = commands.add_parser("course", help="create the nbgrader course (the five levels as assignments), released")
+    course.add_argument("--course", default="course", help="course directory (default: course)")
+    course.add_argument("--source", default=SOURCE, type=Path, help="source notebooks (default: notebooks/)")
+    course.add_argument("--force", action="store_true", help="release again assignments already released")
+    course.set_defaults(run=_release)
+
+    grade = commands.add_parser("grade", help="autograde submissions in parallel; feedback, grades.csv, report")
+    grade.add_argument("--course", default="course", help="course directory (default: course)")
+    given = grade.add_mutually_exclusive_group()
+    given.add_argument("--submissions", help="a folder <student>/<assignment>/ to take in (default: <course>/submitted)")
+    given.add_argument("--zips", help="an LMS's files: <assignment>/*.zip, or *.zip with --assignment (nbgrader zip_collect)")
+    grade.add_argument("--zip-regexp", help="FileNameCollectorPlugin.named_regexp for --zips "
+                                            "(default: the course's, else one <student>.zip per student)")
+    grade.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    grade.add_argument("--student", action="append", help="only this student (repeatable)")
+    grade.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    grade.add_argument("--backend", choices=["local", "dask", "serial"], default="local",
+                       help="local processes (default), a Dask cluster (--scheduler), or serial")
+    grade.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
+    grade.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
+    grade.add_argument("--out", help="where grades.csv and report.html go (default: <course>/reports)")
+    grade.add_argument("--new-only", action="store_true", help="skip submissions autograded since they were submitted")
+    grade.add_argument("--no-feedback", action="store_true", help="do not write the HTML feedback")
+    grade.add_argument("--no-report", action="store_true", help="do not write grades.csv and report.html")
+    grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.set_defaults(run=_grade)
+
+    report = commands.add_parser("report", help="grades.csv and report.html (plots) from the gradebook")
+    report.add_argument("--course", default="course", help="course directory (default: course)")
+    report.add_argument("--out", help="output folder (default: <course>/reports)")
+    report.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
+    report.set_defaults(run=_report)
 
     args = parser.parse_args(argv)
     return args.run(args)

@@ -1,0 +1,373 @@
+"""A class's results, from the gradebook and the autograded notebooks: ``grades.csv``
+and ``report.html`` (score distribution per level, success rate per problem, how
+often each named misconception occurred, the submissions that could not be graded).
+
+A misconception is recognised in the message of a failed test cell (the checks in
+``autograders/checks/`` name it in their ``WrongAnswer``): :data:`MISCONCEPTIONS`
+maps phrases of those messages, the ``says`` of ``tests/fixtures/level*.py``, to
+a name. A failed test whose message names none counts as "other".
+
+    python -m autograders report --course course --out course/reports
+"""
+
+import base64
+import csv
+import html
+import io
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+OTHER = "other (no named misconception)"
+
+# (name, phrases): a failed test's message containing any phrase (case-insensitive)
+# shows that misconception. Built from the fixtures' `says`; first match per name.
+MISCONCEPTIONS = [
+    ("no answer yet", ("no answer yet", "not written yet")),
+    ("answer of the wrong kind (type or shape)", (
+        "should be a single number", "should be a shape", "should be one of", "should be a function",
+        "should be an array", "should be a whole number", "should be a 2-d shape", "should be a finite number")),
+    ("multiplied by h instead of dividing", ("multiplied instead of divided", "d_model · h", "(n, h·d_model)")),
+    ("split h by d_model (roles swapped)", ("swapped roles",)),
+    ("a head keeps the full width d_model", ("full width of a token", "does *not* keep the full width",
+                                             "more heads means wider heads")),
+    ("transposed shape", ("transposed", "rows and columns swapped")),
+    ("one head confused with all heads", (
+        "the full w^q", "for all heads together", "concatenation of all h heads", "belongs to one head",
+        "only one head's width", "one head only", "only one of the 8 heads", "one head's output")),
+    ("a matrix confused with another (weights, scores, projections)", (
+        "the shape of q_i", "that is w_i^q", "that is the weight matrix", "shape of a score matrix",
+        "the score matrix's shape",
+        "shape of the block's output", "says nothing about the width")),
+    ("Q_i^T K_i instead of Q_i K_i^T", ("q_i^t k_i instead of q_i k_i^t",)),
+    ("heads summed or stacked instead of concatenated", (
+        "concatenated, not summed", "after summing the heads", "sized for summed heads", "heads stacked", "stacked")),
+    ("scaled by d_k instead of √d_k", ("divided by d_k instead of √d_k", "dividing by d_k over-shrinks", "instead of √d_k")),
+    ("no scaling by √d_k", ("no scaling",)),
+    ("scaled with d_model instead of d_k", ("used d_model instead of d_k",)),
+    ("multiplied by √d_k instead of dividing", ("multiplied by √d_k instead of dividing",)),
+    ("scaling confused with softmax's job", ("softmax's job", "a coincidence of this example")),
+    ("softmax as a linear normalisation", ("linear normalisation",)),
+    ("softmax not normalised", ("forgot to normalise",)),
+    ("softmax that overflows", ("overflows",)),
+    ("softmax with flipped signs", ("signs are flipped",)),
+    ("weights as percentages", ("percentages",)),
+    ("token numbers counted from 0", ("python index",)),
+    ("softmax reorders the scores", ("softmax keeps the order",)),
+    ("ratio of weights misread", ("ratio of the *scores*", "a difference of weights", "upside down",
+                                  "compares the winner with token 2", "the score gap")),
+    ("causal mask applied wrongly", ("causal mask",)),
+    ("forgot the softmax", ("forgot the softmax",)),
+    ("weighted sum of the keys, not the values", ("weighted sum of the keys", "instead of the keys")),
+    ("forgot W^O", ("forgot w^o",)),
+    ("counted biases", ("includes biases",)),
+    ("a formula of the example's numbers only", ("not numbers from the example", "returned 64")),
+    ("more heads cost more", ("h heads cost h times more", "h× slower", "heads cost parameters",
+                              "parameters grow with h", "narrow heads are h times cheaper")),
+    ("more heads are free or always better", ("heads are free", "more heads is always better", "the sweet spot",
+                                              "the width of one head")),
+    ("cross-attention is square (output follows the keys)", (
+        "cross-attention is still square", "the output follows the keys", "heads split the tokens")),
+    ("attention creates new information", ("create new information", "leave the range of the values",
+                                           "more heads create variety")),
+    ("the weights never matter", ("the weights never matter", "only holds when every value is the same")),
+    ("shared projections give different heads", ("shared projections still give different heads", "they average out",
+                                                 "distinct numbers, not distinct heads")),
+    ("a symptom taken for the cause", ("symptom, not the cause", "step a is right")),
+    ("the student's function raised an error", ("your function raised",)),
+]
+
+
+def misconception_of(message):
+    """The misconception that ``message`` (a failed test's output) names (the first of
+    :data:`MISCONCEPTIONS` that matches), or None."""
+    text = ANSI.sub("", message).lower()
+    return next((name for name, phrases in MISCONCEPTIONS if any(p.lower() in text for p in phrases)), None)
+
+
+# --- reading the course -------------------------------------------------------------
+
+
+@dataclass
+class Results:
+    """Everything the report shows, read from the gradebook and ``autograded/``."""
+
+    rows: list = field(default_factory=list)  # one dict per submission: student, assignment, score, max_score, ...
+    cells: dict = field(default_factory=dict)  # assignment -> [grade_id] of its graded cells, in notebook order
+    messages: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> message of a failed test
+    failed: list = field(default_factory=list)  # [(student, assignment, reason)] from the last grading
+
+    def misconception_counts(self):
+        """{name: number of failed tests naming it}, and {name: Counter of problems}."""
+        counts, where = Counter(), defaultdict(Counter)
+        for (student, assignment, grade_id), message in self.messages.items():
+            name = misconception_of(message) or OTHER
+            counts[name] += 1
+            where[name][problem_label(grade_id)] += 1
+        return counts, where
+
+    def success_rates(self):
+        """[(assignment, grade_id, fraction of graded submissions with full marks, n)] of the code test cells."""
+        rates = []
+        for assignment, ids in self.cells.items():
+            rows = [r for r in self.rows if r["assignment"] == assignment and r["status"] == "graded"]
+            for grade_id in ids:
+                scored = [(r["cells"][grade_id]) for r in rows if grade_id in r["cells"]]
+                scored = [s for s in scored if s[2] == "code"]
+                if scored:
+                    full = sum(1 for score, max_score, _ in scored if score is not None and score >= max_score)
+                    rates.append((assignment, grade_id, full / len(scored), len(scored)))
+        return rates
+
+
+def problem_label(grade_id):
+    """``q2_3_softmax_test`` -> ``2.3 softmax``."""
+    match = re.match(r"q(\d+)_(\d+)_(.*?)(_test)?$", grade_id)
+    return f"{match[1]}.{match[2]} {match[3]}" if match else grade_id
+
+
+def _failure_message(cell):
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            parts.append("\n".join(output.get("traceback", [])) or f"{output.get('ename')}: {output.get('evalue')}")
+    return ANSI.sub("", "\n".join(parts))
+
+
+def read_results(course, db_url=None):
+    """The course's :class:`Results` (gradebook ``db_url``, default the course's own)."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    from .grading import STATUS, course_db_url
+
+    course = Path(course).resolve()
+    own, course_id = course_db_url(course)
+    results = Results()
+    status_path = course / STATUS
+    status = json.loads(status_path.read_text()) if status_path.exists() else {}
+    with Gradebook(db_url or own, course_id) as gb:
+        for assignment in sorted(gb.assignments, key=lambda a: a.name):
+            ids = []
+            for notebook in assignment.notebooks:
+                ids += [c.name for c in notebook.grade_cells]
+            results.cells[assignment.name] = _in_notebook_order(course, assignment.name, ids)
+            for submission in sorted(assignment.submissions, key=lambda s: s.student.id):
+                student = submission.student.id
+                cells, penalty = {}, 0.0
+                for notebook in submission.notebooks:
+                    penalty += notebook.late_submission_penalty or 0.0
+                    for g in notebook.grades:
+                        cells[g.name] = (g.score if (g.auto_score is not None or g.manual_score is not None) else None,
+                                         g.max_score, g.cell_type)
+                record = status.get(f"{student}/{assignment.name}", {})
+                graded = (course / "autograded" / student / assignment.name).is_dir()
+                state = "failed" if record.get("ok") is False else "graded" if graded else "not graded"
+                results.rows.append({
+                    "student": student, "assignment": assignment.name,
+                    "score": round(submission.score - penalty, 4), "max_score": submission.max_score,
+                    "late_penalty": penalty, "needs_manual_grade": submission.needs_manual_grade,
+                    "status": state, "cells": cells,
+                })
+                if state == "failed":
+                    results.failed.append((student, assignment.name, record.get("reason") or ""))
+                for path in sorted((course / "autograded" / student / assignment.name).glob("*.ipynb")):
+                    nb = nbformat.read(str(path), as_version=4)
+                    for cell in nb.cells:
+                        meta = cell.metadata.get("nbgrader", {})
+                        grade_id = meta.get("grade_id")
+                        score = cells.get(grade_id, (None,))[0]
+                        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                            if score is not None and score < meta.get("points", 0):
+                                results.messages[(student, assignment.name, grade_id)] = _failure_message(cell)
+    known = {(r["student"], r["assignment"]) for r in results.rows}
+    for key, record in sorted(status.items()):
+        student, _, assignment = key.partition("/")
+        if record.get("ok") is False and (student, assignment) not in known:
+            results.failed.append((student, assignment, record.get("reason") or ""))
+    return results
+
+
+def _in_notebook_order(course, assignment, ids):
+    import nbformat
+
+    order = []
+    for path in sorted((Path(course) / "source" / assignment).glob("*.ipynb")):
+        nb = nbformat.read(str(path), as_version=4)
+        order += [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+    position = {gid: i for i, gid in enumerate(order)}
+    return sorted(ids, key=lambda gid: (position.get(gid, len(position)), gid))
+
+
+# --- grades.csv ----------------------------------------------------------------------
+
+
+def write_csv(results, path):
+    """One row per submission: student, assignment, status, score, max_score, late_penalty,
+    then one column per graded cell of every assignment (empty where not that assignment's)."""
+    columns = [gid for ids in results.cells.values() for gid in ids]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", "assignment", "status", "score", "max_score", "late_penalty", *columns])
+        for r in results.rows:
+            cells = [_number(r["cells"][gid][0]) if gid in r["cells"] else "" for gid in columns]
+            writer.writerow([r["student"], r["assignment"], r["status"], _number(r["score"]), _number(r["max_score"]),
+                             _number(r["late_penalty"]), *cells])
+    return path
+
+
+def _number(value):
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# --- plots ----------------------------------------------------------------------------
+
+
+def _pyplot():
+    import matplotlib
+
+    if "matplotlib.pyplot" not in __import__("sys").modules:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _figure_png(fig):
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def plot_scores(results):
+    """Score distribution per level: one histogram of % of the maximum per assignment."""
+    plt = _pyplot()
+    names = [name for name in results.cells if any(r["assignment"] == name for r in results.rows)] or list(results.cells)
+    fig, axes = plt.subplots(1, max(1, len(names)), figsize=(2.6 * max(1, len(names)), 2.6), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], names):
+        percent = [100 * r["score"] / r["max_score"] for r in results.rows
+                   if r["assignment"] == name and r["status"] == "graded" and r["max_score"]]
+        ax.hist(percent, bins=range(0, 101, 10), color="#4C72B0", edgecolor="white")
+        mean = f"mean {sum(percent) / len(percent):.0f}%" if percent else "no submissions"
+        ax.set_title(f"{name}\n{len(percent)} graded, {mean}", fontsize=9)
+        ax.set_xlabel("score (% of maximum)", fontsize=8)
+        ax.set_xlim(0, 100)
+        ax.tick_params(labelsize=8)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+    axes[0][0].set_ylabel("submissions", fontsize=8)
+    fig.suptitle("Score distribution per level", fontsize=11)
+    fig.tight_layout()
+    return _figure_png(fig)
+
+
+def plot_success(results):
+    """Success rate per problem (test cell): the share of graded submissions with full marks."""
+    plt = _pyplot()
+    rates = results.success_rates()
+    fig, ax = plt.subplots(figsize=(7, 0.26 * max(4, len(rates)) + 0.8))
+    labels = [problem_label(gid) for _, gid, _, _ in rates]
+    values = [100 * rate for _, _, rate, _ in rates]
+    levels = sorted({a for a, _, _, _ in rates})
+    colours = plt.get_cmap("tab10")
+    ax.barh(range(len(rates)), values, color=[colours(levels.index(a) % 10) for a, _, _, _ in rates])
+    ax.set_yticks(range(len(rates)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("submissions with full marks (%)")
+    for i, (value, (_, _, _, n)) in enumerate(zip(values, rates)):
+        ax.text(min(value + 1, 92), i, f"{value:.0f}% of {n}", va="center", fontsize=7)
+    ax.set_title("Success rate per problem")
+    fig.tight_layout()
+    return _figure_png(fig)
+
+
+def plot_misconceptions(results, top=20):
+    """How often each named misconception occurred (failed tests naming it)."""
+    plt = _pyplot()
+    counts, _ = results.misconception_counts()
+    items = counts.most_common(top)
+    fig, ax = plt.subplots(figsize=(7, 0.3 * max(3, len(items)) + 0.8))
+    if items:
+        ax.barh(range(len(items)), [n for _, n in items], color=["#999999" if k == OTHER else "#C44E52" for k, _ in items])
+        ax.set_yticks(range(len(items)), [k for k, _ in items], fontsize=8)
+        ax.invert_yaxis()
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    else:
+        ax.text(0.5, 0.5, "no failed tests", ha="center", va="center", transform=ax.transAxes)
+        ax.set_yticks([])
+    ax.set_xlabel("failed tests naming it")
+    ax.set_title("Misconceptions")
+    fig.tight_layout()
+    return _figure_png(fig)
+
+
+# --- report.html ---------------------------------------------------------------------
+
+
+def _img(png, alt):
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def write_report(results, path, course=None):
+    """``report.html``: summary per level, the three plots (embedded PNG), the
+    misconceptions with the problems where they occurred, and the failed submissions."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    esc = html.escape
+    counts, where = results.misconception_counts()
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Grading report</title>",
+        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
+        "td.n{text-align:right}img{max-width:100%}</style></head><body>",
+        "<h1>Grading report</h1>",
+        "<h2>Levels</h2><table><tr><th>assignment</th><th>submissions</th><th>graded</th><th>failed</th>"
+        "<th>mean score</th><th>max</th></tr>",
+    ]
+    for name in results.cells:
+        rows = [r for r in results.rows if r["assignment"] == name]
+        graded = [r for r in rows if r["status"] == "graded"]
+        failed = sum(1 for s, a, _ in results.failed if a == name)
+        mean = sum(r["score"] for r in graded) / len(graded) if graded else None
+        max_score = rows[0]["max_score"] if rows else ""
+        parts.append(f"<tr><td>{esc(name)}</td><td class=n>{len(rows)}</td><td class=n>{len(graded)}</td>"
+                     f"<td class=n>{failed}</td><td class=n>{'' if mean is None else f'{mean:.2f}'}</td>"
+                     f"<td class=n>{_number(max_score)}</td></tr>")
+    parts.append("</table>")
+    parts += ["<h2>Score distribution per level</h2>", _img(plot_scores(results), "score distribution per level"),
+              "<h2>Success rate per problem</h2>", _img(plot_success(results), "success rate per problem"),
+              "<h2>Misconceptions</h2>", _img(plot_misconceptions(results), "misconceptions"),
+              "<table><tr><th>misconception</th><th>failed tests</th><th>where</th></tr>"]
+    for name, n in counts.most_common():
+        places = ", ".join(f"{esc(p)} ({k})" for p, k in where[name].most_common())
+        parts.append(f"<tr><td>{esc(name)}</td><td class=n>{n}</td><td>{places}</td></tr>")
+    parts.append("</table>")
+    parts.append("<h2>Submissions that could not be graded</h2>")
+    if results.failed:
+        parts.append("<table><tr><th>student</th><th>assignment</th><th>reason</th></tr>")
+        for student, assignment, reason in results.failed:
+            parts.append(f"<tr><td>{esc(student)}</td><td>{esc(assignment)}</td><td>{esc(reason)}</td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>None.</p>")
+    parts.append("</body></html>")
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def build(course, out=None, db_url=None):
+    """Write ``grades.csv`` and ``report.html`` into ``out`` (default ``<course>/reports``); return their paths."""
+    course = Path(course).resolve()
+    out = Path(out) if out else course / "reports"
+    results = read_results(course, db_url)
+    return write_csv(results, out / "grades.csv"), write_report(results, out / "report.html", course)
