@@ -1,0 +1,190 @@
+"""The practice edition in JupyterLab, in Chromium, as a student uses it.
+
+For each level, two copies of the practice notebook (see ``lab_root``):
+
+- **solved** (every answer filled in from ``notebooks/``): Run All finishes with
+  every code cell run and *no error output at all* (no error, nothing on stderr);
+  every figure and explorer renders; in each explorer a slider moved by keyboard
+  and another dragged by mouse change the heatmap (the PNG behind the <img>) and
+  the text the student reads (the shape table, or the readout); nbgrader's
+  Validate button says the notebook passes.
+- **blank** (as built): JupyterLab's Run All stops at the first error, which must
+  be a blank answer's: the answer cell's ``NotImplementedError`` (nbgrader's stub)
+  or, for a function answer whose ``def`` runs, its test cell's ``WrongAnswer``
+  "... no answer yet". Every code cell above it ran without error: no setup, demo
+  or explorer cell fails. The first solution callout opens and
+  shows the solution's code; Validate reports failing tests.
+"""
+
+import json
+import re
+
+import nbformat
+import pytest
+
+from tests.conftest import level_notebooks, nbgrader_meta
+
+from . import ui
+
+LEVELS = [path.stem for path in level_notebooks()]
+# An explorer, known by its first slider -> (slider pressed with the keyboard, slider dragged, pixels)
+MOVES = {
+    "d_model": ("n", "h", -25),  # shape explorer: the table follows n and h (d_k)
+    "s1 (token 1)": ("s1 (token 1)", "temperature T", 60),  # softmax playground: the weights readout
+    "n_q (decoder)": ("n_q (decoder)", "n_k (encoder)", 60),  # cross-attention: the shapes readout
+}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def saved(lab_root, folder, stem):
+    return nbformat.read(str(lab_root / folder / f"{stem}.ipynb"), as_version=4)
+
+
+def errors_of(cell):
+    return [o for o in cell.get("outputs", []) if o.output_type == "error"
+            or (o.output_type == "stream" and o.name == "stderr")]
+
+
+def describe(output):
+    if output.output_type == "error":
+        return f"{output.ename}: {output.evalue}"
+    return f"stderr: {output.text[:300]}"
+
+
+def validate(page):
+    """Click nbgrader's Validate button; return the results dialog's message element."""
+    page.locator(".validate-button").get_by_text("Validate").click()
+    message = page.locator(".jp-Dialog #validation-message")
+    message.wait_for(timeout=180_000)
+    return message
+
+
+def close_dialog(page):
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.locator(".jp-Dialog").wait_for(state="detached")
+
+
+def move_and_check(explorer, label, move):
+    """Move the slider ``label`` with ``move``; assert the heatmap and the text changed."""
+    page = explorer.page
+    slider = ui.slider(explorer, label)
+    assert slider.count() == 1, f"no slider {label!r} in the explorer"
+    before_value = ui.slider_value(slider)
+    position = slider.locator(".noUi-handle").get_attribute("aria-valuenow")
+    src, digest = ui.image_digest(explorer)
+    text = ui.texts(explorer)
+    move(slider)
+    page.wait_for_function("([h, v]) => h.getAttribute('aria-valuenow') !== v",
+                           arg=[slider.locator(".noUi-handle").element_handle(), position])
+    _, new_digest = ui.wait_for_new_image(explorer, src)
+    assert new_digest != digest, f"moving {label!r} sent a new image, but the same picture"
+    new_text = ui.wait_for_text_change(explorer, text)
+    return before_value, ui.slider_value(slider), text, new_text
+
+
+@pytest.mark.parametrize("stem", LEVELS)
+def test_solved_notebook_runs_renders_and_responds(lab, lab_root, lab_page, screenshots, stem):
+    page = lab_page
+    ui.open_notebook(page, lab, f"solved/{stem}.ipynb", f"solved-{stem}")
+    ui.run_all(page)
+    ui.save(page)
+
+    nb = saved(lab_root, "solved", stem)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    not_run = [c.get("id") for c in code if c.execution_count is None]
+    assert not not_run, f"Run All left cells unrun: {not_run}"
+    problems = [f"{c.get('id')}: {describe(o)}" for c in code for o in errors_of(c)]
+    assert not problems, "Run All on the solved notebook showed errors:\n" + "\n".join(problems)
+    assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+
+    # Every figure and every explorer the notebook produced is on the page.
+    figures = sum("image/png" in o.get("data", {}) for c in code for o in c.outputs)
+    widgets = sum(WIDGET_VIEW in o.get("data", {}) for c in code for o in c.outputs)
+    assert figures + widgets > 0, "the level shows nothing to look at"
+    images = page.locator(".jp-RenderedImage img")
+    assert images.count() == figures
+    for k in range(figures):
+        images.nth(k).scroll_into_view_if_needed()
+        assert images.nth(k).evaluate("img => img.complete && img.naturalWidth > 0"), f"figure {k + 1} is empty"
+    explorers = ui.explorers(page)
+    assert page.locator(".jp-OutputArea-output .jupyter-widgets.widget-container").count() >= widgets
+    assert explorers.count() == widgets, f"{widgets} widget outputs, {explorers.count()} explorers rendered"
+
+    first = explorers.first if widgets else images.first
+    first.scroll_into_view_if_needed()
+    page.screenshot(path=screenshots(f"lab-{stem}-run-all"))
+
+    for k in range(widgets):
+        explorer = explorers.nth(k)
+        explorer.scroll_into_view_if_needed()
+        kind = explorer.locator(".widget-slider label.widget-label").first.text_content().strip()
+        assert kind in MOVES, f"an explorer with first control {kind!r}: add it to MOVES"
+        by_key, by_mouse, dx = MOVES[kind]
+        old, new, text, new_text = move_and_check(explorer, by_key, lambda s: ui.press(s, "ArrowRight"))
+        assert old != new
+        old, new, text, new_text = move_and_check(explorer, by_mouse, lambda s: ui.drag(s, dx))
+        assert old != new
+        if kind == "d_model":
+            # the shape table follows h: d_k = d_model / h in the readout and the table
+            d_model = int(ui.slider_value(ui.slider(explorer, "d_model")))
+            assert f"{d_model} / {new} = {d_model // int(new)}" in new_text.replace("\u2009", " ")
+        page.screenshot(path=screenshots(f"lab-{stem}-explorer-{k + 1}-moved"))
+
+    message = validate(page)
+    assert "Success! Your notebook passes all the tests." in message.inner_text()
+    close_dialog(page)
+    assert not page.js_errors, page.js_errors
+
+
+@pytest.mark.parametrize("stem", LEVELS)
+def test_blank_notebook_stops_at_first_answer_shows_solutions_and_fails_validation(lab, lab_root, lab_page, stem):
+    page = lab_page
+    ui.open_notebook(page, lab, f"blank/{stem}.ipynb", f"blank-{stem}")
+    ui.run_all(page)
+    ui.save(page)
+
+    nb = saved(lab_root, "blank", stem)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    failing = [c for c in code if errors_of(c)]
+    assert failing, "Run All with blank answers should stop at the first blank answer"
+    first = failing[0]
+    meta, shown = nbgrader_meta(first), "; ".join(describe(o) for o in errors_of(first))
+    if meta.get("solution"):  # a blank answer cell: nbgrader's stub
+        assert [o.ename for o in errors_of(first)] == ["NotImplementedError"], f"{first.get('id')}: {shown}"
+    else:  # the test of a blank function answer (its def ran): "no answer yet"
+        assert meta.get("grade") and "WrongAnswer" in shown and "no answer yet" in shown, f"{first.get('id')}: {shown}"
+    before = code[:code.index(first)]
+    assert before and all(c.execution_count is not None for c in before), "cells above the first answer did not run"
+    others = [c.get("id") for c in failing if not (nbgrader_meta(c).get("solution") or nbgrader_meta(c).get("grade"))]
+    assert not others, f"cells that are neither answers nor tests failed: {others}"
+
+    # The first solution callout: closed, then open with the solution's code.
+    callout_cell = next(c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("<details>"))
+    expected = re.findall(r"```python\n(.*?)\n```", callout_cell.source, re.S)[-1].splitlines()[-1].strip()
+    summary_text = re.match(r"<details><summary>(.*?)</summary>", callout_cell.source)[1]
+    details = page.locator(".jp-MarkdownCell details").filter(
+        has=page.locator("summary", has_text=re.compile(f"^{re.escape(summary_text)}$"))
+    )
+    details.scroll_into_view_if_needed()
+    assert not details.locator("pre").last.is_visible(), "the solution is shown before the callout is opened"
+    details.locator("summary").click()
+    solution = details.locator("pre").last
+    solution.wait_for(state="visible")
+    assert expected in solution.inner_text()
+
+    message = validate(page)
+    text = message.inner_text()
+    assert "Success" not in text and "failed" in text.lower(), text
+    close_dialog(page)
+    assert not page.js_errors, page.js_errors
+
+
+def test_lab_has_the_widget_manager_and_the_validate_button(lab, lab_page):
+    """What the tests above rely on: ipywidgets' manager and nbgrader's extension are enabled."""
+    page = lab_page
+    ui.open_notebook(page, lab, f"blank/{LEVELS[0]}.ipynb", "extensions")
+    extensions = page.evaluate("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)")
+    names = json.dumps(extensions.get("federated_extensions", []))
+    for name in ("@jupyter-widgets/jupyterlab-manager", "@jupyter/nbgrader"):
+        assert name in names, f"{name} is not enabled in JupyterLab"
+    assert page.locator(".validate-button").count() == 1
