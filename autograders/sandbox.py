@@ -1,0 +1,641 @@
+"""Where a student's code runs when it is graded: a sandboxed kernel.
+
+nbgrader executes a submission in an ordinary Jupyter kernel that can read and
+write whatever the grader's user can, reach the network and eat all memory. The
+course's ``nbgrader_config.py`` (see :func:`configure`) replaces nbgrader's
+``Execute`` step by :class:`SandboxExecute`, which starts each kernel through
+this module::
+
+    python -m autograders.sandbox [limits and isolation] -- python -m ipykernel_launcher -f CONNECTION_FILE
+
+The launcher (running as the grader, usually root) sets resource limits
+(address space, file size, processes, open files, no core dumps), moves the
+process into new network and mount namespaces where the kernel allows it (no
+network at all; private empty ``/tmp``, ``/var/tmp`` and ``/dev/shm``; the course
+directory, the instructor's notebooks and tests hidden under empty mounts),
+strips the environment, then, as root, becomes a throwaway user (a fresh uid per
+kernel, no groups, ``no_new_privs``) and execs the kernel. The kernel talks to
+nbgrader over Unix sockets (zmq's ``ipc`` transport) in a private directory,
+which is also its working directory and home, so a new network namespace does
+not cut it off. Each kernel reports what it got in ``$MHA_SANDBOX`` (JSON).
+
+:class:`SandboxExecute` also makes a bad cell cost only itself: a cell that runs
+past the timeout is interrupted (or, if it ignores the interrupt, its kernel is
+killed); a kernel that dies (``os._exit``, a fatal signal, the memory limit) is
+replaced by a fresh one that quietly replays the cells that had completed, and the
+rest of the notebook runs. Each such event leaves a one-line error in the cell
+("timeout", "crash", "memory limit"), which nbgrader's feedback shows. Output is
+capped per cell twice: in the kernel (``sys.stdout``/``sys.stderr``, see
+:func:`load_ipython_extension`) and in nbgrader's process, whatever the kernel
+sends.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+GiB, MiB = 1024**3, 1024**2
+MEMORY_LIMIT = 2 * GiB  # address space of the kernel (RLIMIT_AS)
+FILE_SIZE_LIMIT = 64 * MiB  # largest file it may write (RLIMIT_FSIZE)
+PROCESS_LIMIT = 256  # processes and threads of its (throwaway) user (RLIMIT_NPROC)
+OPEN_FILES_LIMIT = 1024  # RLIMIT_NOFILE
+OUTPUT_LIMIT = 200_000  # characters of output a cell keeps
+
+# Directories replaced by an empty private tmpfs (writes vanish with the kernel),
+# and those hidden under an empty read-only one, in the kernel's mount namespace.
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+HIDDEN_DIRS = (str(ROOT / "notebooks"), str(ROOT / "tests"), "/root")
+
+# The environment a kernel keeps; everything else (tokens, the grader's paths) is dropped.
+KEEP_ENV = ("PATH", "JPY_PARENT_PID", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "MPLBACKEND", "NBGRADER_EXECUTION", "JPY_SESSION_NAME")
+KEEP_ENV_PREFIXES = ("LC_",)
+
+UID_RANGE = (3_000_000, 3_900_000)  # throwaway uids, one per kernel
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
+PR_SET_NO_NEW_PRIVS = 38
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result, what):
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def _unshare(flags):
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def _mount(source, target, fstype, flags, data=None):
+    _check(
+        _libc.mount(
+            source.encode() if source else None,
+            target.encode(),
+            fstype.encode() if fstype else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _under(path, parent):
+    path, parent = os.path.abspath(path), os.path.abspath(parent)
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+# --- the launcher (stage one: as the grader; then exec the kernel) -----------
+
+
+def _namespaces(report):
+    """New mount and network namespaces (as root; otherwise inside a user namespace)."""
+    if os.geteuid() == 0:
+        for flag, key in ((CLONE_NEWNS, "filesystem"), (CLONE_NEWNET, "network")):
+            try:
+                _unshare(flag)
+                report[key] = "isolated"
+            except OSError as error:
+                report[key] = f"shared ({error.strerror})"
+        return
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)
+    except OSError as error:
+        report["filesystem"] = report["network"] = f"shared ({error.strerror})"
+        return
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    report["filesystem"] = report["network"] = "isolated"
+
+
+def _hide(private, hidden, keep):
+    """Mount an empty tmpfs over each ``private`` (writable) and ``hidden`` (empty,
+    root-owned) directory, then bind each ``keep`` directory (the kernel's own, the
+    interpreter's) back in place if one of them covered it. Return the paths covered."""
+    keep = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in keep if os.path.isdir(path)]
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    covered = []
+    for path, mode in [(p, "1777") for p in private] + [(p, "0755") for p in hidden]:
+        if not os.path.isdir(path) or _under(sys.prefix, path) or _under(ROOT / "autograders", path):
+            continue  # never hide the environment or this package
+        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size=64m,mode={mode}")
+        covered.append(path)
+    for path, fd in keep:
+        if any(_under(path, c) for c in covered):
+            os.makedirs(path, exist_ok=True)
+            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+    return covered
+
+
+def _reachable(path):
+    """True when a user of its own could reach ``path`` (every directory above it searchable by others)."""
+    path = Path(os.path.realpath(path))
+    return all(os.stat(p).st_mode & 0o001 for p in path.parents) and bool(os.stat(path).st_mode & 0o004)
+
+
+def _limits(args, dropping):
+    import resource
+
+    limits = [
+        (resource.RLIMIT_AS, args.memory),
+        (resource.RLIMIT_FSIZE, args.file_size),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NOFILE, args.open_files),
+    ]
+    if dropping:  # counted per user: only meaningful for a user of its own
+        limits.append((resource.RLIMIT_NPROC, args.processes))
+    for which, value in limits:
+        if value and value > 0:
+            resource.setrlimit(which, (value, value))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # too large a file: an error, not death
+
+
+def _environment(args, report):
+    env = {k: v for k, v in os.environ.items() if k in KEEP_ENV or k.startswith(KEEP_ENV_PREFIXES)}
+    work = args.workdir
+    env.update(
+        HOME=work,
+        TMPDIR="/tmp" if report.get("filesystem") == "isolated" else work,
+        MPLCONFIGDIR=os.path.join(work, ".matplotlib"),
+        IPYTHONDIR=os.path.join(work, ".ipython"),
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        PYTHONNOUSERSITE="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        MHA_SANDBOX=json.dumps(report, sort_keys=True),
+    )
+    env.setdefault("MPLBACKEND", "Agg")
+    return env
+
+
+def launch(argv=None):
+    """Stage one: isolate this process, become the throwaway user, exec ``COMMAND``."""
+    parser = argparse.ArgumentParser(prog="python -m autograders.sandbox")
+    parser.add_argument("--memory", type=int, default=MEMORY_LIMIT, help="address space limit (bytes; 0: none)")
+    parser.add_argument("--file-size", type=int, default=FILE_SIZE_LIMIT, help="largest file (bytes; 0: none)")
+    parser.add_argument("--processes", type=int, default=PROCESS_LIMIT, help="processes and threads of the user")
+    parser.add_argument("--open-files", type=int, default=OPEN_FILES_LIMIT)
+    parser.add_argument("--uid", type=int, default=None, help="as root: the throwaway user to become")
+    parser.add_argument("--workdir", required=True, help="the private directory: working directory and home")
+    parser.add_argument("--keep", default=None, help="the private directory to keep visible (default: workdir)")
+    parser.add_argument("--hide", action="append", default=[], help="a directory to hide (repeatable)")
+    parser.add_argument("--no-namespaces", action="store_true", help="skip the network and mount namespaces")
+    parser.add_argument("--own", action="append", default=[], help="a file to hand to the throwaway user")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command to run")
+
+    report = {"memory": args.memory, "file_size": args.file_size}
+    if args.no_namespaces:
+        report["filesystem"] = report["network"] = "shared (namespaces off)"
+    else:
+        _namespaces(report)
+    if report.get("filesystem") == "isolated":
+        try:
+            keep = [args.keep or args.workdir, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)]
+            report["hidden"] = _hide(PRIVATE_DIRS, [*HIDDEN_DIRS, *args.hide], keep)
+        except OSError as error:
+            report["filesystem"] = f"shared ({error.strerror})"
+    dropping = os.geteuid() == 0 and args.uid is not None
+    unreachable = [p for p in (sys.executable, ROOT / "autograders") if not _reachable(p)]
+    if dropping and unreachable:  # e.g. Python under /root (0700) and no mount namespace to show it
+        dropping = False
+        report["user"] = f"unchanged: {unreachable[0]} is not readable by other users"
+    _limits(args, dropping)
+    os.chdir(args.workdir)
+    if dropping:
+        for path in args.own:
+            os.chown(path, args.uid, args.uid)
+        os.setgroups([])
+        os.setgid(args.uid)
+        os.setuid(args.uid)
+        report["user"] = args.uid
+    else:
+        report.setdefault("user", f"unchanged ({os.getuid()})")
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(no_new_privs)")
+    env = _environment(args, report)
+    os.execvpe(command[0], command, env)
+
+
+# --- the grader's side: private directories, throwaway users -----------------
+
+
+def pick_uid():
+    """A uid in ``UID_RANGE`` that no running process has."""
+    used = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            line = next(x for x in status.read_text().splitlines() if x.startswith("Uid:"))
+            used.add(int(line.split()[1]))
+        except (OSError, StopIteration, ValueError, IndexError):
+            continue
+    while True:
+        uid = random.randrange(*UID_RANGE)
+        if uid not in used:
+            return uid
+
+
+def kill_user(uid):
+    """SIGKILL every process of ``uid`` (the throwaway user: whatever a kernel left behind)."""
+    for _ in range(5):
+        found = False
+        for status in Path("/proc").glob("[0-9]*/status"):
+            try:
+                line = next(x for x in status.read_text().splitlines() if x.startswith("Uid:"))
+                if int(line.split()[1]) == uid:
+                    found = True
+                    os.kill(int(status.parent.name), signal.SIGKILL)
+            except (OSError, StopIteration, ValueError, IndexError):
+                continue
+        if not found:
+            return
+
+
+class Sandbox:
+    """One private directory (and, as root, one throwaway user) for one process.
+
+    ``command(inner)`` is the launcher's command line that runs ``inner`` inside
+    it; ``close()`` kills whatever the user left running and removes the directory.
+    """
+
+    def __init__(self, memory=MEMORY_LIMIT, file_size=FILE_SIZE_LIMIT, processes=PROCESS_LIMIT, hide=(), copy_from=None,
+                 namespaces=True):
+        self.memory, self.file_size, self.processes = memory, file_size, processes
+        self.hide = [str(Path(p).resolve()) for p in hide if p]
+        self.namespaces = namespaces
+        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
+        self.work = self.root / "work"
+        self.work.mkdir()
+        self.uid = pick_uid() if os.geteuid() == 0 else None
+        if copy_from:
+            self._copy(Path(copy_from))
+        if self.uid is not None:
+            for path in [self.root, *self.work.rglob("*"), self.work]:
+                os.chown(path, self.uid, self.uid, follow_symlinks=False)
+        os.chmod(self.root, 0o700)
+
+    def _copy(self, source, budget=100 * MiB):
+        """The submission's other files (data, modules), not its notebooks, into the work directory."""
+        for path in sorted(source.rglob("*")) if source.is_dir() else []:
+            if path.is_file() and not path.is_symlink() and path.suffix != ".ipynb" and path.stat().st_size <= budget:
+                budget -= path.stat().st_size
+                target = self.work / path.relative_to(source)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+
+    def command(self, inner, own=()):
+        cmd = [sys.executable, "-m", "autograders.sandbox", f"--memory={self.memory}", f"--file-size={self.file_size}",
+               f"--processes={self.processes}", f"--workdir={self.work}", f"--keep={self.root}"]
+        cmd += [f"--hide={p}" for p in self.hide] + [f"--own={p}" for p in own]
+        cmd += [f"--uid={self.uid}"] if self.uid is not None else []
+        cmd += [] if self.namespaces else ["--no-namespaces"]
+        return [*cmd, "--", *inner]
+
+    def env(self):
+        """The environment to start the launcher with (it needs to import this package)."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [str(ROOT), env.get("PYTHONPATH", "")] if p)
+        return env
+
+    def close(self):
+        if self.uid is not None:
+            kill_user(self.uid)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# --- nbgrader's side: the kernel manager and the executor --------------------
+
+# Defined on first use (``autograders.sandbox.SandboxExecute``): the launcher and the
+# kernel extension import this module too, and importing nbgrader takes seconds.
+NBGRADER_SIDE = ("SandboxKernelManager", "SandboxExecute", "RestoreMissingCells")
+
+
+def __getattr__(name):
+    if name in NBGRADER_SIDE:
+        globals().update(_nbgrader_side())
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+TIMEOUT_ENAME = "CellTimeoutError"
+CRASH_ENAME = "KernelCrashed"
+
+
+def _nbgrader_side():
+    if all(name in globals() for name in NBGRADER_SIDE):  # defined once: config names these classes
+        return {name: globals()[name] for name in NBGRADER_SIDE}
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+    from nbformat import NotebookNode
+    from nbgrader import utils as nbgrader_utils
+    from nbgrader.preprocessors import Execute, OverwriteCells
+    from traitlets import Bool, Integer, List, Unicode
+
+
+    class SandboxKernelManager(AsyncKernelManager):
+        """Starts the kernel through the launcher, over Unix sockets in a private directory."""
+
+        sandbox_options = {}  # set by SandboxExecute: the keyword arguments of Sandbox
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.sandbox = None
+
+        async def _async_pre_start_kernel(self, **kw):
+            if self.sandbox is not None:
+                self.sandbox.close()
+            self.sandbox = Sandbox(**self.sandbox_options, copy_from=kw.get("cwd"))
+            self.transport = "ipc"
+            self.connection_file = str(self.sandbox.root / "kernel.json")
+            self.ip = str(self.sandbox.root / "kernel")
+            kw["cwd"] = str(self.sandbox.work)
+            kw["env"] = {**self.sandbox.env(), **kw.get("env", {})}
+            return await super()._async_pre_start_kernel(**kw)
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            inner = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file,
+                     "--IPKernelApp.extra_extensions=autograders.sandbox", *(extra_arguments or [])]
+            return self.sandbox.command(inner, own=[self.connection_file])
+
+        async def _async_cleanup_resources(self, restart=False):
+            await super()._async_cleanup_resources(restart=restart)
+            if self.sandbox is not None:
+                self.sandbox.close()
+                self.sandbox = None
+
+        cleanup_resources = _async_cleanup_resources
+
+    def _note(cell, ename, message):
+        """Add a one-line error to ``cell`` saying what happened to it."""
+        cell.setdefault("outputs", []).append(
+            NotebookNode(output_type="error", ename=ename, evalue=message, traceback=[f"\x1b[0;31m{ename}\x1b[0m: {message}"])
+        )
+
+    def _has_error(cell, ename):
+        return any(o.get("output_type") == "error" and o.get("ename") == ename for o in cell.get("outputs", []))
+
+    class SandboxExecute(Execute):
+        """nbgrader's Execute in a sandboxed kernel, where a bad cell costs only itself."""
+
+        memory_limit = Integer(MEMORY_LIMIT, help="address space of a kernel, bytes (0: no limit)").tag(config=True)
+        file_size_limit = Integer(FILE_SIZE_LIMIT, help="largest file a kernel may write, bytes").tag(config=True)
+        process_limit = Integer(PROCESS_LIMIT, help="processes and threads of a kernel").tag(config=True)
+        output_limit = Integer(OUTPUT_LIMIT, help="characters of output kept per cell").tag(config=True)
+        hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
+        namespaces = Bool(True, help="new network and mount namespaces where the OS allows").tag(config=True)
+        max_restarts = Integer(8, help="kernels started for one notebook, at most").tag(config=True)
+
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
+            super().__init__(*args, **kwargs)
+            self.error_on_timeout = {
+                "ename": TIMEOUT_ENAME,
+                "evalue": "",
+                "traceback": [],  # filled in per cell by _timeout_note
+            }
+
+        def sandbox_options(self):
+            return dict(memory=self.memory_limit, file_size=self.file_size_limit, processes=self.process_limit,
+                        hide=self.hide, namespaces=self.namespaces)
+
+        def create_kernel_manager(self):
+            km = super().create_kernel_manager()
+            km.sandbox_options = self.sandbox_options()
+            return km
+
+        def _timeout_message(self):
+            return f"timeout: this cell ran for more than {self.timeout} s and was stopped; the rest of the notebook still ran."
+
+        # -- output limit (whatever the kernel sends) --
+
+        def process_message(self, msg, cell, cell_index):
+            kind = msg.get("msg_type")
+            if kind in ("stream", "display_data", "execute_result", "update_display_data", "error"):
+                content = msg["content"]
+                size = len(json.dumps(content, default=str))
+                used = self._output_used.get(cell_index, 0)
+                self._output_used[cell_index] = used + size
+                if used + size > self.output_limit:
+                    note = f"\n[output limit: this cell's output passed {self.output_limit} characters; the rest was dropped]\n"
+                    if kind == "error":  # kept (it decides the grade), shortened
+                        content["evalue"] = str(content.get("evalue", ""))[:2000]
+                        content["traceback"] = [str(t)[:2000] for t in content.get("traceback", [])[:40]]
+                    elif kind == "stream" and (used < self.output_limit or not self._has_stream(cell, content.get("name"))):
+                        content["text"] = str(content.get("text", ""))[: max(self.output_limit - used, 0)] + note
+                    else:
+                        if cell_index not in self._output_noted:
+                            cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=note))
+                        self._output_noted.add(cell_index)
+                        return None
+                    self._output_noted.add(cell_index)
+            return super().process_message(msg, cell, cell_index)
+
+        @staticmethod
+        def _has_stream(cell, name):
+            return any(o.get("output_type") == "stream" and o.get("name") == name for o in cell.get("outputs", []))
+
+        # -- running the notebook, replacing a dead or stuck kernel --
+
+        def preprocess(self, nb, resources=None, km=None):
+            from nbclient import NotebookClient
+
+            NotebookClient.__init__(self, nb, km)
+            self.reset_execution_trackers()
+            self._check_assign_resources(resources)
+            self._output_used, self._output_noted = {}, set()
+            cells = self.nb.cells
+            completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
+            index, kernels = 0, 0
+            while index < len(cells):
+                kernels += 1
+                if kernels > self.max_restarts:
+                    for cell in cells[index:]:
+                        if cell.cell_type == "code" and cell.source.strip():
+                            _note(cell, CRASH_ENAME, "crash: not run, the kernel crashed too often in this notebook.")
+                    break
+                self.shutdown_kernel = "graceful"
+                with self.setup_kernel():
+                    info = self.wait_for_reply(self.kc.kernel_info())
+                    if info:
+                        self.nb.metadata["language_info"] = info["content"].get("language_info", {})
+                    if not self._replay(completed):
+                        continue
+                    while index < len(cells):
+                        cell = cells[index]
+                        index += 1
+                        try:
+                            self.preprocess_cell(cell, resources, index - 1)
+                        except DeadKernelError:
+                            _note(cell, CRASH_ENAME, self._crash_message())
+                            self.shutdown_kernel = "immediate"
+                            break
+                        except CellTimeoutError:  # interrupted, yet still busy: kill it
+                            _note(cell, TIMEOUT_ENAME, self._timeout_message())
+                            self.shutdown_kernel = "immediate"
+                            break
+                        if _has_error(cell, "MemoryError"):  # what it holds is freed only with its kernel
+                            self._memory_note(cell)
+                            self.shutdown_kernel = "immediate"
+                            break
+                        if _has_error(cell, TIMEOUT_ENAME):
+                            self._fix_timeout_note(cell)
+                        elif cell.cell_type == "code" and cell.source.strip():
+                            completed.append(index - 1)
+            self.set_widgets_metadata()
+            return self.nb, self.resources
+
+        def _replay(self, completed):
+            """Run the completed cells again, quietly, in a new kernel; False if it died doing so."""
+            for i in list(completed):
+                original = self.nb.cells[i]
+                try:  # on a copy: the outputs shown are those of the first run
+                    self.execute_cell(NotebookNode(json.loads(json.dumps(original))), i, store_history=False)
+                except (DeadKernelError, CellTimeoutError):
+                    completed.remove(i)  # it crashed this time: never again
+                    self.shutdown_kernel = "immediate"
+                    return False
+                finally:
+                    self.nb.cells[i] = original  # nbclient puts the executed cell in the notebook
+            return True
+
+        def _crash_message(self):
+            limit = f"{self.memory_limit / GiB:g} GiB" if self.memory_limit else "none"
+            return ("crash: the kernel died while running this cell (os._exit, a fatal signal, or the memory limit of "
+                    f"{limit}); the cells after it ran in a fresh kernel.")
+
+        def _fix_timeout_note(self, cell):
+            for output in cell.outputs:
+                if output.get("output_type") == "error" and output.get("ename") == TIMEOUT_ENAME and not output.get("evalue"):
+                    output["evalue"] = self._timeout_message()
+                    output["traceback"] = [f"\x1b[0;31m{TIMEOUT_ENAME}\x1b[0m: {self._timeout_message()}"]
+
+        def _memory_note(self, cell):
+            """Say that the memory limit was reached (the kernel is then replaced: see preprocess)."""
+            limit = f"{self.memory_limit / GiB:g} GiB"
+            for output in cell.outputs:
+                if output.get("output_type") == "error" and output.get("ename") == "MemoryError":
+                    output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
+                    output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
+
+    class RestoreMissingCells(OverwriteCells):
+        """nbgrader's OverwriteCells, adding back deleted test cells even when the cells
+        around them were deleted too (nbgrader's own lookup of the previous cell then
+        fails and the whole submission is lost)."""
+
+        def add_missing_grade_cells(self, nb, resources):
+            source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+            order = [cell.name for cell in source_nb.source_cells]
+            solutions = {cell.name for cell in source_nb.solution_cells}
+            present = [nbgrader_utils.is_grade(c) or nbgrader_utils.is_solution(c) for c in nb.cells]
+            ids = [c.metadata.nbgrader.get("grade_id") if p else None for c, p in zip(nb.cells, present)]
+            for grade_cell in source_nb.grade_cells:
+                if grade_cell.name in ids:
+                    continue
+                self.log.warning("Missing grade cell %s: adding it back", grade_cell.name)
+                cell = self.missing_cell_transform(
+                    source_nb.source_cells[order.index(grade_cell.name)], grade_cell.max_score,
+                    is_solution=grade_cell.name in solutions,
+                )
+                before = order[: order.index(grade_cell.name)]
+                at = max((i + 1 for i, gid in enumerate(ids) if gid in before), default=0)
+                nb.cells.insert(at, cell)
+                ids.insert(at, grade_cell.name)
+            return nb, resources
+
+
+    classes = {"SandboxKernelManager": SandboxKernelManager, "SandboxExecute": SandboxExecute,
+               "RestoreMissingCells": RestoreMissingCells}
+    globals().update(classes)
+    return classes
+
+
+# --- inside the kernel: the output limit -------------------------------------
+
+
+class _Budget:
+    def __init__(self, limit):
+        self.limit, self.used, self.noted = limit, 0, False
+
+
+class _CappedStream:
+    """A stream that passes on at most ``budget.limit`` characters per cell (shared by stdout and stderr)."""
+
+    def __init__(self, stream, budget, notice_stream=None):
+        self._stream, self._budget, self._notice = stream, budget, notice_stream
+
+    def write(self, text):
+        budget = self._budget
+        room = budget.limit - budget.used
+        budget.used += len(text)
+        if room >= len(text):
+            return self._stream.write(text)
+        if room > 0:
+            self._stream.write(text[:room])
+        if not budget.noted:
+            budget.noted = True
+            (self._notice or self._stream).write(
+                f"\n[output limit: this cell printed more than {budget.limit} characters; the rest was dropped]\n"
+            )
+        return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def load_ipython_extension(ip):
+    """Cap what a cell may print (``--IPKernelApp.extra_extensions=autograders.sandbox``)."""
+    budget = _Budget(int(os.environ.get("MHA_OUTPUT_LIMIT", OUTPUT_LIMIT)))
+    stdout = sys.stdout
+    sys.stdout = _CappedStream(stdout, budget)
+    sys.stderr = _CappedStream(sys.stderr, budget, notice_stream=stdout)
+
+    def reset(*_):
+        budget.used, budget.noted = 0, False
+
+    ip.events.register("pre_run_cell", reset)
+
+
+def configure(c, course=None):
+    """Set up autograde in the nbgrader config ``c`` (the course's ``nbgrader_config.py``)
+    to run every submission in a sandboxed kernel, hiding ``course`` from it."""
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute, OverwriteCells
+
+    classes = _nbgrader_side()
+    SandboxExecute, RestoreMissingCells = classes["SandboxExecute"], classes["RestoreMissingCells"]
+
+    steps = Autograde.class_traits()
+    c.Autograde.autograde_preprocessors = [
+        SandboxExecute if step is Execute else step for step in steps["autograde_preprocessors"].default()
+    ]
+    c.Autograde.sanitize_preprocessors = [
+        RestoreMissingCells if step is OverwriteCells else step for step in steps["sanitize_preprocessors"].default()
+    ]
+    c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run
+    if course:
+        c.SandboxExecute.hide = [str(course)]
+
+
+if __name__ == "__main__":
+    launch()
