@@ -199,6 +199,13 @@ c.Execute.execute_retries = 0
 # one-off font-cache notice rather than fail a student's test for it.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"Matplotlib is building the font cache"
+
+# Autograde runs each submission in a sandboxed kernel (autograders/sandbox.py):
+# memory, file-size and output limits, no network, this course hidden, a
+# throwaway user; a timeout, crash or memory blow-up costs only its own cell.
+from autograders import sandbox  # noqa: E402
+
+sandbox.configure(c, course=here, hide=[{course!r}])
 '''
 
 
@@ -208,7 +215,7 @@ def write_config(course):
     from traitlets.config.loader import PyFileConfigLoader
 
     path = Path(course) / "nbgrader_config.py"
-    path.write_text(CONFIG.format(course_id=COURSE_ID, timeout=CELL_TIMEOUT))
+    path.write_text(CONFIG.format(course_id=COURSE_ID, timeout=CELL_TIMEOUT, course=str(Path(course).resolve())))
     PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
     return path
 

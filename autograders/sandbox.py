@@ -616,25 +616,56 @@ def load_ipython_extension(ip):
     ip.events.register("pre_run_cell", reset)
 
 
-def configure(c, course=None):
-    """Set up autograde in the nbgrader config ``c`` (the course's ``nbgrader_config.py``)
-    to run every submission in a sandboxed kernel, hiding ``course`` from it."""
+def configure(c, course=None, hide=()):
+    """Set up autograde in the nbgrader config ``c`` (the course's ``nbgrader_config.py``):
+    every submission runs in a sandboxed kernel that cannot see ``course`` nor the
+    directories in ``hide``; deleted test cells are put back; a notebook submitted
+    under another name is graded under its own (see :func:`adopt_renamed`)."""
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute, OverwriteCells
 
     classes = _nbgrader_side()
-    SandboxExecute, RestoreMissingCells = classes["SandboxExecute"], classes["RestoreMissingCells"]
-
     steps = Autograde.class_traits()
     c.Autograde.autograde_preprocessors = [
-        SandboxExecute if step is Execute else step for step in steps["autograde_preprocessors"].default()
+        classes["SandboxExecute"] if step is Execute else step for step in steps["autograde_preprocessors"].default()
     ]
     c.Autograde.sanitize_preprocessors = [
-        RestoreMissingCells if step is OverwriteCells else step for step in steps["sanitize_preprocessors"].default()
+        classes["RestoreMissingCells"] if step is OverwriteCells else step
+        for step in steps["sanitize_preprocessors"].default()
     ]
     c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run
-    if course:
-        c.SandboxExecute.hide = [str(course)]
+    c.Autograde.pre_convert_hook = adopt_renamed
+    c.SandboxExecute.hide = sorted({str(p) for p in [course, *hide] if p})
+
+
+RENAMED_NOTE = (
+    "**Note from the grader:** this notebook was submitted as `{got}`; it was graded as `{expected}`, "
+    "the name the assignment expects."
+)
+
+
+def adopt_renamed(assignment=None, student=None, notebooks=None, **_):
+    """nbgrader's pre-convert hook: a submission whose only notebook has another name
+    than the assignment's only notebook (``level1_recognition (1).ipynb``) is graded
+    as that notebook, with a note at its top; nbgrader would skip it as unknown and
+    fail the submission. The student's file is left as it is (a copy is graded)."""
+    import nbformat
+
+    if not notebooks or len(notebooks) != 1:
+        return
+    got = Path(notebooks[0])
+    course = got.parents[3] if len(got.parents) > 3 else None
+    expected = sorted((course / "source" / str(assignment)).glob("*.ipynb")) if course else []
+    if len(expected) != 1 or expected[0].name == got.name:
+        return
+    target = got.with_name(expected[0].name)
+    try:
+        nb = nbformat.read(str(got), as_version=4)
+    except Exception:  # noqa: BLE001 (not a notebook: nbgrader reports it)
+        return
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(RENAMED_NOTE.format(got=got.name, expected=target.name)))
+    nbformat.write(nb, str(target))
+    notebooks[:] = [str(target)]
 
 
 if __name__ == "__main__":
