@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 RUN    := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test bench practice release clean
+.PHONY: lab test bench practice release clean demo
 
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -20,6 +20,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(RUN) -m benchmarks $(BENCH)
+
+# The classroom demo as a code-free dashboard (Voila) on http://localhost:8866: one screen per idea,
+# sized for a 1280x720 projector.
+demo: $(STAMP)
+	cd demo && PATH="$(CURDIR)/$(BIN):$$PATH" PYTHONPATH="$(CURDIR)" $(CURDIR)/$(BIN)/python -m voila classroom.ipynb \
+		--theme=light --show_tracebacks=False
 
 practice: $(STAMP)
 	$(RUN) -m autograders practice --out workbook

@@ -142,7 +142,7 @@ class Explorer(widgets.VBox):
 class ShapeExplorer(Explorer):
     """d_model, h, n and causal -> d_k, the shape table and every head's weights."""
 
-    def __init__(self, d_model=512, h=8, n=10, causal=False, tokens=None, seed=0):
+    def __init__(self, d_model=512, h=8, n=10, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80):
         d_model = check.positive_int("d_model", d_model)
         head_dim(d_model, h)
         n = check.positive_int("n", n)
@@ -150,6 +150,7 @@ class ShapeExplorer(Explorer):
         if len(tokens) < n:
             raise ValueError(f"tokens must hold at least n={n} tokens, got {len(tokens)}")
         self.tokens = tokens
+        self.figure_width, self.dpi = float(figure_width), dpi
         max_n = max(n, min(MAX_N, len(tokens)))
         step = 8 if d_model % 8 == 0 and d_model <= 1024 else 1
         controls = {
@@ -204,7 +205,8 @@ class ShapeExplorer(Explorer):
             if self._layout is not None and self._layout[0] == shown:  # same panels, new n: re-use the figure
                 figure, self.images = relabel_head_grid(self.figure, self.images, tokens, tokens, title)
             else:
-                figure, self.images = build_head_grid(shown, tokens, tokens, title, figure_width=10.0, dpi=80)
+                figure, self.images = build_head_grid(shown, tokens, tokens, title, figure_width=self.figure_width,
+                                                      dpi=self.dpi)
             self._layout = layout
             self._set_images(weights, mask)
             self.canvas.show(figure, self.images)
@@ -230,11 +232,14 @@ class ShapeExplorer(Explorer):
             image.set_data(np.ma.masked_array(weights[k], mask=np.zeros((1, 1), bool) if mask is None else ~mask))
 
 
-def shape_explorer(d_model=512, h=8, n=10, causal=False, tokens=None, seed=0):
+def shape_explorer(d_model=512, h=8, n=10, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80):
     """Explorer (a): sliders for d_model, h (divisors of d_model only), n; a causal
     toggle; the d_k readout, the shape table and the per-head weights of a seeded
-    block on example embeddings (at most 16 panels)."""
-    return ShapeExplorer(d_model, h, n, causal, tokens, seed)
+    block on example embeddings (at most 16 panels).
+
+    ``figure_width`` (inches) and ``dpi`` size the heads' figure: the same pixels at a
+    smaller width and a higher dpi give larger lettering (the classroom demo)."""
+    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi)
 
 
 # --- (b) softmax ---------------------------------------------------------------
@@ -243,7 +248,7 @@ def shape_explorer(d_model=512, h=8, n=10, causal=False, tokens=None, seed=0):
 class SoftmaxPlayground(Explorer):
     """Scores and a temperature -> softmax(scores / temperature) as bars, and the entropy."""
 
-    def __init__(self, scores=(4.0, 2.0, 5.0), labels=None, temperature=1.0):
+    def __init__(self, scores=(4.0, 2.0, 5.0), labels=None, temperature=1.0, dpi=80):
         scores = check.array("scores", scores, ndim=1)
         if not 1 <= len(scores) <= 10:
             raise ValueError(f"scores must hold 1 to 10 numbers, got {len(scores)}")
@@ -267,7 +272,7 @@ class SoftmaxPlayground(Explorer):
         self.readout = widgets.HTML()
         canvas = FigureImage()
         super().__init__(controls, [self.readout, canvas.widget], canvas)
-        figure = WorkbookFigure(figsize=(max(5.0, 1.0 + 0.9 * len(scores)), 3.2), dpi=80)
+        figure = WorkbookFigure(figsize=(max(5.0, 1.0 + 0.9 * len(scores)), 3.2), dpi=dpi)
         ax = figure.add_subplot()
         self.bars, self.texts = draw_bars(ax, np.zeros(len(scores)), labels)
         ax.set_title("softmax(s / T): weights of one query", fontsize=12)
@@ -304,10 +309,11 @@ class SoftmaxPlayground(Explorer):
         self.state = {"scores": scores, "temperature": T, "weights": w, "entropy": entropy}
 
 
-def softmax_playground(scores=(4.0, 2.0, 5.0), labels=None, temperature=1.0):
+def softmax_playground(scores=(4.0, 2.0, 5.0), labels=None, temperature=1.0, dpi=80):
     """Explorer (b), Problem 2.3: one slider per score and a temperature T; the
-    weights softmax(s / T) as bars with their values, and the entropy."""
-    return SoftmaxPlayground(scores, labels, temperature)
+    weights softmax(s / T) as bars with their values, and the entropy. ``dpi``
+    scales the figure."""
+    return SoftmaxPlayground(scores, labels, temperature, dpi)
 
 
 # --- (c) cross-attention -----------------------------------------------------------
@@ -316,7 +322,7 @@ def softmax_playground(scores=(4.0, 2.0, 5.0), labels=None, temperature=1.0):
 class CrossAttentionExplorer(Explorer):
     """n_q decoder queries over n_k encoder keys: one head's n_q x n_k weights (figure s02)."""
 
-    def __init__(self, n_q=4, n_k=6, d_model=64, h=4, seed=0):
+    def __init__(self, n_q=4, n_k=6, d_model=64, h=4, seed=0, dpi=80):
         d_model = check.positive_int("d_model", d_model)
         head_dim(d_model, h)
         n_q = check.positive_int("n_q", n_q)
@@ -324,7 +330,7 @@ class CrossAttentionExplorer(Explorer):
         for name, value in (("n_q", n_q), ("n_k", n_k)):
             if value > MAX_CROSS:
                 raise ValueError(f"{name} must be at most {MAX_CROSS}, got {value}")
-        self.d_model, self.h = d_model, h
+        self.d_model, self.h, self.dpi = d_model, h, dpi
         self.block = MultiHeadAttention.from_seed(d_model, h, seed)
         self.x_q = example_embeddings(MAX_CROSS, d_model, seed + 1)  # decoder tokens; first n_q used
         self.x_kv = example_embeddings(MAX_CROSS, d_model, seed + 2)  # encoder tokens; first n_k used
@@ -349,7 +355,7 @@ class CrossAttentionExplorer(Explorer):
         if (n_q, n_k) != self._layout:
             figure = cross_heatmap(shown, DECODER_TOKENS[:n_q], ENCODER_TOKENS[:n_k],
                                    title=f"Cross-attention weights: {n_q} decoder queries × {n_k} encoder keys")
-            figure.set_dpi(80)
+            figure.set_dpi(self.dpi)
             ax = figure.axes[0]
             self.image_artist, self.texts = ax.images[0], list(ax.texts)
             self._layout = (n_q, n_k)
@@ -374,10 +380,11 @@ class CrossAttentionExplorer(Explorer):
         }
 
 
-def cross_attention_explorer(n_q=4, n_k=6, d_model=64, h=4, seed=0):
+def cross_attention_explorer(n_q=4, n_k=6, d_model=64, h=4, seed=0, dpi=80):
     """Explorer (c), Problem 5.3: n_q and n_k sliders and a head selector; the s02
-    heatmap (decoder queries as rows, encoder keys as columns) and the shapes."""
-    return CrossAttentionExplorer(n_q, n_k, d_model, h, seed)
+    heatmap (decoder queries as rows, encoder keys as columns) and the shapes.
+    ``dpi`` scales the figure."""
+    return CrossAttentionExplorer(n_q, n_k, d_model, h, seed, dpi)
 
 
 __all__ = [

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -104,6 +105,8 @@ class Server:
                 with urllib.request.urlopen(self.url(self.ready_path), timeout=5) as response:
                     if response.status == 200:
                         return self
+            except urllib.error.HTTPError:  # it answers: up (Voila has no cheap page that returns 200)
+                return self
             except OSError:
                 pass
             time.sleep(0.3)
@@ -148,7 +151,7 @@ def voila(notebook, home, extra=()):
     notebook = Path(notebook)
     args = ["voila", str(notebook), "--no-browser", "--port={port}", "--Voila.ip=127.0.0.1",
             *VOILA_ARGS, *extra]
-    return Server(args, notebook.parent, home, "").start()
+    return Server(args, notebook.parent, home, "api/no-such-page").start()  # not "/": that runs the notebook
 
 
 # The dashboard's look: the lab template, light theme, no tracebacks shown to the room.
