@@ -40,7 +40,7 @@ def load(page, voila):
     page.wait_for_function(
         "() => document.querySelectorAll('.widget-slider').length >= 15"
         " && [...document.querySelectorAll('img')].filter(i => i.offsetParent).every(i => i.complete && i.naturalWidth)"
-        " && [...document.querySelectorAll('.jp-OutputArea-output img')].length >= 5",
+        " && [...document.querySelectorAll('.jp-OutputArea-output img')].length >= 4",  # screens 2-5: one figure each
         timeout=120_000,
     )
 
@@ -116,6 +116,10 @@ def test_each_slider_updates_its_figure(voila, projector_page, heading):
     if heading == "3. Every head":
         before = state(page, k)
         cell.get_by_text("causal mask").click()
+        wait_changed(page, k, "image", before["image"])
+    if heading == "5. What":
+        before = state(page, k)
+        cell.get_by_text("parameters", exact=True).click()
         wait_changed(page, k, "image", before["image"])
     assert not page.js_errors, page.js_errors
 
