@@ -37,6 +37,7 @@ import datetime
 import itertools
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -347,8 +348,10 @@ def _run_job(job, root, result):
     app = Autograde(coursedir=coursedir, config=config, log=_job_logger())
     app.force = True
     app.create_student = True
+    started = time.perf_counter()
     with _Stderr(root / "kernel.log"):
         outcome = capture_log(app)
+    result["phases"] = {"autograde": time.perf_counter() - started}
     result["log"] = outcome.get("log", "") + outcome.get("error", "")
     result["ok"] = bool(outcome.get("success"))
     if not result["ok"]:
@@ -379,45 +382,48 @@ def _run_job(job, root, result):
     if job.get("feedback", True):
         from .feedback_html import generate_feedback
 
+        started = time.perf_counter()
         try:
             result["feedback"] = generate_feedback(root, config, assignment, student, _job_logger())
+            result["phases"]["feedback"] = time.perf_counter() - started
         except Exception as error:  # the grades stand; say that the feedback is missing
             result["warnings"].append(f"no feedback: {type(error).__name__}: {error}"[:500])
 
 
-def _reason(log, kernel_log):
-    """A short reason for a failed autograde, from nbgrader's log."""
-    lines = [line for line in log.splitlines() if line.strip()]
-    interesting = [
-        line for line in lines
-        if not line.startswith(("[INFO]", "[WARNING]", "Traceback", "  File", "    "))
-        and "There was an error processing assignment" not in line
-        and "Please see the" not in line
-    ]
-    for line in reversed(interesting):
-        if "Error" in line or "error" in line or "Exception" in line:
-            return line.removeprefix("[ERROR] ").strip()[:300]
-    return (interesting[-1] if interesting else "autograde failed").removeprefix("[ERROR] ")[:300]
+_EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.+)$")
+_GENERIC = ("Please see the", "There was an error processing")
+
+
+def _reason(log, kernel_log=None):
+    """A short reason for a failed autograde: the last exception nbgrader logged."""
+    lines = log.splitlines()
+    raised = [m for m in map(_EXCEPTION_LINE.match, lines) if m and not any(g in m.group(2) for g in _GENERIC)]
+    if raised:
+        return f"{raised[-1].group(1).rsplit('.', 1)[-1]}: {raised[-1].group(2).strip()}"[:300]
+    errors = [line[len("[ERROR] "):] for line in lines if line.startswith("[ERROR] ") and not any(g in line for g in _GENERIC)]
+    return (errors[-1] if errors else "autograde failed (see nbgrader's log)")[:300]
 
 
 # --- re-check (autograders/recheck.py, when it exists) ----------------------------
 
 
 def _recheck_function():
+    import importlib
+
     try:
-        from . import recheck
+        module = importlib.import_module(f"{__package__}.recheck")
     except ImportError:
         return None
-    return getattr(recheck, "recheck", None)
+    return getattr(module, "recheck", None)
 
 
 def _as_checked(value):
     """(score, message) from what ``recheck`` gives for one test cell."""
     if isinstance(value, (tuple, list)):
-        return value[0], (value[1] if len(value) > 1 else "")
+        return value[0], (value[-1] if len(value) > 1 else "") or ""
     if isinstance(value, dict):
-        return value.get("score"), value.get("message", "")
-    return getattr(value, "score", None), getattr(value, "message", "")
+        return value.get("score"), value.get("message") or ""
+    return getattr(value, "score", None), getattr(value, "message", None) or ""
 
 
 def _recheck(gb, root, student, assignment, autograded):
@@ -769,6 +775,9 @@ def _record(course, gb, result, summary):
     else:
         if autograded.exists():  # as nbgrader does with a submission it could not grade
             shutil.rmtree(autograded)
+        stale = course / "feedback" / student / assignment
+        if stale.exists():  # an older grading's feedback would mislead
+            shutil.rmtree(stale)
         summary.failed.append((student, assignment, result["reason"] or "autograde failed"))
 
 

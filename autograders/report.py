@@ -24,7 +24,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 OTHER = "other (no named misconception)"
 
 # (name, phrases): a failed test's message containing any phrase (case-insensitive)
-# shows that misconception. Built from the fixtures' `says`; first match per name.
+# shows that misconception. Built from the fixtures' `says`; the first name that
+# matches wins, so the more specific come first.
 MISCONCEPTIONS = [
     ("no answer yet", ("no answer yet", "not written yet")),
     ("answer of the wrong kind (type or shape)", (
@@ -39,8 +40,7 @@ MISCONCEPTIONS = [
         "the full w^q", "for all heads together", "concatenation of all h heads", "belongs to one head",
         "only one head's width", "one head only", "only one of the 8 heads", "one head's output")),
     ("a matrix confused with another (weights, scores, projections)", (
-        "the shape of q_i", "that is w_i^q", "that is the weight matrix", "shape of a score matrix",
-        "the score matrix's shape",
+        "the shape of q_i", "that is w_i^q", "that is the weight matrix", "score matrix",
         "shape of the block's output", "says nothing about the width")),
     ("Q_i^T K_i instead of Q_i K_i^T", ("q_i^t k_i instead of q_i k_i^t",)),
     ("heads summed or stacked instead of concatenated", (
@@ -77,7 +77,7 @@ MISCONCEPTIONS = [
     ("shared projections give different heads", ("shared projections still give different heads", "they average out",
                                                  "distinct numbers, not distinct heads")),
     ("a symptom taken for the cause", ("symptom, not the cause", "step a is right")),
-    ("the student's function raised an error", ("your function raised",)),
+    ("the student's function raised an error", ("raised",)),
 ]
 
 

@@ -1,0 +1,284 @@
+"""The grading engine (``autograders/grading.py``): parallel grading gives exactly the
+gradebook of serial ``nbgrader autograde``; regrading one student or one assignment
+leaves the others alone; a broken submission fails alone; the Dask backend agrees;
+feedback hides the hidden tests' source but keeps their messages; the report.
+
+One small class (3 students x levels 1-2, one of them blank) is built once for the
+module and graded twice: by ``nbgrader autograde "*"`` and by :func:`grade`.
+"""
+
+import html
+import re
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograders import editions, grading, report
+from autograders.feedback_html import HideHiddenTests, hidden_lines
+from benchmarks.bench_grading import gradebook_rows, make_class
+
+ROOT = Path(__file__).resolve().parent.parent
+LEVELS = ["level1_recognition", "level2_application"]
+STUDENTS = ["student000", "student001", "student002"]  # student002 submits the blank release
+# Right for the visible sizes and for (512, 8), wrong for the hidden (1024, 16): only a hidden check fails.
+HARD_CODED = 'def head_dim(d_model, h):\n    """d_k."""\n    return d_model / h if d_model in (768, 512) else 1\n'
+HIDDEN_MESSAGE = "which is not one head's width"
+
+
+def _answer(path, cell_id, code):
+    nb = nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == cell_id:
+            cell.source = code
+    nbformat.write(nb, str(path))
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """(serial course, tool course, summary, rows of each right after grading)."""
+    tmp = tmp_path_factory.mktemp("grading")
+    pristine = tmp / "pristine"
+    editions.build_release(pristine, say=lambda message: None)
+    make_class(pristine, STUDENTS, LEVELS, seed=3, blank_every=3)
+    _answer(pristine / "submitted/student000/level1_recognition/level1_recognition.ipynb", "q1_1_head_dim", HARD_CODED)
+    serial, tool = tmp / "serial", tmp / "tool"
+    shutil.copytree(pristine, serial)
+    shutil.copytree(pristine, tool)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "*", "--log-level=ERROR"], cwd=serial,
+                          env=editions.nbgrader_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = grading.grade(tool, workers=2)
+    return types.SimpleNamespace(
+        pristine=pristine, serial=serial, tool=tool, summary=summary,
+        serial_rows=gradebook_rows(f"sqlite:///{serial}/gradebook.db"),
+        tool_rows=gradebook_rows(f"sqlite:///{tool}/gradebook.db"),
+    )
+
+
+def _differences(a, b, keep=lambda key: True):
+    return {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if keep(k) and a.get(k) != b.get(k)}
+
+
+def test_parallel_grades_equal_serial_nbgrader_row_by_row(graded):
+    assert sorted(graded.summary.graded) == sorted((s, a) for s in STUDENTS for a in LEVELS)
+    assert graded.summary.failed == []
+    grade_rows = [k for k in graded.serial_rows if k[-1] == "grade"]
+    assert len(grade_rows) >= 3 * 16, "every grade cell of every submission compared"
+    assert _differences(graded.serial_rows, graded.tool_rows) == {}
+    # the class is not trivial: full marks, zeros and partial scores all occur
+    scores = [v[0] for k, v in graded.tool_rows.items() if k[-1] == "grade" and v[0] is not None]
+    assert 0.0 in scores and any(s > 0 for s in scores)
+    summary_scores = graded.summary.scores[("student000", "level1_recognition")]
+    assert summary_scores["q1_1_head_dim_test"] == (0.0, 2.0), "the hard-coded head_dim fails its hidden check"
+
+
+def test_autograded_notebooks_written_like_nbgrader(graded):
+    for student in STUDENTS:
+        for level in LEVELS:
+            ours = graded.tool / "autograded" / student / level / f"{level}.ipynb"
+            theirs = graded.serial / "autograded" / student / level / f"{level}.ipynb"
+            assert ours.exists() and theirs.exists()
+            a, b = (nbformat.read(str(p), as_version=4) for p in (ours, theirs))
+            assert [c.source for c in a.cells] == [c.source for c in b.cells]
+
+
+def _text(path):
+    raw = path.read_text(encoding="utf-8")
+    return raw, html.unescape(re.sub(r"<[^>]+>", "", raw))
+
+
+def test_feedback_keeps_hidden_messages_but_never_their_source(graded):
+    secrets = set()
+    for level in LEVELS:
+        nb = editions.read(ROOT / "notebooks" / f"{level}.ipynb")
+        for cell in nb.cells:
+            secrets |= {line.strip() for line in hidden_lines(cell.source) if len(line.strip()) > 3}
+    assert any("hidden=True" in s for s in secrets)
+    files = sorted((graded.tool / "feedback").rglob("*.html"))
+    assert len(files) == len(STUDENTS) * len(LEVELS)
+    for path in files:
+        raw, text = _text(path)
+        leaked = [s for s in secrets if s in raw or s in text]
+        assert not leaked, f"{path} shows hidden test source: {leaked}"
+        assert "BEGIN HIDDEN TESTS" not in text
+    _, text = _text(graded.tool / "feedback/student000/level1_recognition/level1_recognition.html")
+    assert HIDDEN_MESSAGE in text, "a failing hidden check's message stays in the feedback"
+    assert "hidden tests: not shown" in text
+
+
+def test_hidden_source_scrubbed_from_a_traceback_too():
+    source = 'check.a(x)\n### BEGIN HIDDEN TESTS\ncheck.a(x, hidden=True)\n### END HIDDEN TESTS'
+    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade": True, "grade_id": "t", "points": 1}})
+    cell.outputs = [nbformat.v4.new_output(
+        "error", ename="NameError", evalue="name 'x' is not defined",
+        traceback=["Cell In[3], line 3\n      1 check.a(x)\n      2 ### BEGIN HIDDEN TESTS\n----> 3 check.a(x, hidden=True)",
+                   "NameError: name 'x' is not defined"])]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    nb, _ = HideHiddenTests().preprocess(nb, {})
+    shown = nb.cells[0].source + "\n".join(nb.cells[0].outputs[0].traceback)
+    assert "hidden=True" not in shown and "BEGIN HIDDEN" not in shown
+    assert "NameError: name 'x' is not defined" in shown and "check.a(x)" in shown
+
+
+def _rows_without(rows, student=None, assignment=None):
+    return {k: v for k, v in rows.items() if k[0] != student and k[1] != assignment}
+
+
+def _files(course, skip):
+    found = {}
+    for folder in ("autograded", "feedback"):
+        for p in (course / folder).rglob("*"):
+            if p.is_file() and not skip(p.relative_to(course / folder).parts):
+                found[str(p.relative_to(course))] = (p.stat().st_mtime_ns, p.read_bytes())
+    return found
+
+
+def _db_rows(course, notebook):
+    """Every grade and comment row (ids included) of the submitted notebooks of ``notebook``."""
+    import sqlite3
+
+    with sqlite3.connect(course / "gradebook.db") as db:
+        return {
+            table: sorted(db.execute(
+                f"select {table}.* from {table} join submitted_notebook s on {table}.notebook_id = s.id "
+                "join notebook n on s.notebook_id = n.id where n.name = ?", (notebook,)).fetchall(), key=repr)
+            for table in ("grade", "comment")
+        }
+
+
+def test_regrade_one_student_then_one_assignment_leaves_the_rest_untouched(graded):
+    course = graded.tool
+    # student001 blanks level 2 and resubmits
+    released = course / "release/level2_application/level2_application.ipynb"
+    shutil.copyfile(released, course / "submitted/student001/level2_application/level2_application.ipynb")
+    before_rows = gradebook_rows(f"sqlite:///{course}/gradebook.db")
+    before_files = _files(course, skip=lambda parts: parts[0] == "student001")
+    summary = grading.grade(course, students=["student001"], workers=2)
+    assert sorted(summary.graded) == [("student001", a) for a in LEVELS]
+    after_rows = gradebook_rows(f"sqlite:///{course}/gradebook.db")
+    assert _differences(_rows_without(before_rows, student="student001"),
+                        _rows_without(after_rows, student="student001")) == {}
+    assert _files(course, skip=lambda parts: parts[0] == "student001") == before_files
+    blank = {k: v for k, v in after_rows.items() if k[:2] == ("student001", "level2_application") and k[-1] == "grade"}
+    assert blank and all(v[0] in (0.0, None) for v in blank.values()), "the resubmitted blank level 2 scores 0"
+
+    raw_before = _db_rows(course, "level1_recognition")
+    before_files = _files(course, skip=lambda parts: len(parts) > 1 and parts[1] == "level2_application")
+    summary = grading.grade(course, assignments=["level2_application"], workers=2)
+    assert sorted(summary.graded) == [(s, "level2_application") for s in STUDENTS]
+    raw_after = _db_rows(course, "level1_recognition")
+    assert _files(course, skip=lambda parts: len(parts) > 1 and parts[1] == "level2_application") == before_files
+    # level 1's grade and comment rows (ids, scores, flags) are exactly as they were
+    assert len(raw_before["grade"]) == len(STUDENTS) * 5
+    assert raw_before == raw_after
+
+
+def test_broken_submissions_never_stop_the_batch(graded):
+    """A notebook nbgrader refuses (metadata of a newer nbgrader: serial ``nbgrader
+    autograde`` stops the whole run on it) fails alone, with a reason; malformed JSON
+    is graded as an empty notebook (the course's sandbox hook) or fails alone."""
+    course = graded.tool
+    broken, garbled = course / "submitted/zz-broken", course / "submitted/zz-json"
+    shutil.copytree(graded.pristine / "submitted/student000", broken)
+    path = broken / "level1_recognition/level1_recognition.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    next(c for c in nb.cells if "nbgrader" in c.metadata).metadata.nbgrader["schema_version"] = 99
+    nbformat.write(nb, str(path))
+    (garbled / "level1_recognition").mkdir(parents=True)
+    (garbled / "level1_recognition/level1_recognition.ipynb").write_text('{"cells": [ this is not JSON')
+    summary = grading.grade(course, students=["zz-broken", "zz-json"], workers=2)
+    assert ("zz-broken", "level2_application") in summary.graded
+    failed = {(s, a): reason for s, a, reason in summary.failed}
+    assert "newer version" in failed.pop(("zz-broken", "level1_recognition"))
+    if ("zz-json", "level1_recognition") in failed:
+        assert "JSON" in failed.pop(("zz-json", "level1_recognition"))
+    else:
+        assert all(score == 0 for score, _ in summary.scores[("zz-json", "level1_recognition")].values() if score is not None)
+    assert not failed
+    assert not (course / "autograded/zz-broken/level1_recognition").exists()
+    assert (course / "feedback/zz-broken/level2_application/level2_application.html").exists()
+    assert ("zz-broken", "level1_recognition") in [(s, a) for s, a, _ in report.read_results(course).failed]
+
+
+def test_dask_local_cluster_gives_the_same_scores(graded, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    course = tmp_path / "dask"
+    shutil.copytree(graded.pristine, course)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        summary = grading.grade(course, assignments=["level1_recognition"], backend="dask",
+                                scheduler=cluster.scheduler_address)
+    assert summary.failed == [] and len(summary.graded) == len(STUDENTS)
+    rows = gradebook_rows(f"sqlite:///{course}/gradebook.db")
+    serial = {k: v for k, v in graded.serial_rows.items() if k[1] == "level1_recognition"}
+    assert rows == serial
+
+
+def test_recheck_lowers_a_score_it_does_not_confirm(graded, tmp_path, monkeypatch):
+    course = tmp_path / "recheck"
+    shutil.copytree(graded.pristine, course)
+    calls = []
+
+    def recheck(source, autograded):
+        calls.append((source, autograded))
+        return {"q1_1_d_k_test": {"score": 0.0, "message": "tampering: the answer did not hold up"}}
+
+    monkeypatch.setitem(sys.modules, "autograders.recheck", types.SimpleNamespace(recheck=recheck))
+    summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
+    assert calls and summary.scores[("student001", "level1_recognition")]["q1_1_d_k_test"][0] == 0.0
+    assert summary.rechecked and summary.rechecked[0][2] == "q1_1_d_k_test"
+    _, text = _text(course / "feedback/student001/level1_recognition/level1_recognition.html")
+    assert "tampering: the answer did not hold up" in text
+
+
+def test_report_csv_and_html(graded, tmp_path):
+    csv_path, html_path = report.build(graded.tool, tmp_path / "out")
+    import csv
+
+    rows = list(csv.DictReader(csv_path.open()))
+    header = csv_path.read_text().splitlines()[0].split(",")
+    assert header[:6] == ["student", "assignment", "status", "score", "max_score", "late_penalty"]
+    assert "q1_1_head_dim_test" in header and "q2_3_softmax_test" in header
+    by_key = {(r["student"], r["assignment"]): r for r in rows}
+    row = by_key[("student000", "level1_recognition")]
+    assert row["q1_1_head_dim_test"] == "0" and row["max_score"] == "7" and row["status"] == "graded"
+    expected = sum(float(row[c]) for c in header[6:] if c.startswith("q1_") and row[c])
+    assert float(row["score"]) == expected
+    blank = by_key[("student002", "level1_recognition")]
+    assert float(blank["score"]) == 0
+    page = html_path.read_text()
+    assert page.count("data:image/png;base64,") == 3
+    for title in ("Score distribution per level", "Success rate per problem", "Misconceptions"):
+        assert title in page
+    assert "no answer yet" in page  # the blank submission
+    counts, _ = report.read_results(graded.tool).misconception_counts()
+    assert counts["no answer yet"] >= 8
+
+
+def test_every_fixture_misconception_has_a_name():
+    import importlib
+
+    unnamed = []
+    for n in range(1, 6):
+        for mistake in importlib.import_module(f"tests.fixtures.level{n}").MISTAKES:
+            if report.misconception_of(mistake.says) is None:
+                unnamed.append(mistake.says)
+    assert not unnamed, f"add these to report.MISCONCEPTIONS: {unnamed}"
+
+
+def test_progress_bar_and_summary_line():
+    import io
+
+    out = io.StringIO()
+    bar = grading.Progress(4, stream=out)
+    for ok in (True, False, True, True):
+        bar.update(ok)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("[....") and "0/4" in lines[0]
+    assert lines[-1].startswith("[" + "#" * 30 + "]") and "4/4 (1 failed)" in lines[-1]
+    summary = grading.Summary(graded=[("a", "x")] * 3, failed=[("b", "x", "bad")], seconds=30.0)
+    assert summary.line() == "graded 3, failed 1, in 30.0 s (8.0 submissions/min)"
