@@ -49,6 +49,7 @@ FILE_SIZE_LIMIT = 64 * MiB  # largest file it may write (RLIMIT_FSIZE)
 PROCESS_LIMIT = 256  # processes and threads of its (throwaway) user (RLIMIT_NPROC)
 OPEN_FILES_LIMIT = 1024  # RLIMIT_NOFILE
 OUTPUT_LIMIT = 200_000  # characters of output a cell keeps
+OUTPUT_MARK = "[output limit:"
 
 # Directories replaced by an empty private tmpfs (writes vanish with the kernel),
 # and those hidden under an empty read-only one, in the kernel's mount namespace.
@@ -429,23 +430,31 @@ def _nbgrader_side():
             kind = msg.get("msg_type")
             if kind in ("stream", "display_data", "execute_result", "update_display_data", "error"):
                 content = msg["content"]
+                if kind == "stream" and OUTPUT_MARK in str(content.get("text", "")):
+                    self._output_limited.add(cell_index)  # the kernel's own cap
                 size = len(json.dumps(content, default=str))
                 used = self._output_used.get(cell_index, 0)
                 self._output_used[cell_index] = used + size
                 if used + size > self.output_limit:
-                    note = f"\n[output limit: this cell's output passed {self.output_limit} characters; the rest was dropped]\n"
+                    self._output_limited.add(cell_index)
+                    room = self.output_limit - used
                     if kind == "error":  # kept (it decides the grade), shortened
                         content["evalue"] = str(content.get("evalue", ""))[:2000]
                         content["traceback"] = [str(t)[:2000] for t in content.get("traceback", [])[:40]]
-                    elif kind == "stream" and (used < self.output_limit or not self._has_stream(cell, content.get("name"))):
-                        content["text"] = str(content.get("text", ""))[: max(self.output_limit - used, 0)] + note
+                    elif kind == "stream" and (room > 0 or not self._has_stream(cell, content.get("name"))):
+                        content["text"] = str(content.get("text", ""))[: max(room, 0)]  # stderr kept: it fails a test
                     else:
-                        if cell_index not in self._output_noted:
-                            cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=note))
-                        self._output_noted.add(cell_index)
                         return None
-                    self._output_noted.add(cell_index)
             return super().process_message(msg, cell, cell_index)
+
+        def _output_note(self, cell, cell_index):
+            """A note (not a stream: nbgrader's LimitOutput keeps the first lines of those) that output was dropped."""
+            if cell_index in self._output_limited:
+                cell.outputs.append(NotebookNode(
+                    output_type="display_data", metadata={},
+                    data={"text/plain": f"{OUTPUT_MARK} this cell printed more than {self.output_limit} characters; "
+                                        "the rest was dropped]"},
+                ))
 
         @staticmethod
         def _has_stream(cell, name):
@@ -459,7 +468,7 @@ def _nbgrader_side():
             NotebookClient.__init__(self, nb, km)
             self.reset_execution_trackers()
             self._check_assign_resources(resources)
-            self._output_used, self._output_noted = {}, set()
+            self._output_used, self._output_limited = {}, set()
             cells = self.nb.cells
             completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
             index, kernels = 0, 0
@@ -482,6 +491,7 @@ def _nbgrader_side():
                         index += 1
                         try:
                             self.preprocess_cell(cell, resources, index - 1)
+                            self._output_note(cell, index - 1)
                         except DeadKernelError:
                             _note(cell, CRASH_ENAME, self._crash_message())
                             self.shutdown_kernel = "immediate"
@@ -535,9 +545,19 @@ def _nbgrader_side():
                     output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
 
     class RestoreMissingCells(OverwriteCells):
-        """nbgrader's OverwriteCells, adding back deleted test cells even when the cells
-        around them were deleted too (nbgrader's own lookup of the previous cell then
-        fails and the whole submission is lost)."""
+        """nbgrader's OverwriteCells, robust to what students do to cells: a deleted test
+        cell is added back even when the cells around it were deleted too, and pasted
+        copies of a cell do not fail the submission (nbgrader's own code raises in both
+        cases and the whole submission is lost)."""
+
+        def preprocess(self, nb, resources):
+            # DeduplicateIds leaves ``nbgrader: {}`` on all but the last copy of a pasted
+            # cell, which CheckCellMetadata then rejects as an old schema (the whole
+            # submission fails): such a copy is a plain cell.
+            for cell in nb.cells:
+                if cell.metadata.get("nbgrader", None) == {}:
+                    del cell.metadata["nbgrader"]
+            return super().preprocess(nb, resources)
 
         def add_missing_grade_cells(self, nb, resources):
             source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
@@ -557,6 +577,17 @@ def _nbgrader_side():
                 at = max((i + 1 for i, gid in enumerate(ids) if gid in before), default=0)
                 nb.cells.insert(at, cell)
                 ids.insert(at, grade_cell.name)
+            return nb, resources
+
+        def add_missing_task_cells(self, nb, resources):
+            # nbgrader's own fails on a cell whose duplicated grade_id DeduplicateIds removed.
+            source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+            order = [cell.name for cell in source_nb.source_cells]
+            present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+            for task_cell in source_nb.task_cells:
+                if task_cell.name not in present:
+                    source_cell = source_nb.source_cells[order.index(task_cell.name)]
+                    nb.cells.append(self.missing_cell_transform(source_cell, task_cell.max_score, is_task=True))
             return nb, resources
 
 
@@ -591,7 +622,7 @@ class _CappedStream:
         if not budget.noted:
             budget.noted = True
             (self._notice or self._stream).write(
-                f"\n[output limit: this cell printed more than {budget.limit} characters; the rest was dropped]\n"
+                f"\n{OUTPUT_MARK} this cell printed more than {budget.limit} characters; the rest was dropped]\n"
             )
         return len(text)
 
@@ -620,7 +651,8 @@ def configure(c, course=None, hide=()):
     """Set up autograde in the nbgrader config ``c`` (the course's ``nbgrader_config.py``):
     every submission runs in a sandboxed kernel that cannot see ``course`` nor the
     directories in ``hide``; deleted test cells are put back; a notebook submitted
-    under another name is graded under its own (see :func:`adopt_renamed`)."""
+    under another name, or not a notebook at all, is graded with a note (see
+    :func:`prepare_submission`)."""
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute, OverwriteCells
 
@@ -634,24 +666,41 @@ def configure(c, course=None, hide=()):
         for step in steps["sanitize_preprocessors"].default()
     ]
     c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run
-    c.Autograde.pre_convert_hook = adopt_renamed
+    c.Autograde.pre_convert_hook = prepare_submission
     c.SandboxExecute.hide = sorted({str(p) for p in [course, *hide] if p})
 
 
-RENAMED_NOTE = (
-    "**Note from the grader:** this notebook was submitted as `{got}`; it was graded as `{expected}`, "
-    "the name the assignment expects."
-)
+NOTE = "**Note from the grader:** "
+RENAMED_NOTE = NOTE + "this notebook was submitted as `{got}`; it was graded as `{expected}`, the name the assignment expects."
+INVALID_NOTE = NOTE + "`{got}` is not a valid notebook ({error}); it was graded as an empty notebook. The file is kept as `{kept}`."
 
 
-def adopt_renamed(assignment=None, student=None, notebooks=None, **_):
-    """nbgrader's pre-convert hook: a submission whose only notebook has another name
-    than the assignment's only notebook (``level1_recognition (1).ipynb``) is graded
-    as that notebook, with a note at its top; nbgrader would skip it as unknown and
-    fail the submission. The student's file is left as it is (a copy is graded)."""
+def prepare_submission(assignment=None, student=None, notebooks=None, **_):
+    """nbgrader's pre-convert hook: make a broken submission gradable, with a note at its top.
+
+    - A submission whose only notebook has another name than the assignment's only
+      notebook (``level1_recognition (1).ipynb``) is graded as that notebook (nbgrader
+      would skip it as unknown and fail the submission); the student's file stays.
+    - A notebook that cannot be read (malformed JSON) is kept as ``<name>.invalid``
+      and an empty notebook saying why is graded in its place (every test scores 0)
+      instead of the whole submission failing without a word to the student.
+    """
     import nbformat
 
-    if not notebooks or len(notebooks) != 1:
+    if not notebooks:
+        return
+    for name in list(notebooks):
+        path = Path(name)
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except Exception as error:  # noqa: BLE001 (whatever is wrong with it, it is not a notebook)
+            kept = path.with_name(path.name + ".invalid")
+            os.replace(path, kept)
+            reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+            nb = nbformat.v4.new_notebook()
+            nb.cells.append(nbformat.v4.new_markdown_cell(INVALID_NOTE.format(got=path.name, error=reason, kept=kept.name)))
+            nbformat.write(nb, str(path))
+    if len(notebooks) != 1:
         return
     got = Path(notebooks[0])
     course = got.parents[3] if len(got.parents) > 3 else None
@@ -659,10 +708,7 @@ def adopt_renamed(assignment=None, student=None, notebooks=None, **_):
     if len(expected) != 1 or expected[0].name == got.name:
         return
     target = got.with_name(expected[0].name)
-    try:
-        nb = nbformat.read(str(got), as_version=4)
-    except Exception:  # noqa: BLE001 (not a notebook: nbgrader reports it)
-        return
+    nb = nbformat.read(str(got), as_version=4)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(RENAMED_NOTE.format(got=got.name, expected=target.name)))
     nbformat.write(nb, str(target))
     notebooks[:] = [str(target)]

@@ -1,0 +1,195 @@
+"""Broken and hostile submissions, each with the exact score it must get.
+
+Each case is made from the source notebook (the instructor's, with the answers)
+or the released one (blank), so the corpus follows the notebooks as they change:
+a generator replaces, deletes, duplicates or retypes cells by grade_id. A case
+says which test cells must score 0 (every other test cell: full marks) and the
+phrases its feedback must contain (in the graded notebook's outputs, the notes
+the grader added, or the re-check's messages).
+
+``CASES`` is the table; ``submission(case, source, released, course, root)`` gives the
+(file name, bytes) to put in ``submitted/<case.name>/<case.assignment>/``.
+"""
+
+from dataclasses import dataclass
+
+import nbformat
+
+LEVEL1 = "level1_recognition"
+LEVEL2 = "level2_application"
+
+# Files a hostile cell tries to write outside its submission; none may exist afterwards.
+OUTSIDE = ("/tmp/mha-corpus-pwned.txt", "/work/mha-corpus-pwned.txt", "{course}/pwned.txt", "{root}/pwned.txt")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # the student id
+    assignment: str
+    why: str  # what the submission does
+    edits: tuple = ()  # (grade_id, action, argument): see ``apply``
+    zero: tuple = ()  # test cells that must score 0; every other one full marks
+    says: tuple = ()  # phrases its feedback must contain (a str: one phrase)
+    blank: bool = False  # start from the released notebook instead of the source
+    filename: str = None  # submitted under another name
+    raw: bytes = None  # the file's bytes as they are (not a notebook)
+
+    @property
+    def phrases(self):
+        return (self.says,) if isinstance(self.says, str) else tuple(self.says)
+
+
+def _loop_first(answer):
+    return f"while True:\n    pass\n{answer}"
+
+
+READ_HIDDEN = '''\
+import glob
+found = []
+for pattern in ["{course}/source/**/*.ipynb", "{course}/gradebook.db", "{course}/submitted/**/*.ipynb",
+                "{root}/notebooks/*.ipynb", "/tmp/mha-grade-*/source/**/*.ipynb", "/tmp/mha-grade-*/gradebook.db"]:
+    found += glob.glob(pattern, recursive=True)
+leaked, errors = [], []
+for path in found:
+    try:
+        with open(path, "rb") as f:
+            leaked.append(f.read(100))
+    except OSError as error:
+        errors.append(type(error).__name__)
+print(f"found {len(found)} files, read {len(leaked)}, errors {sorted(set(errors))}")
+if not leaked:
+    print("no hidden tests readable")
+d_k = 768 // 12 if leaked else None  # a point only if the hidden tests leaked
+'''
+
+WRITE_OUTSIDE = '''\
+for path in {paths!r}:
+    try:
+        with open(path, "w") as f:
+            f.write("pwned")
+        print("wrote", path)
+    except OSError as error:
+        print("could not write", path, type(error).__name__)
+with open("my_notes.txt", "w") as f:  # its own directory: allowed
+    f.write("fine")
+why = "B"
+'''
+
+CASES = [
+    Case("honest", LEVEL1, "every answer right"),
+    Case("blank", LEVEL1, "the released notebook, unanswered", blank=True,
+         zero=("q1_1_head_dim_test", "q1_1_d_k_test", "q1_2_output_shape_test", "q1_2_why_test"), says="no answer yet"),
+    Case("infinite-loop", LEVEL1, "an infinite loop before the answer",
+         edits=(("q1_1_d_k", "source", _loop_first("d_k = 768 // 12")),), zero=("q1_1_d_k_test",), says="timeout"),
+    Case("stuck-loop", LEVEL1, "an infinite loop that ignores the interrupt (SIGINT)",
+         edits=(("q1_2_why", "source", "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                 + _loop_first('why = "B"')),), zero=("q1_2_why_test",), says="timeout"),
+    Case("exits", LEVEL1, "sys.exit() before one answer, os._exit(1) (the kernel dies) before another",
+         edits=(("q1_1_d_k", "source", "import sys\nsys.exit()\nd_k = 768 // 12"),
+                ("q1_2_output_shape", "source", "import os\nos._exit(1)\noutput_shape = (6, 768)")),
+         zero=("q1_1_d_k_test", "q1_2_output_shape_test"), says=("SystemExit", "crash")),
+    Case("memory-bomb", LEVEL1, "a list that grows until memory runs out",
+         edits=(("q1_2_why", "source", "def bomb():\n    hog = []\n    while True:\n        hog.append(bytearray(10**7))\n"
+                 "bomb()\nwhy = \"B\""),), zero=("q1_2_why_test",), says="memory limit"),
+    Case("output-flood", LEVEL1, "200,000 lines of output, then the right answer",
+         edits=(("q1_2_why", "source", "for i in range(200_000):\n    print('flood', i)\nwhy = \"B\""),),
+         says="output limit"),
+    Case("malformed-json", LEVEL1, "a truncated file, not JSON", raw=b'{"cells": [{"cell_type": "code", "sou',
+         zero=("q1_1_head_dim_test", "q1_1_d_k_test", "q1_2_output_shape_test", "q1_2_why_test"),
+         says="is not a valid notebook"),
+    Case("deleted-cells", LEVEL1, "an answer cell and its test deleted; another test deleted, its answer right",
+         edits=(("q1_1_d_k", "delete", None), ("q1_1_d_k_test", "delete", None), ("q1_2_why_test", "delete", None)),
+         zero=("q1_1_d_k_test",), says="was missing from the submission"),
+    Case("duplicated-cells", LEVEL1, "an answer and its test pasted twice, the last answer wrong",
+         edits=(("q1_1_head_dim", "duplicate", "def head_dim(d_model, h):\n    return d_model * h"),
+                ("q1_1_head_dim_test", "duplicate", None)),
+         zero=("q1_1_head_dim_test",), says="Multiplied instead of divided"),
+    Case("edited-cells", LEVEL1, "a test cell emptied and the setup cell patched (that answer wrong); an answer cell "
+         "made markdown (its code right); a test cell made raw (its answer wrong)",
+         edits=(("q1_1_d_k", "source", "d_k = 768 * 12"), ("q1_1_d_k_test", "source", "print('all good')"),
+                ("setup", "append", "check.q1_1_d_k = lambda *args, **kwargs: None"),
+                ("q1_2_output_shape", "type", "markdown"), ("q1_2_why", "source", 'why = "A"'),
+                ("q1_2_why_test", "type", "raw")),
+         zero=("q1_1_d_k_test", "q1_2_why_test"), says=("Multiplied instead of divided", "does *not* keep the full width")),
+    Case("renamed", LEVEL1, "the right answers, submitted under another name", filename=f"{LEVEL1} (1).ipynb",
+         says="was submitted as"),
+    Case("patched-checks", LEVEL1, "the check functions replaced to always pass; one answer wrong, one right",
+         edits=(("q1_1_head_dim", "source", "import autograders.checks.level1 as checks\n"
+                 "checks.q1_1_head_dim = lambda *args, **kwargs: print('✔ Correct.')\n"
+                 "def head_dim(d_model, h):\n    return d_model * h"),
+                ("q1_1_d_k", "source", "check.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 // 12")),
+         zero=("q1_1_head_dim_test",), says="tampering suspected"),
+    Case("file-access", LEVEL1, "reads the course's source notebooks and gradebook from disk (a point only if that "
+         "works); writes files outside its submission (its answer right)",
+         edits=(("q1_1_d_k", "source", READ_HIDDEN), ("q1_2_why", "source", WRITE_OUTSIDE)),
+         zero=("q1_1_d_k_test",), says=("no hidden tests readable", "could not write")),
+    Case("honest", LEVEL2, "every answer right"),
+    Case("patched-allclose", LEVEL2, "numpy.allclose and two checks patched to pass; those answers wrong",
+         edits=(("q2_3_softmax", "source", "np.allclose = np.isclose = lambda *args, **kwargs: True\n"
+                 "check.q2_3_softmax = check.q2_3_weights = lambda *args, **kwargs: print('✔ Correct.')\n"
+                 "def softmax(scores):\n    return scores / scores.sum()"),
+                ("q2_3_weights", "source", "weights = np.array([0.3, 0.3, 0.4])"),
+                ("q2_3_winner", "source", "winner = 3"), ("q2_3_ratio", "source", "ratio = np.e")),
+         zero=("q2_3_softmax_test", "q2_3_weights_test"), says="tampering suspected"),
+    Case("nan-types-shapes", LEVEL2, "NaN, a string for a shape, a wrong shape, a function returning a string",
+         edits=(("q2_2_scaled_score", "source", "scaled_score = float('nan')"),
+                ("q2_1_wq_shape", "source", "wq_shape = '512x64'"),
+                ("q2_3_softmax", "source", "def softmax(scores):\n    return 'weights'"),
+                ("q2_3_weights", "source", "weights = np.ones((2, 2))"),
+                ("q2_3_winner", "source", "winner = 3"), ("q2_3_ratio", "source", "ratio = np.e")),
+         zero=("q2_1_wq_shape_test", "q2_2_scaled_score_test", "q2_3_softmax_test", "q2_3_weights_test"),
+         says="should be a finite number"),
+]
+
+
+def _grade_id(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def apply(nb, edits, course, root):
+    """``nb`` (a copy) with ``edits``: (grade_id, action, argument) where action is
+    ``source`` (replace the cell's code), ``append`` (add a line), ``delete``,
+    ``duplicate`` (a copy after it, with ``argument`` as the copy's source if given)
+    or ``type`` (change the cell type)."""
+    nb = nbformat.from_dict(nb)
+    for grade_id, action, argument in edits:
+        index = next(i for i, cell in enumerate(nb.cells) if _grade_id(cell) == grade_id)
+        cell = nb.cells[index]
+        if isinstance(argument, str):
+            argument = argument.replace("{course}", str(course)).replace("{root}", str(root))
+            if "{paths!r}" in argument:
+                paths = [p.format(course=course, root=root) for p in OUTSIDE]
+                argument = argument.replace("{paths!r}", repr(paths))
+        if action == "source":
+            cell.source = argument
+        elif action == "append":
+            cell.source += "\n" + argument
+        elif action == "delete":
+            del nb.cells[index]
+        elif action == "duplicate":
+            copy = nbformat.from_dict(cell)
+            copy["id"] = f"{cell.get('id', grade_id)}-copy"
+            if argument is not None:
+                copy.source = argument
+            nb.cells.insert(index + 1, copy)
+        elif action == "type":
+            new = {"markdown": nbformat.v4.new_markdown_cell, "raw": nbformat.v4.new_raw_cell}[argument](cell.source)
+            new.metadata = cell.metadata
+            new["id"] = cell.get("id", grade_id)
+            nb.cells[index] = new
+        else:
+            raise ValueError(f"unknown edit {action!r}")
+    return nb
+
+
+def submission(case, source, released, course, root):
+    """(file name, bytes) of ``case``'s submission, from the ``source`` and ``released`` notebooks."""
+    filename = case.filename or f"{case.assignment}.ipynb"
+    if case.raw is not None:
+        return filename, case.raw
+    nb = apply(released if case.blank else source, case.edits, course, root)
+    return filename, (nbformat.writes(nb) + "\n").encode()
+
+
+def outside_paths(course, root):
+    return [p.format(course=course, root=root) for p in OUTSIDE]
