@@ -98,6 +98,10 @@ def test_nbgrader_metadata(path):
                 problems.append(f"{gid}: '{key}' should be true or false")
         if meta.get("grade") and not (isinstance(meta.get("points"), (int, float)) and meta["points"] > 0):
             problems.append(f"{gid}: a graded cell needs points > 0, has {meta.get('points')!r}")
+        if (is_test_cell(cell) or is_answer_cell(cell)) and "raises-exception" not in cell.metadata.get("tags", []):
+            # JupyterLab's Run All (and nbclient) go on past a cell with this tag: a blank
+            # answer or a failing test must not stop the explorers below it from running.
+            problems.append(f"{gid}: answer and test cells carry the tag raises-exception")
         if is_test_cell(cell):
             if not meta.get("locked"):
                 problems.append(f"{gid}: a test cell must be locked")
