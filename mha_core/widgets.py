@@ -76,6 +76,9 @@ class FigureImage:
             artist.set_animated(True)  # left out of canvas.draw(); drawn by refresh()
         figure.canvas.draw()
         self.background = figure.canvas.copy_from_bbox(figure.bbox)
+        width, _ = figure.canvas.get_width_height()
+        # Shown at its own size (JupyterLab would stretch it blurry to the cell's width), smaller on narrow screens.
+        self.widget.layout.width, self.widget.layout.max_width, self.widget.layout.height = f"{width}px", "100%", "auto"
         self.builds += 1
         self.refresh()
 
