@@ -68,12 +68,13 @@ def _grade(args):
     summary = grading.grade(
         course, assignments=args.assignment, students=args.student, workers=args.workers, backend=args.backend,
         scheduler=args.scheduler, db_url=args.db, progress=not args.quiet, feedback=not args.no_feedback,
-        new_only=args.new_only, pairs=pairs,
+        new_only=args.new_only, pairs=pairs, recheck=not args.no_recheck,
     )
     for student, assignment, reason in summary.failed:
         print(f"FAILED {student}/{assignment}: {reason}")
     for student, assignment, grade_id, old, new, _max, message in summary.rechecked:
-        print(f"re-checked {student}/{assignment} {grade_id}: {old} -> {new} ({message})")
+        change = f"{old:g} -> {new:g} of {_max:g}: " if old is not None else ""
+        print(f"re-checked {student}/{assignment} {grade_id}: {change}{message}")
     print(summary.line())
     if not args.no_report:
         csv_path, html_path = build(course, args.out, args.db)
@@ -137,6 +138,8 @@ def main(argv=None):
     grade.add_argument("--new-only", action="store_true", help="skip submissions autograded since they were submitted")
     grade.add_argument("--no-feedback", action="store_true", help="do not write the HTML feedback")
     grade.add_argument("--no-report", action="store_true", help="do not write grades.csv and report.html")
+    grade.add_argument("--no-recheck", action="store_true",
+                       help="trust nbgrader's scores: skip the re-check in a clean process (faster; not for untrusted work)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=_grade)
 

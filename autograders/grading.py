@@ -60,7 +60,7 @@ class Summary:
     failed: list = field(default_factory=list)  # [(student, assignment, reason)]
     seconds: float = 0.0
     scores: dict = field(default_factory=dict)  # {(student, assignment): {grade_id: (auto_score, max_score)}}
-    rechecked: list = field(default_factory=list)  # [(student, assignment, grade_id, old, new, message)]
+    rechecked: list = field(default_factory=list)  # [(student, assignment, grade_id, old, new, max_score, message)]
     workers: int = 0
     backend: str = "local"
 
@@ -252,7 +252,7 @@ def discover(course, assignments=None, students=None):
     return _pairs(submitted, assignments, students) if submitted.is_dir() else []
 
 
-def make_job(course, student, assignment, config_text, template, extension=None, feedback=True):
+def make_job(course, student, assignment, config_text, template, extension=None, feedback=True, recheck=True):
     """A job's inputs, as plain data (file contents, not paths: a Dask worker may be elsewhere)."""
     course = Path(course)
     return {
@@ -264,6 +264,7 @@ def make_job(course, student, assignment, config_text, template, extension=None,
         "gradebook": template,
         "extension": extension,  # seconds, or None
         "feedback": feedback,
+        "recheck": recheck,
     }
 
 
@@ -366,7 +367,11 @@ def _run_job(job, root, result):
         if not result["ok"]:
             return
         autograded = root / "autograded" / student / assignment
-        result["rechecked"] = _recheck(gb, root, student, assignment, autograded)
+        started = time.perf_counter()
+        if job.get("recheck", True):
+            with _Stderr(root / "recheck.log"):
+                result["rechecked"] = _recheck(gb, root, student, assignment, autograded)
+        result["phases"]["recheck"] = time.perf_counter() - started
         for notebook in submission.notebooks:
             result["notebooks"][notebook.name] = {
                 "submitted": (root / "submitted" / student / assignment / f"{notebook.name}.ipynb").exists(),
@@ -670,7 +675,7 @@ def _extension_of(gb, student, assignment):
 
 
 def grade(course_dir, assignments=None, students=None, workers=None, backend="local", scheduler=None, db_url=None,
-          progress=False, feedback=True, new_only=False, log=None, pairs=None):
+          progress=False, feedback=True, new_only=False, log=None, pairs=None, recheck=True):
     """Autograde the submissions in ``course_dir/submitted`` (those of ``assignments``
     and ``students`` only, when given) and merge them into the gradebook.
 
@@ -681,6 +686,9 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     feedback to ``feedback/<student>/<assignment>/``. ``new_only``: skip submissions
     autograded since they were submitted (as ``nbgrader autograde`` without
     ``--force``). ``pairs``: grade exactly these [(student, assignment)] instead.
+    ``recheck``: re-check each autograded notebook with ``autograders.recheck`` when
+    it exists (about as long again as the autograde itself; off only for trusted
+    submissions).
     Returns a :class:`Summary`.
     """
     from nbgrader.api import Gradebook
@@ -726,7 +734,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
                 early.append(_failed({"student": student, "assignment": assignment}, template or "unknown assignment"))
                 continue
             jobs.append(make_job(course, student, assignment, config_text, template,
-                                 _extension_of(gb, student, assignment), feedback))
+                                 _extension_of(gb, student, assignment), feedback, recheck))
     # The biggest submissions first, so that the workers finish together.
     jobs.sort(key=lambda j: -sum(len(data) for _, data in j["submission"].values()))
 
