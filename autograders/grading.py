@@ -530,7 +530,7 @@ def _init_worker():
     from . import feedback_html  # noqa: F401
 
 
-def _local(jobs, workers):
+def _local(jobs, workers, function=None):
     """Run ``jobs`` in a pool of ``workers`` processes; yield results as they finish.
 
     A worker process that dies (out of memory, a crash) breaks the whole pool: the
@@ -542,6 +542,7 @@ def _local(jobs, workers):
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
+    function = function or run_job
     context = multiprocessing.get_context("spawn")
     pending, breaks = deque(jobs), Counter()
     while pending:
@@ -552,7 +553,7 @@ def _local(jobs, workers):
         size = 1 if alone else max(1, min(workers, len(batch)))
         pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_init_worker)
         try:
-            futures = {pool.submit(run_job, job): job for job in batch}
+            futures = {pool.submit(function, job): job for job in batch}
             for future in as_completed(futures):
                 job = futures[future]
                 try:
@@ -753,16 +754,24 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     status = _load_status(course)
     with Gradebook(db_url, course_id) as gb, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SQLAlchemy's SAWarning from nbgrader's add_submission
-        for result in itertools.chain(early, results):
-            student, assignment = result["student"], result["assignment"]
-            _record(course, gb, result, summary)
-            status[f"{student}/{assignment}"] = {
-                "ok": result["ok"], "reason": result["reason"], "seconds": round(result.get("seconds", 0.0), 2),
-                "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            }
-            if bar:
-                bar.update(result["ok"], f"{student}/{assignment}")
-    _save_status(course, status)
+        try:
+            for result in itertools.chain(early, results):
+                student, assignment = result["student"], result["assignment"]
+                try:
+                    _record(course, gb, result, summary)
+                except Exception as error:  # noqa: BLE001 (one submission's trouble never stops the rest)
+                    gb.db.rollback()
+                    result = {**result, "ok": False, "reason": f"could not record it: {type(error).__name__}: {error}"[:300]}
+                    summary.graded = [g for g in summary.graded if g != (student, assignment)]
+                    summary.failed.append((student, assignment, result["reason"]))
+                status[f"{student}/{assignment}"] = {
+                    "ok": result["ok"], "reason": result["reason"], "seconds": round(result.get("seconds", 0.0), 2),
+                    "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                }
+                if bar:
+                    bar.update(result["ok"], f"{student}/{assignment}")
+        finally:
+            _save_status(course, status)
     summary.seconds = time.perf_counter() - start
     say(summary.line())
     return summary

@@ -8,6 +8,7 @@ module and graded twice: by ``nbgrader autograde "*"`` and by :func:`grade`.
 """
 
 import html
+import os
 import re
 import shutil
 import subprocess
@@ -233,6 +234,35 @@ def test_recheck_lowers_a_score_it_does_not_confirm(graded, tmp_path, monkeypatc
     assert summary.rechecked and summary.rechecked[0][2] == "q1_1_d_k_test"
     _, text = _text(course / "feedback/student001/level1_recognition/level1_recognition.html")
     assert "tampering: the answer did not hold up" in text
+
+
+def test_another_gradebook_url_gets_the_definitions_and_the_same_scores(graded, tmp_path):
+    """``--db URL``: a gradebook that does not know the assignment yet (a new PostgreSQL
+    database, say) is given its definitions from the course's own, then graded into."""
+    course = tmp_path / "other-db"
+    shutil.copytree(graded.pristine, course)
+    url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], db_url=url,
+                            backend="serial", feedback=False, recheck=False)
+    assert summary.graded == [("student001", "level1_recognition")]
+    serial = {k: v for k, v in graded.serial_rows.items() if k[:2] == ("student001", "level1_recognition")}
+    assert gradebook_rows(url) == serial
+    assert gradebook_rows(f"sqlite:///{course}/gradebook.db") == {}, "the course's own gradebook is not written"
+
+
+def _crash_or_echo(job):
+    """A job function for the pool test: kills its worker process for student "crash"."""
+    if job["student"] == "crash":
+        os._exit(3)
+    return {**grading._failed(job, None), "ok": True}
+
+
+def test_a_job_that_kills_its_worker_fails_alone():
+    jobs = [{"student": s, "assignment": "a"} for s in ("a1", "crash", "b1", "c1", "d1")]
+    results = list(grading._local(jobs, 2, _crash_or_echo))
+    assert sorted(r["student"] for r in results) == sorted(j["student"] for j in jobs), "each job reported once"
+    assert {r["student"]: r["ok"] for r in results} == {"a1": True, "crash": False, "b1": True, "c1": True, "d1": True}
+    assert "died" in next(r["reason"] for r in results if r["student"] == "crash")
 
 
 def test_report_csv_and_html(graded, tmp_path):
