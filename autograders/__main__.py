@@ -53,6 +53,10 @@ def _grade(args):
         print(f"{course} is not a course directory: run `python -m autograders course --course {course}` first",
               file=sys.stderr)
         return 2
+    for given in (args.zips, args.submissions):
+        if given and not Path(given).is_dir():
+            print(f"{given}: no such folder", file=sys.stderr)
+            return 2
     pairs = None
     if args.zips:
         if args.assignment and len(args.assignment) > 1:
