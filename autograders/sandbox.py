@@ -130,8 +130,8 @@ def _hide(private, hidden, keep):
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     covered = []
     for path, mode in [(p, "1777") for p in private] + [(p, "0755") for p in hidden]:
-        if not os.path.isdir(path) or _under(sys.prefix, path) or _under(ROOT / "autograders", path):
-            continue  # never hide the environment or this package
+        if not os.path.isdir(path):
+            continue
         _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size=64m,mode={mode}")
         covered.append(path)
     for path, fd in keep:
@@ -210,7 +210,10 @@ def launch(argv=None):
         _namespaces(report)
     if report.get("filesystem") == "isolated":
         try:
-            keep = [args.keep or args.workdir, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)]
+            # The kernel's own directory, the interpreter and the environment, and the code it imports
+            # (an editable install): bound back in place wherever they live, /tmp included.
+            keep = [args.keep or args.workdir, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix),
+                    str(ROOT / "autograders"), str(ROOT / "mha_core")]
             report["hidden"] = _hide(PRIVATE_DIRS, [*HIDDEN_DIRS, *args.hide], keep)
         except OSError as error:
             report["filesystem"] = f"shared ({error.strerror})"
