@@ -18,6 +18,7 @@ import nbformat
 import pytest
 
 from autograders import editions
+from tests.conftest import cell_text
 from tests.corpus import CASES, LEVEL1, LEVEL2, outside_paths, submission
 
 ROOT = editions.ROOT
@@ -61,13 +62,7 @@ def _feedback(course, student, assignment, summary):
                 parts.append(cell.source)
             if cell.cell_type == "code" and cell.source.startswith("# This cell (id:"):
                 parts.append(cell.source.splitlines()[0])
-            for output in cell.get("outputs", []):
-                if output.output_type == "stream":
-                    parts.append(output.text)
-                elif output.output_type == "error":
-                    parts += [output.ename, output.evalue, *output.traceback]
-                else:
-                    parts.append(str(output.get("data", {}).get("text/plain", "")))
+            parts.append(cell_text(cell))
     parts += [r[-1] or "" for r in summary.rechecked if r[:2] == (student, assignment)]
     parts += [r[2] for r in summary.failed if r[:2] == (student, assignment)]
     return ANSI.sub("", "\n".join(parts))
