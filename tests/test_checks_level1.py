@@ -5,15 +5,7 @@ import numpy as np
 import pytest
 
 from autograders.checks import level1 as check
-from autograders.feedback import WrongAnswer
-
-
-
-def rejects(func, value, says, hidden=False):
-    with pytest.raises(WrongAnswer) as info:
-        func(value, hidden=hidden)
-    assert says in str(info.value), str(info.value)
-    return str(info.value)
+from tests.checking import rejects
 
 
 @pytest.mark.parametrize("hidden", [False, True])

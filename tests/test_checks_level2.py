@@ -7,15 +7,7 @@ import numpy as np
 import pytest
 
 from autograders.checks import level2 as check
-from autograders.feedback import WrongAnswer
-
-
-
-def rejects(func, value, says, hidden=False):
-    with pytest.raises(WrongAnswer) as info:
-        func(value, hidden=hidden)
-    assert says in str(info.value), str(info.value)
-    return str(info.value)
+from tests.checking import rejects
 
 
 def stable_softmax(scores):

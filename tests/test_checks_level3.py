@@ -6,21 +6,8 @@ import pytest
 import mha_core as mha
 from autograders.checks import level3 as check
 from autograders.feedback import WrongAnswer
-
-
-def _rejects(fn, value, says, hidden=False):
-    with pytest.raises(WrongAnswer) as info:
-        fn(value, hidden=hidden)
-    assert says in str(info.value), str(info.value)
-    return str(info.value)
-
-
-def _accepts(fn, value, capsys):
-    for hidden in (False, True):
-        fn(value, hidden=hidden)
-    out = capsys.readouterr()
-    assert out.out.count("✔ Correct.") == 2 and out.err == ""
-
+from tests.checking import accepts as _accepts
+from tests.checking import rejects as _rejects
 
 # --- Problem 3.1 ---------------------------------------------------------------
 

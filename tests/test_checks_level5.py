@@ -10,7 +10,7 @@ import pytest
 
 import mha_core as mha
 from autograders.checks import level5 as check
-from autograders.feedback import WrongAnswer
+from tests.checking import rejects as _rejects
 from tests.fixtures import level5 as fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,15 +34,6 @@ def _run(code, name):
     namespace = {"np": np, "mha": mha}
     exec(code, namespace)
     return namespace[name]
-
-
-def _rejects(check_function, value, *phrases, hidden=False):
-    with pytest.raises(WrongAnswer) as info:
-        check_function(value, hidden=hidden)
-    message = str(info.value)
-    for phrase in phrases:
-        assert phrase in message, message
-    return message
 
 
 RIGHT = {
