@@ -130,3 +130,21 @@ def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
     np.testing.assert_array_equal(c.state["shown"], c.state["all_weights"][1])
     assert not np.allclose(c.state["shown"], first)
     assert [t.get_text() for t in c.texts[:2]] == [f"{v:.2f}" for v in c.state["weights"][0, :2]]
+
+
+@pytest.mark.parametrize("make, control, value", [
+    (lambda: widgets.shape_explorer(d_model=64, h=4, n=5), "n", 6),
+    (lambda: widgets.softmax_playground(), "temperature", 2.0),
+    (lambda: widgets.cross_attention_explorer(n_q=3, n_k=5), "n_q", 4),
+])
+def test_under_nbgrader_explorers_compute_everything_but_draw_nothing(make, control, value, monkeypatch):
+    drawn = make()
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    headless = make()
+    assert drawn.image.value and drawn.canvas.builds == 1
+    assert headless.image.value == b"" and headless.canvas.builds == 0
+    assert headless.state.keys() == drawn.state.keys()
+    for key, state in drawn.state.items():
+        np.testing.assert_equal(headless.state[key], state, err_msg=key)
+    headless.controls[control].value = value  # a slider still updates what is computed
+    assert headless.state[control] == value and headless.image.value == b""
