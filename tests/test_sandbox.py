@@ -8,12 +8,14 @@ where the OS allows it, the isolation is enforced; where it does not, the sandbo
 says so in its report (``$MHA_SANDBOX``) and the gap is the documented one.
 """
 
+import errno
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -226,3 +228,358 @@ def test_prepare_submission_renamed_and_malformed(tmp_path):
     assert (submitted / "level1_recognition.ipynb.invalid").read_bytes() == b'{"cells": ['
     nb = nbformat.read(str(broken), as_version=4)
     assert "is not a valid notebook" in nb.cells[0].source and len(nb.cells) == 1
+
+
+# --- the non-root grader (an instructor on a laptop): a user namespace -------
+#
+# The launcher has a second path: started by a user that is not root, it creates a
+# user namespace (with mount and network namespaces) mapping only its own uid, and
+# hides and privatises directories inside it. These tests start it as such a user:
+# as root, a small helper (GRADER, below; independent of the sandbox's code) drops
+# to an unused uid and execs the launcher, with a work directory that user owns.
+#
+# That user must be able to run the project's interpreter. Here (and in CI) Python
+# lives under /root/.pyenv and /root is 0700: another user cannot even reach it (and
+# ``setpriv --reuid`` only seems to work because it execs while still holding
+# CAP_DAC_OVERRIDE; the dynamic loader then silently falls back to the system's
+# libpython and standard library). On the instructor's laptop the interpreter is the
+# instructor's own, so the helper recreates that, and only that: in a private mount
+# namespace of its own it replaces each directory others cannot search on the way to
+# the interpreter, the environment and the repository (here /root) by a searchable
+# tmpfs holding only the entry on that way, bound back. Nothing outside the helper's
+# namespace changes; the launcher then hides /root again itself.
+
+GRADER = r'''
+import ctypes, json, os, socket, sys
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+libc = ctypes.CDLL(None, use_errno=True)
+cfg, command = json.loads(sys.argv[1]), sys.argv[2:]
+
+
+def fail(what):
+    sys.exit(f"non-root grader setup: {what}")
+
+
+def call(result, what):
+    if result != 0:
+        fail(f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def mount(source, target, fstype, flags, data=None):
+    enc = lambda s: s.encode() if s else None
+    call(libc.mount(enc(source), target.encode(), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+
+
+def blocked(paths):
+    """{the first directory others cannot search on the way to a path: the entries needed under it}"""
+    found = {}
+    for path in paths:
+        parts = path.strip("/").split("/")
+        for i in range(len(parts)):
+            directory = "/" + "/".join(parts[:i])
+            if not os.stat(directory).st_mode & 0o001:
+                found.setdefault(directory, set()).add(parts[i])
+                break
+    return found
+
+
+def expose(paths, stage):
+    for n in range(16):
+        found = blocked(paths)
+        if not found:
+            return
+        directory = min(found, key=len)
+        copy = os.path.join(stage, str(n))
+        os.mkdir(copy)
+        mount(directory, copy, None, MS_BIND | MS_REC)  # as it was, seen by root only
+        mount("tmpfs", directory, "tmpfs", 0, "mode=0755,size=1m")
+        for name in found[directory]:
+            source, target = os.path.join(copy, name), os.path.join(directory, name)
+            os.mkdir(target) if os.path.isdir(source) else open(target, "w").close()
+            mount(source, target, None, MS_BIND | MS_REC)
+    fail(f"cannot make {paths} reachable")
+
+
+def maps(uid, gid):
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
+uid = cfg["uid"]
+call(libc.unshare(ctypes.c_int(CLONE_NEWNS)), "unshare(CLONE_NEWNS)")
+mount(None, "/", None, MS_REC | MS_PRIVATE)
+expose(cfg["reach"], cfg["stage"])
+course = cfg["course"]
+mount("tmpfs", os.path.dirname(course), "tmpfs", 0, "mode=0755,size=1m")  # a course nbgrader left world-readable
+os.makedirs(os.path.join(course, "source"))
+with open(os.path.join(course, "source", "hidden.txt"), "w") as f:
+    f.write("the hidden tests")
+if cfg.get("readonly_proc"):  # writing the launcher's uid map will be refused, after its unshare succeeded
+    mount(None, "/proc", None, MS_BIND | MS_REMOUNT | MS_RDONLY)
+os.setgroups([])
+os.setgid(uid)
+os.setuid(uid)
+call(libc.prctl(4, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")  # setuid made /proc/self root's; an exec would undo that
+if os.getuid() != uid or "CapEff:\t0000000000000000" not in open("/proc/self/status").read():
+    fail("still privileged after setuid")
+for path in cfg["readable"]:
+    if not os.access(path, os.R_OK):
+        fail(f"{path} is not readable by uid {uid} (a clone made with umask 077?)")
+
+if cfg.get("probe"):  # can this user create the namespaces the launcher asks for? (no exec: one thread)
+    print(json.dumps({"userns": libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)) == 0}))
+    sys.exit(0)
+limited = False
+if cfg.get("no_userns") and libc.unshare(ctypes.c_int(CLONE_NEWUSER)) == 0:
+    # In a user namespace of its own, no user namespace may be created any more:
+    # what a host with user.max_user_namespaces = 0 does, for this process tree only.
+    maps(uid, uid)
+    with open("/proc/sys/user/max_user_namespaces", "w") as f:
+        f.write("0")
+    limited = True
+control = {"read": {p: os.access(p, os.R_OK) for p in cfg["control_files"]}, "limited": limited}
+try:
+    socket.create_connection(("127.0.0.1", cfg["port"]), timeout=3).close()
+    control["connect"] = "ok"
+except OSError as error:
+    control["connect"] = str(error)
+print(json.dumps(control), flush=True)
+os.execve(command[0], command, {**cfg["env"], "HOME": cfg["home"]})
+'''
+
+# What the student's code reports from inside (one JSON line).
+OBSERVE = r'''
+import ctypes, errno, fcntl, json, os, resource, socket, struct, sys
+
+cfg = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def attempt(action):
+    try:
+        result = action()
+        return "ok" if result is None else result
+    except OSError as error:
+        return errno.errorcode.get(error.errno, str(error))
+    except BaseException as error:
+        return type(error).__name__
+
+
+def lo_up():
+    with socket.socket() as s:
+        flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH14x", b"lo", 0))[:18])[1]  # SIOCGIFFLAGS
+    return bool(flags & 1)  # IFF_UP
+
+
+def umount(path):
+    if libc.umount2(path.encode(), 2) != 0:  # MNT_DETACH
+        raise OSError(ctypes.get_errno(), path)
+
+
+def unhide_from_own_namespace(path):
+    """What a student could try: become root in a user namespace of its own, then umount."""
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(0x10000000 | 0x00020000) != 0:  # CLONE_NEWUSER | CLONE_NEWNS
+        raise OSError(ctypes.get_errno(), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+    umount(path)
+
+
+seen = {"report": json.loads(os.environ["MHA_SANDBOX"]), "uid": os.getuid(), "cwd": os.getcwd(),
+        "env": {k: os.environ.get(k) for k in ("MHA_TEST_SECRET", "HOME", "TMPDIR")},
+        "capeff": next(l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")),
+        "limits": {n: resource.getrlimit(getattr(resource, n))[0]
+                   for n in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE")}}
+seen["interfaces"] = [name for _, name in socket.if_nameindex()]
+seen["lo_up"] = attempt(lo_up)
+seen["connect_host"] = attempt(lambda: socket.create_connection(("127.0.0.1", cfg["port"]), timeout=3).close())
+seen["connect_outside"] = attempt(lambda: socket.create_connection(("1.1.1.1", 80), timeout=3).close())
+seen["tmp"] = attempt(lambda: sorted(os.listdir("/tmp")))
+seen["root"] = attempt(lambda: sorted(os.listdir("/root")))
+seen["host_tmp_file"] = os.path.exists(cfg["visible"])
+seen["write_tmp"] = attempt(lambda: open(cfg["written"], "w").close())
+seen["listing"] = {p: attempt(lambda: sorted(os.listdir(p))) for p in cfg["hidden"]}
+seen["read"] = {p: attempt(lambda: open(p).close()) for p in cfg["secret_files"]}
+seen["memory"] = attempt(lambda: bytearray(600 * 2**20) and None)
+seen["big_file"] = attempt(lambda: open("big.bin", "wb").write(b"x" * (2 * 2**20)) and None)
+seen["umount"] = attempt(lambda: umount(cfg["course"]))
+seen["umount_own_ns"] = attempt(lambda: unhide_from_own_namespace(cfg["course"]))
+seen["course_after"] = attempt(lambda: sorted(os.listdir(cfg["course"])))
+print(json.dumps(seen))
+'''
+
+
+def _mount_point_for_course(reach):
+    """An existing directory the helper may cover with a tmpfs (in its own namespace) for the course."""
+    for candidate in ("/media", "/mnt", "/srv", "/opt"):
+        if os.path.isdir(candidate) and not os.path.islink(candidate) and not any(
+            sandbox._under(p, candidate) for p in reach
+        ):
+            return candidate
+    pytest.fail("no directory among /media, /mnt, /srv, /opt to hold a test course")
+
+
+def _kept_entries(parent, kept):
+    """The entries of ``parent`` the launcher recreates to bind back a ``kept`` path under it."""
+    return {Path(p).relative_to(parent).parts[0] for p in kept if sandbox._under(p, parent) and p != parent}
+
+
+@pytest.fixture
+def grader(listener):
+    """Run ``command`` as a non-root grader (see GRADER); return (control, observations)."""
+    if not ROOT_USER:
+        message = ("the non-root grader tests drop from root to an unused uid; run as root (as CI does). As "
+                   "non-root, test_limits_isolation_and_cleanup itself takes the non-root path.")
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    port, accepted = listener
+    uid = sandbox.pick_uid()
+    home = Path(tempfile.mkdtemp(prefix="mha-nonroot-"))  # the grader's: its sandbox root
+    stage = Path(tempfile.mkdtemp(prefix="mha-nonroot-stage-"))  # root's: mount points in the helper only
+    work = home / "work"
+    work.mkdir()
+    for path in (home, work):
+        os.chown(path, uid, uid)
+    visible = Path(f"/tmp/mha-nonroot-visible-{os.getpid()}.txt")  # in the real /tmp, readable by anyone
+    visible.write_text("on the host")
+    visible.chmod(0o644)
+    written = Path(f"/tmp/mha-nonroot-written-{os.getpid()}.txt")
+    python = os.path.realpath(sys.executable)
+    reach = sorted({os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), str(ROOT), python})
+    course = str(Path(_mount_point_for_course(reach)) / "course")
+    env = {k: v for k, v in os.environ.items() if k not in ("HOME",)}
+    env.update(PYTHONPATH=str(ROOT), MHA_TEST_SECRET="a token")
+
+    def run(launcher_argv=None, observe=True, **options):
+        launcher = launcher_argv or [sys.executable, "-m", "autograders.sandbox"]
+        inner = {"port": port, "visible": str(visible), "written": str(written), "course": course,
+                 "hidden": [course, str(ROOT / "notebooks"), str(ROOT / "tests")],
+                 "secret_files": [f"{course}/source/hidden.txt", str(ROOT / "notebooks" / "level1_recognition.ipynb")]}
+        command = [*launcher, f"--memory={512 * MiB}", f"--file-size={1 * MiB}", f"--workdir={work}", f"--keep={home}",
+                   f"--hide={course}", "--", sys.executable, "-c", OBSERVE, json.dumps(inner)]
+        cfg = {"uid": uid, "reach": reach, "stage": tempfile.mkdtemp(dir=stage), "course": course, "home": str(home),
+               "env": env, "port": port, "control_files": [str(visible), f"{course}/source/hidden.txt"],
+               "readable": [python, str(ROOT / "autograders" / "sandbox.py")], "probe": not observe, **options}
+        result = subprocess.run([sys.executable, "-I", "-c", GRADER, json.dumps(cfg), *command], capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 0, result.stderr[-3000:]
+        lines = result.stdout.splitlines()
+        if not observe:
+            return json.loads(lines[0])
+        assert len(lines) == 2, result.stdout[-3000:] + result.stderr[-3000:]
+        return json.loads(lines[0]), json.loads(lines[1])
+
+    run.uid, run.home, run.work, run.course, run.visible, run.written, run.accepted = (
+        uid, home, work, course, visible, written, accepted)
+    run.kept = [str(home), os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), str(ROOT / "autograders"),
+                str(ROOT / "mha_core")]
+    try:
+        yield run
+    finally:
+        sandbox.kill_user(uid)
+        visible.unlink(missing_ok=True)
+        written.unlink(missing_ok=True)
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+_PROBED = {}
+
+
+def _userns_for(grader):
+    """Whether the OS lets a non-root user create the launcher's namespaces (probed once, without the launcher)."""
+    if "userns" not in _PROBED:
+        _PROBED["userns"] = grader(observe=False)["userns"]
+    return _PROBED["userns"]
+
+
+def test_non_root_grader_isolated_in_a_user_namespace(grader):
+    userns = _userns_for(grader)
+    control, seen = grader()
+    report, uid = seen["report"], grader.uid
+    # Outside the sandbox this user reads the course and the host's /tmp, and reaches the host's loopback.
+    assert control["read"] == {str(grader.visible): True, f"{grader.course}/source/hidden.txt": True}
+    assert control["connect"] == "ok"
+    # Always: limits, the environment, its own uid (no throwaway user without root), no capabilities.
+    assert report["user"] == f"unchanged ({uid})" and seen["uid"] == uid and seen["capeff"] == "0" * 16
+    assert seen["limits"] == {"RLIMIT_AS": 512 * MiB, "RLIMIT_FSIZE": 1 * MiB,
+                              "RLIMIT_NOFILE": sandbox.OPEN_FILES_LIMIT, "RLIMIT_CORE": 0}
+    assert seen["memory"] == "MemoryError" and seen["big_file"] == "EFBIG"
+    assert seen["env"]["MHA_TEST_SECRET"] is None and seen["env"]["HOME"] == str(grader.work) == seen["cwd"]
+    if not userns:  # the OS refuses unprivileged user namespaces: said so, and the child still ran
+        assert report["filesystem"].startswith("shared (") and report["network"].startswith("shared (")
+        return
+    assert report["filesystem"] == "isolated" and report["network"] == "isolated"
+    # Network: only a loopback, down; the host's loopback and any outside address unreachable.
+    assert seen["interfaces"] == ["lo"] and seen["lo_up"] is False
+    assert seen["connect_host"] == "ENETUNREACH" and seen["connect_outside"] == "ENETUNREACH"
+    deadline = time.monotonic() + 5
+    while not grader.accepted and time.monotonic() < deadline:  # the listener's thread counts the control's
+        time.sleep(0.05)
+    assert len(grader.accepted) == 1  # only the control's connection
+    # /tmp private: the host's files not there, what it writes not on the host; only the kept paths' entries.
+    assert seen["env"]["TMPDIR"] == "/tmp" and seen["host_tmp_file"] is False
+    assert seen["write_tmp"] == "ok" and not grader.written.exists()
+    assert set(seen["tmp"]) <= _kept_entries("/tmp", grader.kept)
+    assert set(seen["root"]) <= _kept_entries("/root", grader.kept)  # nothing of /root but the way to Python
+    # Hidden: the course (--hide), the repository's notebooks and tests (gone with /tmp when the clone is there).
+    assert grader.course in report["hidden"] and seen["listing"][grader.course] == []
+    for path, listing in seen["listing"].items():
+        assert listing in ([], "ENOENT"), (path, listing)
+    assert set(seen["read"].values()) == {"ENOENT"}, seen["read"]
+    # And the student cannot unhide them: no capability here, and mounts locked in a user namespace of its own.
+    assert seen["umount"] == "EPERM"
+    assert seen["umount_own_ns"] != "ok" and seen["course_after"] == []
+
+
+def test_non_root_launcher_started_from_a_threaded_process(grader):
+    """``python -m autograders.sandbox`` imports numpy, whose BLAS threads made unshare(CLONE_NEWUSER)
+    fail (EINVAL): the launcher then starts again single-threaded. Forced here with a thread of its own,
+    as numpy starts none on a one-CPU machine."""
+    userns = _userns_for(grader)
+    shim = ("import threading; threading.Thread(target=threading.Event().wait, daemon=True).start(); "
+            "import runpy; runpy.run_module('autograders.sandbox', run_name='__main__', alter_sys=True)")
+    _, seen = grader([sys.executable, "-c", shim])
+    report = seen["report"]
+    if userns:
+        assert report["network"] == report["filesystem"] == "isolated" and seen["interfaces"] == ["lo"]
+    else:
+        assert report["network"].startswith("shared (") and report["filesystem"].startswith("shared (")
+
+
+def test_non_root_without_user_namespaces_shares_and_runs(grader):
+    """Where user namespaces cannot be created (here: a user namespace whose
+    user.max_user_namespaces is 0, as a host with the sysctl at 0), the report
+    says "shared (...)" and the kernel runs all the same: limits and a stripped
+    environment, but the host's network and /tmp (the documented gap)."""
+    control, seen = grader(no_userns=True)
+    report = seen["report"]
+    assert report["filesystem"].startswith("shared (") and report["network"].startswith("shared (")
+    assert "hidden" not in report and report["user"] == f"unchanged ({grader.uid})"
+    if control["limited"]:
+        assert os.strerror(errno.ENOSPC) in report["network"]  # what the kernel said
+    assert seen["limits"]["RLIMIT_AS"] == 512 * MiB and seen["memory"] == "MemoryError"
+    assert seen["env"]["MHA_TEST_SECRET"] is None and seen["env"]["TMPDIR"] == str(grader.work)
+    assert seen["connect_host"] == "ok" and seen["host_tmp_file"] is True
+    assert seen["listing"][grader.course] == ["source"]  # nothing hidden: keep the course chmod 700
+
+
+def test_non_root_uid_map_refused_after_unshare(grader):
+    """Ubuntu 24.04 (AppArmor) lets unshare(CLONE_NEWUSER) succeed, then refuses writing
+    the uid map: the launcher used to die there, and no kernel ever started. Simulated with
+    a read-only /proc (the write fails with EROFS instead of EPERM, at the same place)."""
+    userns = _userns_for(grader)
+    _, seen = grader(readonly_proc=True)
+    report = seen["report"]
+    assert report["filesystem"].startswith("shared (")
+    if userns:  # the network namespace exists all the same
+        assert report["network"] == "isolated" and seen["interfaces"] == ["lo"]
+        assert seen["connect_host"] == "ENETUNREACH"
+    assert report["user"] == f"unchanged ({grader.uid})"
+    assert seen["env"]["MHA_TEST_SECRET"] is None and seen["limits"]["RLIMIT_AS"] == 512 * MiB
