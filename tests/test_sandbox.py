@@ -245,9 +245,10 @@ def test_prepare_submission_renamed_and_malformed(tmp_path):
 # libpython and standard library). On the instructor's laptop the interpreter is the
 # instructor's own, so the helper recreates that, and only that: in a private mount
 # namespace of its own it replaces each directory others cannot search on the way to
-# the interpreter, the environment and the repository (here /root) by a searchable
-# tmpfs holding only the entry on that way, bound back. Nothing outside the helper's
-# namespace changes; the launcher then hides /root again itself.
+# the interpreter, the environment and the repository (here /root; in CI perhaps a
+# 0700 directory from mktemp holding the clone) by a searchable tmpfs holding only
+# the entry on that way, bound back (all of its entries for the repository itself).
+# Nothing outside the helper's namespace changes; the launcher then hides /root again.
 
 GRADER = r'''
 import ctypes, json, os, socket, sys
@@ -273,14 +274,14 @@ def mount(source, target, fstype, flags, data=None):
 
 
 def blocked(paths):
-    """{the first directory others cannot search on the way to a path: the entries needed under it}"""
+    """{the first directory others cannot search on the way to (or at) a path: the entries needed in it}"""
     found = {}
     for path in paths:
         parts = path.strip("/").split("/")
-        for i in range(len(parts)):
+        for i in range(len(parts) + 1):
             directory = "/" + "/".join(parts[:i])
-            if not os.stat(directory).st_mode & 0o001:
-                found.setdefault(directory, set()).add(parts[i])
+            if os.path.isdir(directory) and not os.stat(directory).st_mode & 0o001:
+                found.setdefault(directory, set()).add(parts[i] if i < len(parts) else "*")  # "*": all of it
                 break
     return found
 
@@ -295,8 +296,11 @@ def expose(paths, stage):
         os.mkdir(copy)
         mount(directory, copy, None, MS_BIND | MS_REC)  # as it was, seen by root only
         mount("tmpfs", directory, "tmpfs", 0, "mode=0755,size=1m")
-        for name in found[directory]:
+        for name in os.listdir(copy) if "*" in found[directory] else found[directory]:
             source, target = os.path.join(copy, name), os.path.join(directory, name)
+            if os.path.islink(source):
+                os.symlink(os.readlink(source), target)
+                continue
             os.mkdir(target) if os.path.isdir(source) else open(target, "w").close()
             mount(source, target, None, MS_BIND | MS_REC)
     fail(f"cannot make {paths} reachable")
@@ -327,7 +331,7 @@ if os.getuid() != uid or "CapEff:\t0000000000000000" not in open("/proc/self/sta
     fail("still privileged after setuid")
 for path in cfg["readable"]:
     if not os.access(path, os.R_OK):
-        fail(f"{path} is not readable by uid {uid} (a clone made with umask 077?)")
+        fail(f"{path} is not readable by uid {uid} (files made with umask 077?)")
 
 if cfg.get("probe"):  # can this user create the namespaces the launcher asks for? (no exec: one thread)
     print(json.dumps({"userns": libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)) == 0}))
