@@ -11,10 +11,14 @@
                               report.html (in --out, default <course>/reports)
     report --course course [--out DIR]
                               grades.csv and report.html from the gradebook as it is
+    feedback --course course [--assignment A] [--student S] [--db URL]
+                              write the HTML feedback again from the gradebook, e.g.
+                              after manual grading (manual scores and comments shown)
 """
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 
@@ -94,6 +98,25 @@ def _report(args):
     return 0
 
 
+def _feedback(args):
+    from .feedback_html import regenerate
+
+    course = Path(args.course)
+    if not (course / "nbgrader_config.py").exists():
+        print(f"{course} is not a course directory", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    written, failed = regenerate(course, args.assignment, args.student, args.db, progress=not args.quiet)
+    if not written and not failed:
+        print("no autograded submission in the gradebook matches: nothing to do", file=sys.stderr)
+        return 2
+    for student, assignment, reason in failed:
+        print(f"FAILED {student}/{assignment}: {reason}")
+    print(f"feedback written {len(written)}, failed {len(failed)}, in {time.perf_counter() - start:.1f} s: "
+          f"{course / 'feedback'}/<student>/<assignment>/")
+    return 0
+
+
 def main(argv=None):
     from .editions import SOURCE
 
@@ -152,6 +175,14 @@ def main(argv=None):
     report.add_argument("--out", help="output folder (default: <course>/reports)")
     report.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
     report.set_defaults(run=_report)
+
+    feedback = commands.add_parser("feedback", help="HTML feedback again from the gradebook (after manual grading)")
+    feedback.add_argument("--course", default="course", help="course directory (default: course)")
+    feedback.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    feedback.add_argument("--student", action="append", help="only this student (repeatable)")
+    feedback.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
+    feedback.add_argument("--quiet", action="store_true", help="no progress bar")
+    feedback.set_defaults(run=_feedback)
 
     args = parser.parse_args(argv)
     return args.run(args)

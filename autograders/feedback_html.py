@@ -7,9 +7,16 @@ replaces the lines between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS
 by one comment, and drops those lines from the cell's outputs too (a Python
 traceback quotes the failing line), but keeps every message: a hidden check's
 ``WrongAnswer`` says what is wrong without the code that found it.
+
+:func:`generate_feedback` renders one submission (the grading workers call it in
+their private course right after autograding); :func:`regenerate` renders again,
+from the course's gradebook, the feedback of submissions already autograded, for
+example after manual grading in the formgrader.
 """
 
 import re
+import shutil
+from pathlib import Path
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
@@ -91,8 +98,6 @@ def generate_feedback(root, config, assignment, student, log=None):
     """Run nbgrader's GenerateFeedback for one autograded submission in the course at
     ``root`` (hidden tests hidden); return {relative path: (mode, bytes)} of the
     feedback folder. Raises RuntimeError with nbgrader's log if it fails."""
-    from pathlib import Path
-
     from nbgrader.converters import GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.utils import capture_log
@@ -113,3 +118,46 @@ def generate_feedback(root, config, assignment, student, log=None):
         for p in sorted(out.rglob("*"))
         if p.is_file()
     }
+
+
+def regenerate(course, assignments=None, students=None, db_url=None, progress=False):
+    """Write ``feedback/<student>/<assignment>/`` again from the gradebook ``db_url``
+    (default: the course's), manual scores and comments included, for every
+    submission in it or those of ``assignments`` and ``students``. A submission whose
+    autograded notebook is missing or broken fails alone and loses its old feedback
+    (as in ``grade``). Return ([(student, assignment)] written, [(student, assignment, reason)] failed)."""
+    from nbgrader.api import Gradebook
+
+    from .grading import Progress, _reason, course_config, course_db_url
+
+    course = Path(course).resolve()
+    config = course_config(course)
+    own_url, course_id = course_db_url(course, config)
+    config.CourseDirectory.root = str(course)
+    config.CourseDirectory.db_url = db_url or own_url  # what nbgrader's GetGrades reads
+    with Gradebook(config.CourseDirectory.db_url, course_id) as gb:
+        chosen = sorted(
+            (s.student.id, a.name, [nb.name for nb in s.notebooks])
+            for a in gb.assignments if not assignments or a.name in assignments
+            for s in a.submissions if not students or s.student.id in students
+        )
+    bar = Progress(len(chosen)) if progress and chosen else None
+    written, failed = [], []
+    for student, assignment, notebooks in chosen:
+        autograded = Path("autograded") / student / assignment
+        missing = [str(autograded / f"{name}.ipynb") for name in notebooks
+                   if not (course / autograded / f"{name}.ipynb").is_file()]
+        reason = f"no autograded notebook {', '.join(missing)} (grade it again)" if missing else None
+        if not reason:
+            try:
+                generate_feedback(course, config, assignment, student)
+            except RuntimeError as error:
+                reason = _reason(str(error))
+        if reason:
+            shutil.rmtree(course / "feedback" / student / assignment, ignore_errors=True)
+            failed.append((student, assignment, reason))
+        else:
+            written.append((student, assignment))
+        if bar:
+            bar.update(not reason, f"{student}/{assignment}")
+    return written, failed
