@@ -254,7 +254,7 @@ class StudentSide:
         self.read_fd, from_child = os.pipe()
         inner = [sys.executable, "-m", "autograders.recheck", "serve", str(to_child), str(from_child)]
         self.process = subprocess.Popen(
-            self.box.command(inner), env={**self.box.env(), "NBGRADER_EXECUTION": "recheck"}, pass_fds=(to_child, from_child),
+            self.box.command(inner, fds=(to_child, from_child)), env={**self.box.env(), "NBGRADER_EXECUTION": "recheck"}, pass_fds=(to_child, from_child),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
         os.close(to_child)

@@ -190,8 +190,8 @@ def _environment(args, report):
     return env
 
 
-def launch(argv=None):
-    """Stage one: isolate this process, become the throwaway user, exec ``COMMAND``."""
+def parse(argv):
+    """The launcher's arguments: (options, the command to run inside)."""
     parser = argparse.ArgumentParser(prog="python -m autograders.sandbox")
     parser.add_argument("--memory", type=int, default=MEMORY_LIMIT, help="address space limit (bytes; 0: none)")
     parser.add_argument("--file-size", type=int, default=FILE_SIZE_LIMIT, help="largest file (bytes; 0: none)")
@@ -208,13 +208,24 @@ def launch(argv=None):
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command to run")
+    return args, command
+
+
+def launch(argv=None):
+    """Stage one: isolate this process, become the throwaway user, exec ``COMMAND``."""
+    args, command = parse(sys.argv[1:] if argv is None else argv)
     if os.geteuid() != 0 and not args.no_namespaces and __package__ and len(os.listdir("/proc/self/task")) > 1:
         # unshare(CLONE_NEWUSER) fails (EINVAL) in a process with threads, and ``-m autograders.sandbox``
         # imported numpy (with the package), whose BLAS threads are running: start again as a plain script
         # (-I: the standard library only, one thread), same process and arguments.
         os.execv(sys.executable, [sys.executable, "-I", os.path.abspath(__file__),
                                   *(sys.argv[1:] if argv is None else argv)])
+    os.execvpe(command[0], command, isolate(args))
 
+
+def isolate(args):
+    """Isolate this process as the launcher's ``args`` say (namespaces, mounts, limits,
+    the throwaway user); return the environment for the command inside."""
     report = {"memory": args.memory, "file_size": args.file_size}
     if args.no_namespaces:
         report["filesystem"] = report["network"] = "shared (namespaces off)"
@@ -246,8 +257,7 @@ def launch(argv=None):
     else:
         report.setdefault("user", f"unchanged ({os.getuid()})")
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(no_new_privs)")
-    env = _environment(args, report)
-    os.execvpe(command[0], command, env)
+    return _environment(args, report)
 
 
 # --- the grader's side: private directories, throwaway users -----------------
@@ -292,8 +302,8 @@ class Sandbox:
     """
 
     def __init__(self, memory=MEMORY_LIMIT, file_size=FILE_SIZE_LIMIT, processes=PROCESS_LIMIT, hide=(), copy_from=None,
-                 namespaces=True):
-        self.memory, self.file_size, self.processes = memory, file_size, processes
+                 namespaces=True, zygote=True):
+        self.memory, self.file_size, self.processes, self.zygote = memory, file_size, processes, zygote
         self.hide = [str(Path(p).resolve()) for p in hide if p]
         self.namespaces = namespaces
         self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
@@ -316,13 +326,21 @@ class Sandbox:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, target)
 
-    def command(self, inner, own=()):
+    def command(self, inner, own=(), fds=(), zygote=None):
+        """The command line that runs ``inner`` in this sandbox: the launcher's, through the
+        warm zygote (:mod:`autograders.zygote`) unless ``zygote`` (default: the sandbox's) is
+        false. ``fds``: file descriptors besides the standard streams that ``inner`` uses."""
         cmd = [sys.executable, "-m", "autograders.sandbox", f"--memory={self.memory}", f"--file-size={self.file_size}",
                f"--processes={self.processes}", f"--workdir={self.work}", f"--keep={self.root}"]
         cmd += [f"--hide={p}" for p in self.hide] + [f"--own={p}" for p in own]
         cmd += [f"--uid={self.uid}"] if self.uid is not None else []
         cmd += [] if self.namespaces else ["--no-namespaces"]
-        return [*cmd, "--", *inner]
+        cmd = [*cmd, "--", *inner]
+        if self.zygote if zygote is None else zygote:
+            from . import zygote as warm
+
+            return warm.command(cmd, fds)
+        return cmd
 
     def env(self):
         """The environment to start the launcher with (it needs to import this package)."""
@@ -416,6 +434,7 @@ def _nbgrader_side():
         output_limit = Integer(OUTPUT_LIMIT, help="characters of output kept per cell").tag(config=True)
         hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
         namespaces = Bool(True, help="new network and mount namespaces where the OS allows").tag(config=True)
+        zygote = Bool(True, help="fork kernels from a warm process (autograders.zygote)").tag(config=True)
         max_restarts = Integer(8, help="kernels started for one notebook, at most").tag(config=True)
 
         def __init__(self, *args, **kwargs):
@@ -429,7 +448,7 @@ def _nbgrader_side():
 
         def sandbox_options(self):
             return dict(memory=self.memory_limit, file_size=self.file_size_limit, processes=self.process_limit,
-                        hide=self.hide, namespaces=self.namespaces)
+                        hide=self.hide, namespaces=self.namespaces, zygote=self.zygote)
 
         def create_kernel_manager(self):
             km = super().create_kernel_manager()
