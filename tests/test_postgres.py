@@ -102,11 +102,12 @@ class Cluster:
     def url(self, database):
         return f"postgresql://postgres@/{database}?host={self.root}"
 
-    def create_database(self, name):
+    def create_database(self, name, template=None):
+        """A new database (a copy of ``template``, when given); its URL."""
         import psycopg
 
         with psycopg.connect(host=str(self.root), user="postgres", dbname="postgres", autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
         return self.url(name)
 
 
@@ -265,11 +266,14 @@ def test_report_from_postgres_equals_report_from_sqlite(graded, tmp_path):
     assert html_pg.read_text().count("data:image/png;base64,") == 3
 
 
-def test_cli_regrades_one_submission_into_postgres_and_nothing_else(graded, tmp_path):
+def test_cli_regrades_one_submission_into_postgres_and_nothing_else(graded, postgres, tmp_path):
     """``python -m autograders grade --db URL --student S --assignment A`` as an instructor
     runs it: student002 resubmits level 1 with every answer right; only that submission's
-    rows and files change, and the report is built from PostgreSQL."""
-    course, url = graded["pg"], graded["url"]
+    rows and files change, and the report is built from PostgreSQL. (On copies of the
+    graded course and database: the other tests see them as graded.)"""
+    course = tmp_path / "course"
+    shutil.copytree(graded["pg"], course)
+    url = postgres.create_database("regrade", template="class")
     key = ("student002", LEVEL)
     notebook = Path(LEVEL) / f"{LEVEL}.ipynb"
     shutil.copyfile(course / "source" / notebook, course / "submitted/student002" / notebook)
