@@ -14,6 +14,7 @@ from the course's gradebook, the feedback of submissions already autograded, for
 example after manual grading in the formgrader.
 """
 
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -87,6 +88,33 @@ class HideHiddenTests(NbGraderPreprocessor):
         return cell, resources
 
 
+@functools.lru_cache(maxsize=None)
+def exporter_class():
+    """nbconvert's HTMLExporter whose templates compile once per process, not once per notebook."""
+    import jinja2
+    from nbconvert.exporters import HTMLExporter
+
+    class Compiled(jinja2.BytecodeCache):
+        """Compiled templates kept in memory, keyed by name and source checksum (jinja's buckets)."""
+
+        store = {}
+
+        def load_bytecode(self, bucket):
+            if bucket.key in self.store:
+                bucket.bytecode_from_string(self.store[bucket.key])
+
+        def dump_bytecode(self, bucket):
+            self.store[bucket.key] = bucket.bytecode_to_string()
+
+    class FeedbackHTMLExporter(HTMLExporter):
+        def _create_environment(self):
+            environment = super()._create_environment()
+            environment.bytecode_cache = Compiled()
+            return environment
+
+    return FeedbackHTMLExporter
+
+
 def feedback_preprocessors():
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
@@ -105,6 +133,7 @@ def generate_feedback(root, config, assignment, student, log=None):
 
     config = Config(config)
     config.GenerateFeedback.preprocessors = feedback_preprocessors()
+    config.GenerateFeedback.exporter_class = exporter_class()
     coursedir = CourseDirectory(config=config)
     coursedir.assignment_id, coursedir.student_id = assignment, student
     app = GenerateFeedback(coursedir=coursedir, config=config, **({"log": log} if log else {}))
