@@ -48,7 +48,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-STATUS = ".grading/status.json"  # the course's record of the last grading of each submission
+STATUS_DIR = ".grading"  # the course's grading records
+STATUS = f"{STATUS_DIR}/status.json"  # the last grading of each submission
 _JOB_LOCK = threading.Lock()  # nbgrader sets environment variables: one job at a time per process
 
 
@@ -177,12 +178,28 @@ def copy_definitions(src_url, dst_url, assignment):
         dst.dispose()
 
 
-def _empty_gradebook(path, course_id):
-    """A new SQLite gradebook at ``path`` with nbgrader's tables (and alembic version)."""
+def _empty_gradebook(path, course_id, course=None):
+    """A new SQLite gradebook at ``path`` with nbgrader's tables (and alembic version).
+
+    nbgrader stamps a new gradebook by running alembic in a subprocess (seconds of
+    CPU): the first empty gradebook is kept in ``course/.grading/`` for the next
+    gradings, per nbgrader version and course id."""
+    import hashlib
+
+    import nbgrader
     from nbgrader.api import Gradebook
 
+    key = hashlib.sha256(f"{nbgrader.__version__}\0{course_id}".encode()).hexdigest()[:16]
+    kept = Path(course) / STATUS_DIR / f"empty-gradebook-{key}.db" if course else None
+    if kept is not None and kept.is_file():
+        shutil.copyfile(kept, path)
+        return path
     with Gradebook(f"sqlite:///{path}", course_id):
         pass
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, kept.with_suffix(".tmp"))
+        os.replace(kept.with_suffix(".tmp"), kept)
     return path
 
 
@@ -718,7 +735,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
                 templates[assignment] = str(error)
                 continue
             if empty is None:
-                empty = _empty_gradebook(tmp / "empty.db", course_id)
+                empty = _empty_gradebook(tmp / "empty.db", course_id, course)
             path = tmp / f"{assignment}.db"
             shutil.copyfile(empty, path)
             copy_definitions(db_url, f"sqlite:///{path}", assignment)

@@ -11,14 +11,14 @@ any other command is exec'ed as the launcher would. Nothing a student ran is eve
 in the zygote: each child starts from the same clean imports.
 
 Callers still see an ordinary process. :func:`command` turns the launcher's
-command line into a small proxy's (``python -m autograders.zygote run``), which
+command line into a small proxy's (``zygote.py run``, the standard library only), which
 hands its standard streams (and the file descriptors named) to the zygote,
 forwards signals to the child and exits as the child exits; when the proxy is
 killed, the zygote kills the child. Without a zygote (it failed to start, or
 ``MHA_ZYGOTE=0``), :func:`command` returns the launcher's command line unchanged.
 
     python -m autograders.zygote serve SOCKET          # started by start()
-    python -m autograders.zygote run SOCKET [--fd N]... -- LAUNCHER COMMAND LINE
+    python -I -S .../autograders/zygote.py run SOCKET [--fd=N]... -- LAUNCHER COMMAND LINE
 """
 
 import atexit
@@ -100,7 +100,10 @@ def command(launcher, fds=()):
     path = start() if enabled() else None
     if path is None:
         return launcher
-    return [sys.executable, "-m", "autograders.zygote", "run", path, *[f"--fd={fd}" for fd in fds], "--", *launcher]
+    # The proxy needs the standard library only: run as a plain script (-I -S), not ``-m
+    # autograders.zygote``, which would import the package (numpy) for every kernel.
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), "run", path, *[f"--fd={fd}" for fd in fds], "--",
+            *launcher]
 
 
 # --- the proxy ----------------------------------------------------------------------

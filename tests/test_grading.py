@@ -312,3 +312,23 @@ def test_progress_bar_and_summary_line():
     assert lines[-1].startswith("[" + "#" * 30 + "]") and "4/4 (1 failed)" in lines[-1]
     summary = grading.Summary(graded=[("a", "x")] * 3, failed=[("b", "x", "bad")], seconds=30.0)
     assert summary.line() == "graded 3, failed 1, in 30.0 s (8.0 submissions/min)"
+
+
+def test_the_empty_gradebook_is_made_once_per_course_and_nbgrader_version(tmp_path, monkeypatch):
+    import sqlite3
+
+    import nbgrader.api
+
+    from autograders import grading
+
+    first = grading._empty_gradebook(tmp_path / "first.db", "mha", tmp_path)
+    monkeypatch.setattr(nbgrader.api, "Gradebook", None)  # a second alembic run would fail
+    second = grading._empty_gradebook(tmp_path / "second.db", "mha", tmp_path)
+
+    def schema(path):
+        with sqlite3.connect(path) as db:
+            return db.execute("select name, sql from sqlite_master order by name").fetchall(), \
+                db.execute("select * from alembic_version").fetchall()
+
+    assert schema(first) == schema(second) and schema(first)[1]
+    assert len(list((tmp_path / ".grading").glob("empty-gradebook-*.db"))) == 1

@@ -28,7 +28,7 @@ def box():
 
 
 def test_the_launcher_command_goes_through_the_zygote_unless_switched_off(box, monkeypatch):
-    assert box.command(["true"])[:4] == [sys.executable, "-m", "autograders.zygote", "run"]
+    assert box.command(["true"])[:5] == [sys.executable, "-I", "-S", zygote.__file__, "run"]
     monkeypatch.setenv("MHA_ZYGOTE", "0")
     assert box.command(["true"])[:3] == [sys.executable, "-m", "autograders.sandbox"]
     assert sandbox.Sandbox.command(box, ["true"], zygote=False)[:3] == [sys.executable, "-m", "autograders.sandbox"]
