@@ -34,7 +34,9 @@ SCREEN_STATE = """async ([k]) => {
 
 
 def load(page, voila):
-    page.goto(voila.base + "/", wait_until="domcontentloaded")  # not "load": no waiting on a CDN
+    # not "load": no waiting on a CDN. Voila sends the page once the notebook has run: on a
+    # fresh clone the first run (cold caches, every import) has taken more than 60 s in CI.
+    page.goto(voila.base + "/", wait_until="domcontentloaded", timeout=180_000)
     # Voila shows the page once every cell has run: wait for the last screen's figures.
     page.locator(".jp-RenderedMarkdown h2", has_text="5. What").wait_for(timeout=180_000)
     page.wait_for_function(
