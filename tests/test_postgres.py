@@ -26,18 +26,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from autograders import editions, grading, report
 from benchmarks.bench_grading import gradebook_rows, make_class
+from tests.test_grading import HARD_CODED, _answer
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL = "level1_recognition"
 STUDENTS = ["student000", "student001", "student002"]  # student002 submits the blank release
 PAIRS = [(student, LEVEL) for student in STUDENTS]
-# Right for the visible sizes, wrong for the hidden (1024, 16): only a hidden check fails.
-HARD_CODED = 'def head_dim(d_model, h):\n    """d_k."""\n    return d_model / h if d_model in (768, 512) else 1\n'
 REQUIRED = bool(os.environ.get("MHA_REQUIRE_POSTGRES"))
 
 
@@ -139,14 +137,6 @@ def postgres():
 
 
 # --- the class -----------------------------------------------------------------------
-
-
-def _answer(path, cell_id, code):
-    nb = nbformat.read(str(path), as_version=4)
-    for cell in nb.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == cell_id:
-            cell.source = code
-    nbformat.write(nb, str(path))
 
 
 def _definitions(url):
