@@ -173,6 +173,28 @@ def test_figures_show_themselves_as_png():
     assert plots.heatmap(np.eye(2))._repr_png_().startswith(b"\x89PNG")
 
 
+@pytest.mark.parametrize("build, title", [
+    (lambda: plots.heatmap(np.eye(2), title="Figure s01"), "Figure s01"),
+    (lambda: plots.cross_heatmap(np.full((2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"]), "2 decoder queries × 3 encoder keys"),
+    (lambda: plots.head_grid(np.full((2, 3, 3), 1 / 3)), "Attention weights of 2 heads"),
+    (lambda: plots.flop_plot(d_model=8, n=4), "Problem 3.1"),
+    (lambda: plots.parameter_plot(d_model=8), "Problem 4.1"),
+    (lambda: plots.weight_bars([0.5, 0.5]), "Weights of one query"),
+])
+def test_under_nbgrader_figures_are_one_line_of_text_not_a_drawing(build, title, monkeypatch):
+    from IPython.core.formatters import DisplayFormatter
+
+    drawn, _ = DisplayFormatter().format(build())
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    figure = build()
+    graded, _ = DisplayFormatter().format(figure)
+    assert set(drawn) == {"image/png", "text/plain"} and drawn["image/png"].startswith(b"\x89PNG")
+    assert set(graded) == {"text/plain"} and not figure.axes, "nothing is laid out or drawn while nbgrader grades"
+    assert title in graded["text/plain"] and "not when it is graded" in graded["text/plain"]
+    with pytest.raises(ValueError, match="d_model"):  # arguments are still checked
+        plots.flop_plot(d_model=0)
+
+
 @pytest.mark.parametrize(
     "call, name",
     [
