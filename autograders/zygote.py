@@ -35,7 +35,8 @@ import tempfile
 import threading
 
 PRELOAD = (
-    "numpy", "matplotlib", "IPython", "ipykernel.kernelapp", "ipywidgets", "mha_core", "mha_core.plots",
+    "numpy", "matplotlib", "IPython", "ipykernel.kernelapp", "ipykernel.debugger", "psutil", "ipywidgets",
+    "mha_core", "mha_core.plots",
     "mha_core.widgets", "nbformat", "autograders.feedback", "autograders.recheck", "autograders.checks.level1",
     "autograders.checks.level2", "autograders.checks.level3", "autograders.checks.level4", "autograders.checks.level5",
 )
@@ -65,6 +66,7 @@ def start():
         path = os.path.join(tempfile.mkdtemp(prefix="mha-zygote-"), "socket")
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "MPLBACKEND": os.environ.get("MPLBACKEND", "Agg"), "MPLCONFIGDIR": os.path.dirname(path),
+               "PYDEVD_DISABLE_FILE_VALIDATION": "1",  # debugpy's "frozen modules" notice, once per worker
                "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH", "")] if p)}
         process = subprocess.Popen([sys.executable, "-m", "autograders.zygote", "serve", path], env=env,
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
@@ -153,7 +155,8 @@ def serve(path):
 
     for name in PRELOAD:
         try:
-            importlib.import_module(name)
+            module = importlib.import_module(name)
+            getattr(module, "warm", lambda: None)()  # a module's caches, filled once for every child
         except Exception:  # noqa: BLE001 (a missing module is imported by the child, if at all)
             pass
     from . import sandbox

@@ -44,6 +44,11 @@ def _trace():
     return block, block.trace(np.random.default_rng(0).standard_normal((N, D_MODEL)))
 
 
+def warm():
+    """Fill the cache of the reference forward pass (the grading zygote calls this once)."""
+    _trace()
+
+
 def _shape_check(name, value, expected, actual, known, hidden, confirmation):
     shape = as_shape(name, value)
     if hidden:

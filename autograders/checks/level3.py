@@ -82,11 +82,20 @@ def _cost_misconception(value, d_model, h, n):
     return None
 
 
+HIDDEN_COST_CASES = [(512, 1, 10), (512, 2, 10), (512, 64, 10), (512, 512, 10), (768, 12, 7), (64, 4, 3), (24, 3, 1),
+                     (1024, 16, 128)]
+
+
+def warm():
+    """Fill the caches of the traced references (the grading zygote calls this once)."""
+    for case in [(D_MODEL, H, N), (D_MODEL, 1, N), *HIDDEN_COST_CASES]:
+        _traced_cost(*case)
+
+
 def q3_1_attention_cost(fn, hidden=False):
     cases = [(D_MODEL, H, N)]
     if hidden:
-        cases += [(512, 1, 10), (512, 2, 10), (512, 64, 10), (512, 512, 10), (768, 12, 7), (64, 4, 3), (24, 3, 1),
-                  (1024, 16, 128)]
+        cases += HIDDEN_COST_CASES
     values = {}
     for d_model, h, n in cases:
         value = as_number(f"attention_cost({d_model}, {h}, {n})", call("attention_cost", fn, d_model, h, n))
