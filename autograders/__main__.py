@@ -49,7 +49,7 @@ def _release(args):
 
 
 def _grade(args):
-    from . import grading
+    from . import grading, intake
     from .report import build
 
     course = Path(args.course)
@@ -66,12 +66,12 @@ def _grade(args):
         if args.assignment and len(args.assignment) > 1:
             print("--zips takes one --assignment (or a folder per assignment)", file=sys.stderr)
             return 2
-        pairs = grading.collect_zips(course, args.zips, args.assignment[0] if args.assignment else None,
+        pairs = intake.collect_zips(course, args.zips, args.assignment[0] if args.assignment else None,
                                      regexp=args.zip_regexp)
         if args.student:
             pairs = [(s, a) for s, a in pairs if s in args.student]
     elif args.submissions:
-        pairs = grading.take_submissions(course, args.submissions, args.assignment, args.student)
+        pairs = intake.take_submissions(course, args.submissions, args.assignment, args.student)
         print(f"took {len(pairs)} submissions from {args.submissions}")
     summary = grading.grade(
         course, assignments=args.assignment, students=args.student, workers=args.workers, backend=args.backend,

@@ -157,7 +157,8 @@ def regenerate(course, assignments=None, students=None, db_url=None, progress=Fa
     (as in ``grade``). Return ([(student, assignment)] written, [(student, assignment, reason)] failed)."""
     from nbgrader.api import Gradebook
 
-    from .grading import Progress, _reason, course_config, course_db_url
+    from .gradebooks import course_config, course_db_url
+    from .grading import Progress, _reason
 
     course = Path(course).resolve()
     config = course_config(course)

@@ -29,6 +29,10 @@ A broken submission (malformed JSON, a crash) is reported as failed with a
 reason; the other jobs go on. As with ``nbgrader autograde``, a failed
 submission's grades are left as they were and its ``autograded/`` folder removed.
 
+The course's gradebook side (definitions copied, results merged) is in
+:mod:`autograders.gradebooks`; taking submissions in (a folder, an LMS's zips) in
+:mod:`autograders.intake`.
+
     from autograders.grading import grade
     summary = grade("course", workers=2)
 """
@@ -47,6 +51,9 @@ import warnings
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .gradebooks import copy_definitions, course_config, course_db_url, empty_gradebook, ensure_definitions, merge, scores_of
+from .intake import pairs
 
 STATUS_DIR = ".grading"  # the course's grading records
 STATUS = f"{STATUS_DIR}/status.json"  # the last grading of each submission
@@ -77,147 +84,12 @@ class Summary:
         )
 
 
-# --- the course ------------------------------------------------------------------
-
-
-def course_config(course):
-    """The nbgrader configuration ``nbgrader autograde`` would use in ``course``: the
-    Jupyter config paths' ``nbgrader_config.py`` files, then the course's own."""
-    from jupyter_core.paths import jupyter_config_path
-    from traitlets.config import Config
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = Config()
-    for directory in [*reversed(jupyter_config_path()), str(course)]:  # lowest priority first
-        if (Path(directory) / "nbgrader_config.py").is_file():
-            config.merge(PyFileConfigLoader("nbgrader_config.py", path=directory).load_config())
-    return config
-
-
-def course_db_url(course, config=None):
-    """The gradebook URL of the course (``CourseDirectory.db_url``, as configured)."""
-    from nbgrader.coursedir import CourseDirectory
-
-    config = config if config is not None else course_config(course)
-    coursedir = CourseDirectory(config=config)
-    coursedir.root = str(Path(course).resolve())
-    return coursedir.db_url, coursedir.course_id
-
-
 def _environment():
     """Environment of nbgrader and its kernels, as ``editions.nbgrader`` sets it for the CLI."""
     bin_dir = str(Path(sys.executable).parent)
     if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
     os.environ.setdefault("MPLBACKEND", "Agg")
-
-
-def _definition_tables():
-    from nbgrader.api import Base
-
-    t = Base.metadata.tables
-    return t
-
-
-def has_assignment(db_url, assignment):
-    from sqlalchemy import create_engine, select
-
-    t = _definition_tables()
-    engine = create_engine(db_url, future=True)
-    try:
-        with engine.connect() as conn:
-            if "assignment" not in _table_names(engine):
-                return False
-            return conn.execute(select(t["assignment"].c.id).where(t["assignment"].c.name == assignment)).first() is not None
-    finally:
-        engine.dispose()
-
-
-def _table_names(engine):
-    from sqlalchemy import inspect
-
-    return inspect(engine).get_table_names()
-
-
-def copy_definitions(src_url, dst_url, assignment):
-    """Copy ``assignment``'s definitions (the assignment, its notebooks, grade, solution,
-    task and source cells, and the course row) from one gradebook to another, rows and
-    ids as they are, in one transaction. The destination must have nbgrader's tables."""
-    from sqlalchemy import create_engine, select
-
-    t = _definition_tables()
-    src, dst = create_engine(src_url, future=True), create_engine(dst_url, future=True)
-    try:
-        with src.connect() as s:
-            assignment_row = s.execute(select(t["assignment"]).where(t["assignment"].c.name == assignment)).mappings().one()
-            course = s.execute(select(t["course"]).where(t["course"].c.id == assignment_row["course_id"])).mappings().all()
-            notebooks = s.execute(select(t["notebook"]).where(t["notebook"].c.assignment_id == assignment_row["id"])).mappings().all()
-            notebook_ids = [n["id"] for n in notebooks]
-            cells = s.execute(select(t["base_cell"]).where(t["base_cell"].c.notebook_id.in_(notebook_ids))).mappings().all()
-            cell_ids = [c["id"] for c in cells]
-            kinds = {
-                name: s.execute(select(t[name]).where(t[name].c.id.in_(cell_ids))).mappings().all()
-                for name in ("grade_cells", "solution_cells", "task_cells")
-            }
-            sources = s.execute(select(t["source_cell"]).where(t["source_cell"].c.notebook_id.in_(notebook_ids))).mappings().all()
-        with dst.begin() as d:
-            have_course = {r[0] for r in d.execute(select(t["course"].c.id))}
-            rows = [
-                ("course", [dict(r) for r in course if r["id"] not in have_course]),
-                ("assignment", [dict(assignment_row)]),
-                ("notebook", [dict(r) for r in notebooks]),
-                ("base_cell", [dict(r) for r in cells]),
-                *[(name, [dict(r) for r in found]) for name, found in kinds.items()],
-                ("source_cell", [dict(r) for r in sources]),
-            ]
-            for name, found in rows:
-                if found:
-                    d.execute(t[name].insert(), found)
-    finally:
-        src.dispose()
-        dst.dispose()
-
-
-def _empty_gradebook(path, course_id, course=None):
-    """A new SQLite gradebook at ``path`` with nbgrader's tables (and alembic version).
-
-    nbgrader stamps a new gradebook by running alembic in a subprocess (seconds of
-    CPU): the first empty gradebook is kept in ``course/.grading/`` for the next
-    gradings, per nbgrader version and course id."""
-    import hashlib
-
-    import nbgrader
-    from nbgrader.api import Gradebook
-
-    key = hashlib.sha256(f"{nbgrader.__version__}\0{course_id}".encode()).hexdigest()[:16]
-    kept = Path(course) / STATUS_DIR / f"empty-gradebook-{key}.db" if course else None
-    if kept is not None and kept.is_file():
-        shutil.copyfile(kept, path)
-        return path
-    with Gradebook(f"sqlite:///{path}", course_id):
-        pass
-    if kept is not None:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, kept.with_suffix(".tmp"))
-        os.replace(kept.with_suffix(".tmp"), kept)
-    return path
-
-
-def ensure_definitions(course, db_url, assignment):
-    """Make sure the gradebook ``db_url`` knows ``assignment``: when it does not (a new
-    PostgreSQL gradebook, say), copy the definitions from the course's own gradebook
-    (the one ``release`` wrote). Raise LookupError if neither has it."""
-    if has_assignment(db_url, assignment):
-        return
-    own, course_id = course_db_url(course)
-    if own != db_url and has_assignment(own, assignment):
-        from nbgrader.api import Gradebook
-
-        with Gradebook(db_url, course_id):  # creates the tables if needed
-            pass
-        copy_definitions(own, db_url, assignment)
-        return
-    raise LookupError(f"assignment {assignment!r} is not in the gradebook (run `python -m autograders course` first)")
 
 
 # --- jobs ------------------------------------------------------------------------
@@ -266,7 +138,7 @@ def _replace_tree(target, files, mode_default=None):
 def discover(course, assignments=None, students=None):
     """[(student, assignment)] of the submissions in ``course/submitted``, sorted."""
     submitted = Path(course) / "submitted"
-    return _pairs(submitted, assignments, students) if submitted.is_dir() else []
+    return pairs(submitted, assignments, students) if submitted.is_dir() else []
 
 
 def make_job(course, student, assignment, config_text, template, extension=None, feedback=True, recheck=True):
@@ -496,47 +368,6 @@ def _recheck(gb, root, student, assignment, autograded):
     return lowered
 
 
-# --- merging into the course's gradebook ------------------------------------------
-
-
-def merge(gb, result):
-    """Record one job's result in the course's gradebook as ``nbgrader autograde`` would.
-
-    The submission's timestamp; each grade's ``auto_score`` (``needs_manual_grade``
-    as nbgrader decides it, a manual score already given kept); each comment's
-    ``auto_comment``; the late penalty. A failed job: the student and submission
-    exist (as nbgrader leaves them), the grades are not touched.
-    """
-    student, assignment = result["student"], result["assignment"]
-    gb.update_or_create_student(student)
-    if result["timestamp"]:
-        gb.update_or_create_submission(assignment, student, timestamp=result["timestamp"])
-    else:
-        gb.update_or_create_submission(assignment, student)
-    if not result["ok"]:
-        return
-    for name, notebook in result["notebooks"].items():
-        submitted = gb.find_submission_notebook(name, assignment, student)
-        grades = {g.name: g for g in submitted.grades}
-        comments = {c.name: c for c in submitted.comments}
-        for grade_id, new in notebook["grades"].items():
-            grade = grades[grade_id]
-            grade.auto_score = new["auto_score"]
-            if notebook["submitted"]:
-                grade.needs_manual_grade = bool(grade.manual_score is not None or grade.auto_score is None)
-            else:
-                grade.needs_manual_grade = new["needs_manual_grade"]
-        for comment_id, text in notebook["comments"].items():
-            comments[comment_id].auto_comment = text
-        submitted.late_submission_penalty = notebook["late_submission_penalty"]
-    gb.db.commit()
-
-
-def _scores_of(gb, student, assignment):
-    submission = gb.find_submission(assignment, student)
-    return {g.name: (g.auto_score, g.max_score) for nb in submission.notebooks for g in nb.grades}
-
-
 # --- backends ----------------------------------------------------------------------
 
 
@@ -735,7 +566,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
                 templates[assignment] = str(error)
                 continue
             if empty is None:
-                empty = _empty_gradebook(tmp / "empty.db", course_id, course)
+                empty = empty_gradebook(tmp / "empty.db", course_id, course / STATUS_DIR)
             path = tmp / f"{assignment}.db"
             shutil.copyfile(empty, path)
             copy_definitions(db_url, f"sqlite:///{path}", assignment)
@@ -804,7 +635,7 @@ def _record(course, gb, result, summary):
         if result["feedback"]:
             _replace_tree(course / "feedback" / student / assignment, result["feedback"])
         summary.graded.append((student, assignment))
-        summary.scores[(student, assignment)] = _scores_of(gb, student, assignment)
+        summary.scores[(student, assignment)] = scores_of(gb, student, assignment)
         summary.rechecked += [(student, assignment, *r) for r in result["rechecked"]]
     else:
         if autograded.exists():  # as nbgrader does with a submission it could not grade
@@ -826,92 +657,3 @@ def _up_to_date(course, student, assignment):
     new = coursedir.get_existing_timestamp(str(course / "submitted" / student / assignment))
     old = coursedir.get_existing_timestamp(str(autograded))
     return not (new is not None and old is not None and new > old)
-
-
-# --- intake: a folder of submissions, or an LMS's zip files ---------------------------
-
-# Where nbgrader's zip_collect extracts ``alice.zip``: downloaded/<assignment>/extracted/alice/...
-DEFAULT_ZIP_REGEXP = r".*[/\\]extracted[/\\](?P<student_id>[^/\\]+)[/\\](?:.*[/\\])?(?P<file_id>[^/\\]+\.ipynb)$"
-
-
-def _snapshot(course):
-    submitted = Path(course) / "submitted"
-    return {str(p.relative_to(submitted)): (p.stat().st_mtime_ns, p.stat().st_size)
-            for p in submitted.rglob("*") if p.is_file()} if submitted.exists() else {}
-
-
-def _changed(before, after):
-    """{(student, assignment)} whose files differ between two snapshots of ``submitted/``."""
-    keys = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
-    return {tuple(Path(k).parts[:2]) for k in keys if len(Path(k).parts) >= 3}
-
-
-def take_submissions(course, folder, assignments=None, students=None):
-    """Copy ``folder/<student>/<assignment>/`` (nbgrader's ``submitted/`` layout) into the
-    course's ``submitted/``, replacing each of those folders and nothing else; return
-    [(student, assignment)] copied."""
-    course, folder = Path(course).resolve(), Path(folder).resolve()
-    if folder == course / "submitted":
-        return _pairs(folder, assignments, students)
-    taken = []
-    for student, assignment in _pairs(folder, assignments, students):
-        target = course / "submitted" / student / assignment
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(folder / student / assignment, target)
-        taken.append((student, assignment))
-    return taken
-
-
-def _pairs(folder, assignments=None, students=None):
-    found = []
-    for student_dir in sorted(p for p in Path(folder).iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if students and student_dir.name not in students:
-            continue
-        for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            if not assignments or assignment_dir.name in assignments:
-                found.append((student_dir.name, assignment_dir.name))
-    return found
-
-
-def collect_zips(course, folder, assignment=None, regexp=None, say=print):
-    """Put an LMS's exported files into ``submitted/`` with nbgrader's ``zip_collect``.
-
-    ``folder`` holds ``<assignment>/<files>`` (one folder per assignment) or, with
-    ``assignment``, the files of that one assignment. Each file is copied into
-    ``downloaded/<assignment>/archive/`` as zip_collect expects; zip files are
-    extracted and the notebooks collected by ``FileNameCollectorPlugin.named_regexp``
-    (the course's, else ``regexp``, else :data:`DEFAULT_ZIP_REGEXP`: one zip per
-    student named after the student, holding the notebooks). Returns
-    [(student, assignment)] collected.
-    """
-    from . import editions
-
-    course, folder = Path(course).resolve(), Path(folder).resolve()
-    known = {p.name for p in (course / "source").iterdir() if p.is_dir()} if (course / "source").exists() else set()
-    if assignment:
-        groups = {assignment: folder}
-    else:
-        groups = {p.name: p for p in sorted(folder.iterdir()) if p.is_dir() and p.name in known}
-        if not groups:
-            raise ValueError(f"{folder} has no folder named after an assignment ({', '.join(sorted(known))}); "
-                             "give --assignment for a folder of one assignment's files")
-    configured = course_config(course).get("FileNameCollectorPlugin", {}).get("named_regexp")
-    pattern = regexp or configured or DEFAULT_ZIP_REGEXP
-    collected = set()
-    for name, files in groups.items():
-        archive = course / "downloaded" / name / "archive"
-        if archive.exists():
-            shutil.rmtree(archive)
-        shutil.copytree(files, archive)
-        before = _snapshot(course)
-        args = ["zip_collect", name, "--force", "--log-level=WARN"]
-        if regexp or not configured:
-            args.append(f"--FileNameCollectorPlugin.named_regexp={pattern}")
-        result = editions.nbgrader(course, *args, check=False, capture=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"nbgrader zip_collect {name} failed:\n{result.stdout}{result.stderr}")
-        got = {(s, a) for s, a in _changed(before, _snapshot(course)) if a == name}
-        say(f"{name}: collected {len(got)} submissions from {files}")
-        collected |= got
-    return sorted(collected)

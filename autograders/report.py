@@ -142,7 +142,8 @@ def read_results(course, db_url=None):
     import nbformat
     from nbgrader.api import Gradebook
 
-    from .grading import STATUS, course_db_url
+    from .gradebooks import course_db_url
+    from .grading import STATUS
 
     course = Path(course).resolve()
     own, course_id = course_db_url(course)

@@ -77,6 +77,7 @@ def start():
             _server = None
             return None
         _server = (process, path)
+        atexit.unregister(stop)  # once, however often the zygote was restarted
         atexit.register(stop)
         return path
 

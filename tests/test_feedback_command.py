@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from autograders import editions, grading
+from autograders import editions, gradebooks, grading
 from autograders.__main__ import main
 from autograders.feedback_html import hidden_lines
 from benchmarks.bench_grading import make_class
@@ -47,7 +47,7 @@ def course(graded, tmp_path):
 def grade_by_hand(course, student, score, comment, db_url=None):
     """What the formgrader's API does on a manual score and a comment; return the
     notebook's (score, max_score) after it."""
-    own_url, course_id = grading.course_db_url(course)
+    own_url, course_id = gradebooks.course_db_url(course)
     with Gradebook(db_url or own_url, course_id) as gb:
         grade = gb.find_grade(WRITTEN, LEVEL, LEVEL, student)
         grade.manual_score, grade.needs_manual_grade = score, False

@@ -319,11 +319,11 @@ def test_the_empty_gradebook_is_made_once_per_course_and_nbgrader_version(tmp_pa
 
     import nbgrader.api
 
-    from autograders import grading
+    from autograders import gradebooks
 
-    first = grading._empty_gradebook(tmp_path / "first.db", "mha", tmp_path)
+    first = gradebooks.empty_gradebook(tmp_path / "first.db", "mha", tmp_path / ".grading")
     monkeypatch.setattr(nbgrader.api, "Gradebook", None)  # a second alembic run would fail
-    second = grading._empty_gradebook(tmp_path / "second.db", "mha", tmp_path)
+    second = gradebooks.empty_gradebook(tmp_path / "second.db", "mha", tmp_path / ".grading")
 
     def schema(path):
         with sqlite3.connect(path) as db:

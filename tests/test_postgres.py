@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from autograders import editions, grading, report
+from autograders import editions, gradebooks, grading, report
 from benchmarks.bench_grading import gradebook_rows, make_class
 from tests.test_grading import HARD_CODED, _answer
 
@@ -143,7 +143,7 @@ def _definitions(url):
     """Every row of nbgrader's definition tables (ids included), table by table."""
     from sqlalchemy import create_engine, select
 
-    tables = grading._definition_tables()
+    tables = gradebooks._definition_tables()
     engine = create_engine(url)
     try:
         with engine.connect() as conn:
@@ -158,7 +158,7 @@ def _submission_rows(url):
     """{(student, assignment): {table: sorted rows, ids included}} of every submission."""
     from sqlalchemy import create_engine, select
 
-    t = grading._definition_tables()
+    t = gradebooks._definition_tables()
     sa, sn, a = t["submitted_assignment"], t["submitted_notebook"], t["assignment"]
     found = {}
     engine = create_engine(url)

@@ -1,6 +1,5 @@
 """Kernels forked from a warm zygote (autograders/zygote.py): as isolated as launched ones."""
 
-import json
 import os
 import signal
 import subprocess
