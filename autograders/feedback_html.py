@@ -26,6 +26,8 @@ from traitlets import Unicode
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 PLACEHOLDER = "# (hidden tests: not shown)"
+# A check's message is one long line: wrap it, as the notebook does, instead of scrolling sideways.
+WRAP_OUTPUTS = "<style>.output_text pre, .jp-OutputArea-output pre { white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; }</style>\n"
 
 
 def hidden_lines(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS"):
@@ -111,6 +113,10 @@ def exporter_class():
             environment = super()._create_environment()
             environment.bytecode_cache = Compiled()
             return environment
+
+        def from_notebook_node(self, nb, resources=None, **kw):
+            html, resources = super().from_notebook_node(nb, resources, **kw)
+            return html.replace("</head>", WRAP_OUTPUTS + "</head>", 1), resources
 
     return FeedbackHTMLExporter
 

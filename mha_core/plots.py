@@ -63,8 +63,9 @@ class WorkbookFigure(Figure):
     def _repr_pretty_(self, printer, cycle):
         titles = [self.get_suptitle()] + [ax.get_title() for ax in self.axes]
         title = next((t for t in titles if t), "")
-        printer.text(f"[figure{': ' + title if title else ''} - drawn when you run the notebook, "
-                     "not when it is graded]" if headless() else f"<figure{': ' + title if title else ''}>")
+        named = f"figure: {title}" if title else "figure"
+        printer.text(f"[{named}]\n(drawn when you run the notebook, not when it is graded)" if headless()
+                     else f"<{named}>")
 
 
 def _unseen(title):

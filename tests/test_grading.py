@@ -110,6 +110,10 @@ def test_feedback_keeps_hidden_messages_but_never_their_source(graded):
     _, text = _text(graded.tool / "feedback/student000/level1_recognition/level1_recognition.html")
     assert HIDDEN_MESSAGE in text, "a failing hidden check's message stays in the feedback"
     assert "hidden tests: not shown" in text
+    raw, text = _text(graded.tool / "feedback/student000/level2_application/level2_application.html")
+    assert "[figure: " in text and "not when it is graded" in text and "data:image/png" not in raw, \
+        "figures are named, not drawn"
+    assert "white-space: pre-wrap" in raw, "a long message wraps instead of scrolling sideways"
 
 
 def test_hidden_source_scrubbed_from_a_traceback_too():
