@@ -336,3 +336,18 @@ def test_the_empty_gradebook_is_made_once_per_course_and_nbgrader_version(tmp_pa
 
     assert schema(first) == schema(second) and schema(first)[1]
     assert len(list((tmp_path / ".grading").glob("empty-gradebook-*.db"))) == 1
+
+
+def test_the_benchmarks_baseline_is_the_course_config_without_the_sandbox(tmp_path):
+    from autograders.gradebooks import course_config
+    from benchmarks.bench_grading import stock_config
+
+    editions.write_config(tmp_path)
+    course = course_config(tmp_path)
+    stock_config(tmp_path)
+    stock = course_config(tmp_path)
+    assert "SandboxExecute" in course and "autograde_preprocessors" in course.Autograde
+    assert "SandboxExecute" not in stock and "Autograde" not in stock, "nbgrader's own executor"
+    assert stock.Execute == course.Execute and stock.CourseDirectory == course.CourseDirectory
+    with pytest.raises(RuntimeError, match="no sandbox block"):
+        stock_config(tmp_path)
