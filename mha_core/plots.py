@@ -8,7 +8,8 @@ True where a query *may attend*, as in :mod:`mha_core.attention`.
 
 Every function returns a :class:`matplotlib.figure.Figure` drawn with Agg and
 never calls ``plt.show``: pyplot's global list of figures is not touched, so
-nothing is left open, and a returned figure shows itself in a notebook as PNG.
+nothing is left open, and a returned figure shows itself in a notebook as PNG
+(while nbgrader runs a notebook, as one line naming it: see :class:`WorkbookFigure`).
 """
 
 import html
