@@ -27,7 +27,8 @@ from traitlets import Unicode
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 PLACEHOLDER = "# (hidden tests: not shown)"
 # A check's message is one long line: wrap it, as the notebook does, instead of scrolling sideways.
-WRAP_OUTPUTS = "<style>.output_text pre, .jp-OutputArea-output pre { white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; }</style>\n"
+WRAP_OUTPUTS = ("<style>.output_text pre, .jp-OutputArea-output pre "
+                "{ white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; }</style>\n")
 
 
 def hidden_lines(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS"):

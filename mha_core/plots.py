@@ -153,7 +153,8 @@ def _cmap():
     return matplotlib.colormaps[CMAP].with_extremes(bad=(0, 0, 0, 0))  # masked: transparent over the hatching
 
 
-def _masked(data, mask):
+def masked(data, mask):
+    """``data`` as a masked array hiding the cells ``mask`` forbids (True = may attend; None = none hidden)."""
     return np.ma.masked_array(data, mask=np.zeros(data.shape, bool) if mask is None else ~mask)
 
 
@@ -167,7 +168,7 @@ def draw_heatmap(ax, data, mask=None, norm=None, annotate=False, fontsize=9):
     ax.add_patch(
         Rectangle((-0.5, -0.5), n_cols, n_rows, facecolor="0.93", edgecolor="0.55", hatch="///", lw=0, zorder=0)
     )
-    image = ax.imshow(_masked(data, mask), cmap=_cmap(), norm=norm, interpolation="nearest", aspect="equal", zorder=1)
+    image = ax.imshow(masked(data, mask), cmap=_cmap(), norm=norm, interpolation="nearest", aspect="equal", zorder=1)
     ax.set_xlim(-0.5, n_cols - 0.5)
     ax.set_ylim(n_rows - 0.5, -0.5)
     texts = []
@@ -296,7 +297,7 @@ def head_grid(weights, row_labels=None, col_labels=None, mask=None, title=None, 
         return _unseen(title)
     fig, images = build_head_grid(shown, row_labels, col_labels, title)
     for k, image in enumerate(images):
-        image.set_data(_masked(data[k], None if mask is None else mask[k]))
+        image.set_data(masked(data[k], None if mask is None else mask[k]))
         image.axes.set_title(f"head {first_head + k}", fontsize=10)
     if mask is not None and not mask[:shown].all():
         fig.text(0.01, 0.005, MASKED_NOTE, ha="left", va="bottom", fontsize=9, color="0.3")

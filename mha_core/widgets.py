@@ -37,6 +37,7 @@ from .plots import (
     example_embeddings,
     head_options,
     headless,
+    masked,
     relabel_head_grid,
     shape_table_html,
     update_texts,
@@ -210,8 +211,7 @@ class ShapeExplorer(Explorer):
         _, weights = self.model(d_model, h, seed)(x, causal=causal)  # (h, n, n)
         shown = min(h, MAX_PANELS)
         mask = causal_mask(n) if causal else None
-        panels = [np.ma.masked_array(weights[k], mask=np.zeros((1, 1), bool) if mask is None else ~mask)
-                  for k in range(shown)]
+        panels = [masked(weights[k], mask) for k in range(shown)]
         layout = (shown, n)
         if not self.canvas.drawing:
             pass  # under nbgrader: no figure at all
@@ -384,7 +384,7 @@ class CrossAttentionExplorer(Explorer):
             self._layout = (n_q, n_k)
             self.canvas.show(figure, [self.image_artist, *self.texts])
         else:
-            self.image_artist.set_data(np.ma.masked_array(shown, mask=np.zeros((1, 1), bool)))
+            self.image_artist.set_data(masked(shown, None))
             update_texts(self.texts, self.image_artist)
             self.canvas.refresh()
         d_k = self.d_model // self.h
@@ -399,8 +399,7 @@ class CrossAttentionExplorer(Explorer):
         self.state = {
             "n_q": n_q, "n_k": n_k, "head": head, "d_model": self.d_model, "h": self.h,
             "weights": shown, "all_weights": weights,
-            "shown": (self.image_artist.get_array() if self.canvas.drawing
-                      else np.ma.masked_array(shown, mask=np.zeros((1, 1), bool))),
+            "shown": self.image_artist.get_array() if self.canvas.drawing else masked(shown, None),
             "score_shape": shown.shape, "output_shape": output.shape,
         }
 
