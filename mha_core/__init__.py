@@ -17,6 +17,7 @@ from .attention import (
 )
 from .counting import ShapeRow, flop_count, parameter_count, shape_table
 from .layer import MultiHeadAttention, Trace, shared_projection_attention, summed_heads_attention
+from . import heads
 
 __all__ = [
     "MultiHeadAttention",
