@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 RUN    := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test bench practice release clean demo
+.PHONY: lab test check bench practice release clean demo
 
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -17,6 +17,11 @@ lab: practice
 
 test: $(STAMP)
 	$(RUN) -m pytest
+
+# The fast tier, for development: everything that does not grade, execute notebooks, start
+# kernels, servers or a browser (tests using such a fixture are marked slow), in about a minute.
+check: $(STAMP)
+	$(RUN) -m pytest -m "not slow" -q
 
 bench: $(STAMP)
 	$(RUN) -m benchmarks $(BENCH)

@@ -432,6 +432,28 @@ def validation(session_work):
     return {"source": source, "release": session_work.validate_release.result(), "answered practice": answered}
 
 
+# --- the fast tier -------------------------------------------------------------
+# A test is slow when it uses a fixture that grades, executes notebooks, starts
+# kernels, servers or a browser: `pytest -m "not slow"` (`make check`) leaves it out.
+SLOW_FIXTURES = {
+    "session_work", "course", "executed_sources", "executed_practice", "practice_dir", "validation",  # here
+    "corpus", "graded", "postgres", "listener", "grader", "box", "practice",  # test modules' own
+    "playwright_browser", "lab_root", "lab", "voila", "lab_page", "projector_page",  # tests/browser
+    "kernels",  # tests that start kernels or grading processes themselves
+}
+
+
+@pytest.fixture
+def kernels():
+    """Marks a test that starts kernels, sandboxes or grading processes itself (slow)."""
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_terminal_summary(terminalreporter):
     if TIMINGS:
         terminalreporter.section("notebook jobs (seconds)")

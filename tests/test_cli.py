@@ -30,7 +30,7 @@ def _zip(path, notebook):
         z.writestr(f"{LEVEL}.ipynb", nbformat.writes(notebook))
 
 
-def test_course_grade_zips_regrade_and_report(tmp_path):
+def test_course_grade_zips_regrade_and_report(tmp_path, kernels):
     course = tmp_path / "course"
     run("course", "--course", str(course), cwd=tmp_path)
     assert (course / "nbgrader_config.py").exists() and (course / "gradebook.db").exists()
@@ -73,7 +73,7 @@ def test_course_grade_zips_regrade_and_report(tmp_path):
     assert page.count("data:image/png;base64,") == 3
 
 
-def test_help_lists_every_command():
+def test_help_lists_every_command(kernels):
     result = subprocess.run([sys.executable, "-m", "autograders", "--help"], text=True, capture_output=True,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
     for command in ("clean", "practice", "release", "course", "grade", "report"):

@@ -261,7 +261,7 @@ def _crash_or_echo(job):
     return {**grading._failed(job, None), "ok": True}
 
 
-def test_a_job_that_kills_its_worker_fails_alone():
+def test_a_job_that_kills_its_worker_fails_alone(kernels):
     jobs = [{"student": s, "assignment": "a"} for s in ("a1", "crash", "b1", "c1", "d1")]
     results = list(grading._local(jobs, 2, _crash_or_echo))
     assert sorted(r["student"] for r in results) == sorted(j["student"] for j in jobs), "each job reported once"
@@ -318,7 +318,7 @@ def test_progress_bar_and_summary_line():
     assert summary.line() == "graded 3, failed 1, in 30.0 s (8.0 submissions/min)"
 
 
-def test_the_empty_gradebook_is_made_once_per_course_and_nbgrader_version(tmp_path, monkeypatch):
+def test_the_empty_gradebook_is_made_once_per_course_and_nbgrader_version(tmp_path, monkeypatch, kernels):
     import sqlite3
 
     import nbgrader.api

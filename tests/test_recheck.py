@@ -92,12 +92,12 @@ def graded_copy(tmp_path, name, answers, failed_tests=()):
     return path
 
 
-def test_honest_answers_pass(tmp_path):
+def test_honest_answers_pass(tmp_path, kernels):
     results = rc.recheck(LEVEL1, graded_copy(tmp_path, "honest", {}), timeout=20)
     assert {gid: tuple(r) for gid, r in results.items()} == {gid: (p, p, None) for gid, p in TESTS.items()}
 
 
-def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_path):
+def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_path, kernels):
     answers = {
         "q1_1_head_dim": "import autograders.checks.level1 as checks, numpy\n"
                          "checks.q1_1_head_dim = lambda *a, **k: print('ok')\nnumpy.allclose = lambda *a, **k: True\n"
@@ -114,7 +114,7 @@ def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_pat
     assert tuple(results["q1_2_output_shape_test"]) == (1.0, 1.0, None)
 
 
-def test_a_student_side_that_dies_loses_only_what_it_had_not_handed_over(tmp_path):
+def test_a_student_side_that_dies_loses_only_what_it_had_not_handed_over(tmp_path, kernels):
     answers = {"q1_1_head_dim": "def head_dim(d_model, h):\n    import os\n    os._exit(3)"}
     results = rc.recheck(LEVEL1, graded_copy(tmp_path, "dies", answers), timeout=20)
     assert results["q1_1_head_dim_test"].score == 0 and "could not run" in results["q1_1_head_dim_test"].message

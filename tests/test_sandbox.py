@@ -166,7 +166,7 @@ def _text(cell):
     return "\n".join(parts)
 
 
-def test_a_bad_cell_costs_only_itself(tmp_path):
+def test_a_bad_cell_costs_only_itself(tmp_path, kernels):
     """A timeout, a stuck kernel, a crash, a memory blow-up and an output flood each
     leave a note in their own cell; every other cell runs, with the state it had."""
     nb = _notebook(
@@ -193,7 +193,7 @@ def test_a_bad_cell_costs_only_itself(tmp_path):
     assert seconds < 60
 
 
-def test_course_config_runs_autograde_in_the_sandbox(tmp_path):
+def test_course_config_runs_autograde_in_the_sandbox(tmp_path, kernels):
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograders import editions

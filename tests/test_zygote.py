@@ -71,7 +71,7 @@ def _run_notebook(cells, **options):
                     for o in cell.outputs) for cell in nb.cells]
 
 
-def test_a_forked_kernel_starts_warm_isolated_and_clean():
+def test_a_forked_kernel_starts_warm_isolated_and_clean(kernels):
     probe = "import sys, os, json; print('mha_core.widgets' in sys.modules, json.loads(os.environ['MHA_SANDBOX'])['network'])"
     tamper = "import numpy; numpy.allclose = lambda *a, **k: True; open('/tmp/left-behind', 'w').write('x'); print('done')"
     check = "import numpy, os; print(numpy.allclose(1, 2), os.path.exists('/tmp/left-behind'))"
@@ -83,13 +83,13 @@ def test_a_forked_kernel_starts_warm_isolated_and_clean():
     assert cold == ["False isolated\n"]
 
 
-def test_a_stuck_cell_is_interrupted_through_the_proxy_and_the_rest_runs():
+def test_a_stuck_cell_is_interrupted_through_the_proxy_and_the_rest_runs(kernels):
     outputs = _run_notebook(["x = 1", "import time\nwhile True: time.sleep(0.01)", "print(x + 1)"], timeout=3)
     assert "timeout" in outputs[1]
     assert outputs[2] == "2\n"
 
 
-def test_a_crashed_kernel_is_replaced_and_the_rest_runs():
+def test_a_crashed_kernel_is_replaced_and_the_rest_runs(kernels):
     outputs = _run_notebook(["x = 41", "import os; os._exit(1)", "print(x + 1)"])
     assert "crash" in outputs[1]
     assert outputs[2] == "42\n"
