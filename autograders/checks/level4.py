@@ -13,6 +13,7 @@ import numpy as np
 
 import mha_core as mha
 
+from . import own_work
 from ..feedback import WrongAnswer, as_array, as_number, call, close, correct
 
 TOL = 1e-3
@@ -226,3 +227,218 @@ def q4_2_output(value, hidden=False):
     raise WrongAnswer(_near_miss("output", value, expected) or (
         "Not yet: the output is the sum over the 4 keys of w_j v_j, the values weighted by the attention weights."
     ))
+
+
+# --- Problem 4.3: multi-head attention, written with numpy (beyond the sheet) ----
+
+# (n, d_model, h, causal, seed): the visible cases, causal off first (most mistakes show there).
+MHA_CASES = [(5, 8, 2, False, 0), (5, 8, 2, True, 1), (6, 12, 3, False, 2), (6, 12, 3, True, 3)]
+# The hidden cases add a leading batch dimension: (batch, n, d_model, h, causal, seed); batch None = none.
+MHA_HIDDEN_CASES = [
+    (None, 7, 16, 4, True, 4), (None, 4, 6, 1, True, 5), (None, 5, 4, 4, False, 6), (None, 1, 8, 2, True, 7),
+    (None, 20, 32, 8, True, 8), (2, 5, 8, 2, False, 9), (2, 5, 8, 2, True, 10), (3, 6, 12, 4, True, 11),
+]
+MHA_RTOL = 1e-6  # relative to the largest entry of the expected output (float64)
+
+
+def mha_inputs(batch, n, d_model, seed):
+    """``X`` of shape (n, d_model), or (batch, n, d_model), and W_Q, W_K, W_V, W_O (d_model x d_model)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d_model) if batch is None else (batch, n, d_model))
+    Ws = [rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
+    return X, Ws
+
+
+def _split(A, h, transpose=True):
+    """(..., n, d_model) -> (..., h, n, d_k); without the transpose, a reshape straight to (h, n, d_k)."""
+    *batch, n, d_model = A.shape
+    if transpose:
+        return np.swapaxes(A.reshape(*batch, n, h, d_model // h), -2, -3)
+    return A.reshape(*batch, h, n, d_model // h)
+
+
+def _merge(heads, transpose=True):
+    """(..., h, n, d_k) -> (..., n, h·d_k), the heads side by side; without the transpose, a plain reshape."""
+    *batch, h, n, d_k = heads.shape
+    if transpose:
+        heads = np.swapaxes(heads, -2, -3)
+    return heads.reshape(*batch, n, h * d_k)
+
+
+def _softmax(scores, axis=-1, keepdims=True):
+    """Softmax along ``axis``; without ``keepdims``, as a head's (n, n) scores divided by their (n,) row sums
+    broadcast: entry (i, j) divided by row j's sum."""
+    with np.errstate(all="ignore"):
+        e = np.exp(scores - scores.max(axis=axis, keepdims=True))
+        total = e.sum(axis=axis, keepdims=True)
+        return e / (total if keepdims else np.swapaxes(total, -1, -2))
+
+
+def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
+    """Multi-head self-attention in numpy, or, with ``mistake``, one of :data:`MHA_MISTAKES` made.
+
+    The check recognises a wrong answer by computing these and comparing."""
+    n, d_model = X.shape[-2:]
+    d_k = d_model // h
+    split_T = mistake not in ("no_transpose", "split_no_transpose")
+    merge_T = mistake not in ("no_transpose", "merge_no_transpose")
+    if mistake == "rows":  # head i's W from rows i*d_k:(i+1)*d_k, transposed to fit
+        Q, K, V = (np.stack([X @ W[i * d_k:(i + 1) * d_k].T for i in range(h)], axis=-3) for W in (W_Q, W_K, W_V))
+    elif mistake == "interleaved":  # head i = every h-th column
+        Q, K, V = (np.swapaxes((X @ W).reshape(*X.shape[:-1], d_k, h), -1, -2) for W in (W_Q, W_K, W_V))
+        Q, K, V = (np.moveaxis(A, -2, -3) for A in (Q, K, V))
+    else:
+        Q, K, V = (_split(X @ W, h, split_T) for W in (W_Q, W_K, W_V))  # (..., h, n, d_k)
+    scale = {"scale_d_k": d_k, "no_scale": 1.0, "scale_d_model": np.sqrt(d_model),
+             "times_sqrt_d_k": 1 / np.sqrt(d_k)}.get(mistake, np.sqrt(d_k))
+    scores = Q @ np.swapaxes(K, -1, -2) / scale  # (..., h, n, n)
+    tri = np.tri(n, dtype=bool)  # query i may attend to keys j <= i
+    may_attend = {"mask_flipped": tri.T, "mask_strict": np.tri(n, k=-1, dtype=bool)}.get(mistake, tri)
+    masked = (causal and mistake != "ignores_causal") or (not causal and mistake == "always_causal")
+    if masked and mistake == "mask_zero_scores":
+        scores = np.where(may_attend, scores, 0.0)
+    elif masked and mistake != "mask_after_softmax":
+        scores = np.where(may_attend, scores, -1e9)  # a finite fill: a row with nothing to see becomes uniform
+    axis, keepdims = {"softmax_queries": (-2, True), "softmax_heads": (-3, True),
+                      "softmax_no_keepdims": (-1, False)}.get(mistake, (-1, True))
+    weights = _softmax(scores, axis, keepdims)
+    if masked and mistake == "mask_after_softmax":
+        weights = weights * may_attend  # zeroed, not renormalised
+    heads = weights @ V  # (..., h, n, d_k)
+    if mistake == "summed":
+        return heads.sum(axis=-3) @ W_O[:d_k]
+    concat = _merge(heads, merge_T)  # (..., n, d_model)
+    return concat if mistake == "no_W_O" else concat @ W_O
+
+
+_TOKENS_AND_HEADS = ("Tokens and heads mixed: reshaping (n, d_model) straight to (h, n, d_k) cuts the data in the "
+                     "wrong place (head 1 gets whole rows of the first tokens). Reshape to (n, h, d_k), so that head i "
+                     "is columns i·d_k:(i+1)·d_k, then swap the first two axes to (h, n, d_k)")
+_SOFTMAX_AXIS = ("Softmax over the wrong axis: {how}. Each query's weights over the keys must add up to 1: "
+                 "normalise along the last axis, with keepdims=True")
+_CAUSAL = "causal mask"
+MHA_MISTAKES = {
+    "no_transpose": _TOKENS_AND_HEADS + ", and swap them back before putting the heads side by side.",
+    "split_no_transpose": _TOKENS_AND_HEADS + ".",
+    "merge_no_transpose": ("Tokens and heads mixed when the heads are put back: reshaping (h, n, d_k) straight to "
+                           "(n, d_model) puts one head's rows side by side. Swap the axes back to (n, h, d_k) first, "
+                           "then reshape to (n, d_model)."),
+    "interleaved": ("Head i takes every h-th column: head i is the block of columns i·d_k:(i+1)·d_k of X W^Q (and of "
+                    "X W^K, X W^V): reshape to (n, h, d_k), not (n, d_k, h)."),
+    "rows": ("Per-head slices taken from rows instead of columns: head i uses columns i·d_k:(i+1)·d_k of W^Q, W^K and "
+             "W^V (W_i^Q = W_Q[:, i*d_k:(i+1)*d_k], d_model × d_k), not rows."),
+    "softmax_queries": _SOFTMAX_AXIS.format(how="the weights are normalised over the queries (down each column)") + ".",
+    "softmax_heads": _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + ".",
+    "softmax_no_keepdims": _SOFTMAX_AXIS.format(how="the row sums, without keepdims, are divided along the wrong "
+                                                    "axis") + ".",
+    "scale_d_k": "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k.",
+    "no_scale": "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax.",
+    "scale_d_model": "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width.",
+    "times_sqrt_d_k": "Multiplied by √d_k instead of dividing: the scores are divided by √d_k.",
+    "mask_flipped": (f"The {_CAUSAL} is the wrong way round: query i may attend to keys j ≤ i (np.tri, the lower "
+                     "triangle), not to the keys after it."),
+    "mask_strict": (f"The {_CAUSAL} hides the diagonal: query i may attend to keys j ≤ i, itself included."),
+    "mask_after_softmax": (f"The {_CAUSAL} is applied after the softmax: zeroing the weights of later keys without "
+                           "renormalising leaves rows that add up to less than 1. Mask the scores (set them to -inf) "
+                           "before the softmax."),
+    "mask_zero_scores": (f"The {_CAUSAL} sets masked scores to 0: e^0 = 1 still gives those keys weight. Set them to "
+                         "-inf (or a very negative number) before the softmax."),
+    "ignores_causal": f"causal=True is ignored: with it, apply the {_CAUSAL} (query i may attend to keys j ≤ i only).",
+    "always_causal": f"The {_CAUSAL} is applied with causal=False too: mask only when causal is True.",
+    "summed": ("Heads summed: the heads are concatenated, not summed, into (n, d_model) (head i in columns "
+               "i·d_k:(i+1)·d_k), then multiplied by all of W^O."),
+    "no_W_O": "Forgot W^O: after putting the heads side by side, multiply by W_O.",
+}
+
+
+def _mha_where(X, h, causal):
+    return f"For X of shape {X.shape}, h = {h}, causal={causal}"
+
+
+def _mha_output(value, X, h, causal):
+    """The student's output as a float array of X's shape, or WrongAnswer saying what is wrong with it."""
+    where = _mha_where(X, h, causal)
+    *batch, n, d_model = X.shape
+    d_k = d_model // h
+    if isinstance(value, tuple) and len(value) == 2 and np.shape(value[0]) == X.shape:
+        raise WrongAnswer(f"{where}, `multi_head_attention` returned a pair (like mha_core's (output, weights)): "
+                          "return the output array alone.")
+    unanswered = value is None
+    if unanswered:
+        raise WrongAnswer("`multi_head_attention` returned None: end it with `return` and the output array.")
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of numbers, got "
+                          f"{type(value).__name__}.") from None
+    shape = array.shape
+    if shape != X.shape:
+        named = "(batch, n, d_model)" if batch else "(n, d_model)"
+        if h > 1 and shape == (*batch, n, d_k):
+            raise WrongAnswer(f"{where}, the output has shape {shape} = (n, d_k), one head's width: the heads are "
+                              "concatenated, not summed (nor one kept), into (n, d_model), then multiplied by W_O.")
+        if shape == (*batch, h, n, d_k):
+            raise WrongAnswer(f"{where}, the output has shape {shape} = (h, n, d_k), the heads apart: put them side by "
+                              "side (concatenated, not summed) into (n, d_model), then multiply by W_O.")
+        if batch:
+            raise WrongAnswer(f"With a leading batch dimension, X of shape {X.shape} = {named}, `multi_head_attention` "
+                              f"should return shape {X.shape}, got {shape}. Write it for X of shape (..., n, d_model): "
+                              "take n and d_model from X.shape[-2:], keep X.shape[:-2] (or use -1, `...` in "
+                              "np.einsum, np.swapaxes(A, -2, -3)) in every reshape and transpose.")
+        raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of shape {X.shape} = {named}, got "
+                          f"{shape}.")
+    if not np.isfinite(array).all():
+        if causal:
+            raise WrongAnswer(f"{where}, the output has NaN or infinity in it: a query row with every key masked gives "
+                              f"0/0. Is the {_CAUSAL} the wrong way round, or does it hide the diagonal? Query i may "
+                              "attend to keys j ≤ i, itself included.")
+        raise WrongAnswer(f"{where}, the output has NaN or infinity in it: look for a division by zero, or an overflow "
+                          "in np.exp (subtract each row's maximum score first).")
+    return array
+
+
+def _mha_close(value, expected):
+    return close(value, expected, MHA_RTOL * max(1.0, float(np.abs(expected).max())))
+
+
+def _mha_mistake(value, X, Ws, h, causal, expected):
+    """The message of the known mistake that gives ``value``, or None."""
+    for mistake, message in MHA_MISTAKES.items():
+        with np.errstate(all="ignore"):
+            try:
+                wrong = mha_variant(X, *Ws, h, causal, mistake)
+            except ValueError:  # a variant whose shapes do not fit this case
+                continue
+        if wrong.shape == value.shape and not _mha_close(wrong, expected) and _mha_close(value, wrong):
+            return message
+    return None
+
+
+def q4_3_multi_head_attention(fn, hidden=False):
+    """Problem 4.3: the student's ``multi_head_attention`` against mha_core's, on random inputs."""
+    cases = [(None, *case) for case in MHA_CASES] + (MHA_HIDDEN_CASES if hidden else [])
+    for batch, n, d_model, h, causal, seed in cases:
+        X, Ws = mha_inputs(batch, n, d_model, seed)
+        expected = mha.multi_head_attention(X, None, *Ws, h, causal=causal)[0]
+        value = own_work.call("multi_head_attention", fn, X.copy(), *(W.copy() for W in Ws), h, causal)
+        value = _mha_output(value, X, h, causal)
+        if _mha_close(value, expected):
+            continue
+        where = _mha_where(X, h, causal)
+        message = _mha_mistake(value, X, Ws, h, causal, expected)
+        if message:
+            raise WrongAnswer(f"{where}: {message}")
+        if batch is not None:
+            raise WrongAnswer(
+                f"{where}: `multi_head_attention` works without a batch dimension but not with one. Write it for X of "
+                "shape (..., n, d_model): each batch entry is its own sequence, and every reshape, transpose and "
+                "product must act on the last axes only (X.shape[:-2], `...` in np.einsum, np.swapaxes(A, -2, -3))."
+            )
+        raise WrongAnswer(
+            f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: Q = X @ W_Q (and K, V); "
+            "head i = columns i·d_k:(i+1)·d_k; softmax(Q_i K_i^T / √d_k) over the keys, times V_i; heads side by side; "
+            "then @ W_O. To find the step, compare your intermediates with mha.MultiHeadAttention(W_Q, W_K, W_V, W_O, "
+            "h).trace(X) in a cell of your own."
+        )
+    correct("h heads of width d_k, side by side, then W^O: it agrees with mha_core." if not hidden else
+            "Hidden checks passed too: a batch dimension, other shapes, causal on and off.")

@@ -1,0 +1,248 @@
+"""Function answers written by the student: one that calls ``mha_core`` (or ``autograders``) earns nothing.
+
+Problems 2.3 (``softmax``), 3.1 (``attention_cost``) and 4.3
+(``multi_head_attention``) ask for a function that ``mha_core`` already has:
+writing it with numpy is the point. :func:`call` is :func:`autograders.feedback.call`
+with two looks at the student's function, either of which refuses it:
+
+- **its code**: the globals it loads (and the student's own helpers those reach), its
+  closure, its defaults and what it imports name no object of ``mha_core`` or
+  ``autograders`` (``import mha_core as m``, ``from mha_core import softmax as s``,
+  ``mha.attention.softmax``, an instance of ``mha.MultiHeadAttention``);
+- **its run**: while it runs, a profile hook (``sys.setprofile``, and
+  ``threading.setprofile`` for threads it starts) notes every function executed
+  whose code is in one of those packages. However the function got there (an alias
+  made before the check ran, ``getattr`` with a string, ``importlib``, an import
+  inside the function), calling library code runs that code, and the hook sees it.
+  Nothing is replaced; the hooks are restored afterwards, even on error. A function
+  that switches the hook off is refused too.
+
+numpy (and any other library) is allowed. The re-check (:mod:`autograders.recheck`)
+calls a student's function through a :class:`~autograders.recheck.RemoteFunction` that
+runs it in another process: the transport's own code is not the student's doing, and
+the student's code is watched where it runs, by nbgrader's pass.
+"""
+
+import dis
+import functools
+import os
+import sys
+import threading
+import types
+
+from .. import feedback
+from ..feedback import WrongAnswer
+
+PACKAGES = ("mha_core", "autograders")
+WHY = "Write it with numpy: this is the point of the problem"
+# Code of autograders that a remote call runs on the checker side: the re-check's transport.
+_TRANSPORT = ("autograders.recheck",)
+
+
+class NotOwnWork(WrongAnswer):
+    """The answer calls the library it is asked to write; ``uses`` names what it used."""
+
+    misconception = "not written with numpy (calls mha_core)"
+
+    def __init__(self, name, uses):
+        self.uses = uses
+        super().__init__(
+            f"`{name}` {uses}. {WHY}. An answer that calls mha_core (or autograders) earns no points; once "
+            "yours works, compare it with mha_core's in a cell of your own."
+        )
+
+
+def call(name, func, *args, hint=""):
+    """``feedback.call(name, func, *args)``, refusing (:class:`NotOwnWork`) a ``func`` that
+    refers to or runs code of ``mha_core`` or ``autograders``."""
+    if func is None or func is Ellipsis or not callable(func):
+        return feedback.call(name, func, *args, hint=hint)  # "no answer yet" / "should be a function"
+    remote = _is_remote(func)
+    if not remote:
+        uses = references(func)
+        if uses:
+            raise NotOwnWork(name, uses)
+    watch = Watch(ignore=_TRANSPORT if remote else ())
+    try:
+        result = feedback.call(name, watch.wrap(func), *args, hint=hint)
+    except WrongAnswer:
+        if watch.uses:  # a crash inside mha_core (e.g. called with the wrong arguments): the cause is the call
+            raise NotOwnWork(name, watch.uses) from None
+        raise
+    if watch.uses:
+        raise NotOwnWork(name, watch.uses)
+    return result
+
+
+# --- what belongs to the library ------------------------------------------------------
+
+
+def _library_module(module_name):
+    """The package ``module_name`` belongs to, if one of :data:`PACKAGES`, else None."""
+    if not isinstance(module_name, str):
+        return None
+    return next((p for p in PACKAGES if module_name == p or module_name.startswith(p + ".")), None)
+
+
+def library_name(obj):
+    """A name for ``obj`` if it is (or is bound to, or is an instance of) something from
+    :data:`PACKAGES`, like ``"mha_core.attention.softmax"``; None otherwise."""
+    try:
+        if isinstance(obj, types.ModuleType):
+            return obj.__name__ if _library_module(obj.__name__) else None
+        if isinstance(obj, functools.partial):
+            return library_name(obj.func) or next(filter(None, map(library_name, (*obj.args, *obj.keywords.values()))), None)
+        if isinstance(obj, types.MethodType):
+            return library_name(obj.__func__) or library_name(obj.__self__)
+        kind = obj if isinstance(obj, type) else type(obj)
+        owner = obj if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) else kind
+        module = getattr(owner, "__module__", None)
+        if _library_module(module):
+            return f"{module}.{getattr(owner, '__qualname__', getattr(owner, '__name__', '?'))}"
+    except Exception:  # noqa: BLE001 (a student's object with a strange __getattr__)
+        return None
+    return None
+
+
+def _is_remote(func):
+    """True for the re-check's handle on a function that runs in the student's process."""
+    recheck = sys.modules.get("autograders.recheck")
+    return recheck is not None and type(func) is getattr(recheck, "RemoteFunction", None)
+
+
+# --- the function's code ----------------------------------------------------------------
+
+_LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
+
+
+def _code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def references(func, _seen=None):
+    """What of :data:`PACKAGES` ``func`` refers to, as a phrase ("refers to mha_core.softmax
+    (as `s`)", "imports mha_core"), or None. Follows the student's own helper functions
+    (those defined with the same globals), not other libraries."""
+    seen = set() if _seen is None else _seen
+    if id(func) in seen:
+        return None
+    seen.add(id(func))
+    own = library_name(func)
+    if own:
+        return f"is {own}"
+    if isinstance(func, functools.partial):
+        return references(func.func, seen)
+    if isinstance(func, types.MethodType):
+        return references(func.__func__, seen)
+    if not isinstance(func, types.FunctionType):
+        call_method = getattr(type(func), "__call__", None)
+        return references(call_method, seen) if isinstance(call_method, types.FunctionType) else None
+    bound = func.__globals__
+    builtins = bound.get("__builtins__", {})
+    builtins = vars(builtins) if isinstance(builtins, types.ModuleType) else builtins
+    helpers = []
+    for code in _code_objects(func.__code__):
+        for instruction in dis.get_instructions(code):
+            if instruction.opname == "IMPORT_NAME" and _library_module(instruction.argval):
+                return f"imports {instruction.argval}"
+            if instruction.opname not in _LOADS:
+                continue
+            name = instruction.argval
+            if name in bound:
+                value = bound[name]
+            elif name in builtins:
+                continue
+            else:
+                continue
+            found = library_name(value)
+            if found:
+                return f"refers to {found}" + (f" (as `{name}`)" if not found.endswith(name) else "")
+            if isinstance(value, types.FunctionType) and value.__globals__ is bound:
+                helpers.append(value)
+    cells = [c.cell_contents for c in func.__closure__ or () if _filled(c)]
+    for value in [*cells, *(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values()]:
+        found = library_name(value)
+        if found:
+            return f"refers to {found}"
+        if isinstance(value, types.FunctionType):
+            helpers.append(value)
+    for helper in helpers:
+        found = references(helper, seen)
+        if found:
+            return found
+    return None
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
+
+
+# --- the function's run ----------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _package_dirs():
+    """{package: its directory}, of those :data:`PACKAGES` that can be found."""
+    import importlib.util
+
+    dirs = {}
+    for package in PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            dirs[os.path.realpath(location) + os.sep] = package
+    return dirs
+
+
+@functools.lru_cache(maxsize=4096)
+def module_of_file(filename):
+    """``"mha_core.attention"`` for the file of mha_core/attention.py; None outside :data:`PACKAGES`."""
+    if not filename or filename.startswith("<"):
+        return None
+    path = os.path.realpath(filename)
+    for directory, package in _package_dirs().items():
+        if path.startswith(directory):
+            parts = os.path.splitext(path[len(directory):])[0].split(os.sep)
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            return ".".join([package, *parts])
+    return None
+
+
+class Watch:
+    """Runs a function with a profile hook noting the first library function it executes."""
+
+    def __init__(self, ignore=()):
+        self.uses = None
+        self.ignore = tuple(ignore)
+
+    def _hook(self, frame, event, arg):
+        if event != "call" or self.uses:
+            return
+        module = module_of_file(frame.f_code.co_filename)
+        if module and module not in self.ignore:
+            qualname = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+            self.uses = f"calls {module}.{qualname}"
+
+    def wrap(self, func):
+        hook = self._hook
+
+        def watched(*args):
+            before, before_threads = sys.getprofile(), threading.getprofile()
+            sys.setprofile(hook)
+            threading.setprofile(hook)
+            try:
+                return func(*args)
+            finally:
+                changed = sys.getprofile() != hook
+                sys.setprofile(before)
+                threading.setprofile(before_threads)
+                if changed and not self.uses:
+                    self.uses = "switches off the check's watch (sys.setprofile)"
+
+        return watched
