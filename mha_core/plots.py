@@ -535,3 +535,62 @@ __all__ = [
     "shape_table_html",
     "weight_bars",
 ]
+
+
+def head_split_diagram(n=4, h=2, d_k=3):
+    """Problem 4.3: how ``X @ W_Q`` of shape (n, d_model) becomes the h heads' (h, n, d_k).
+
+    Three stages as coloured blocks, one colour per head, each cell numbered with its
+    token: (n, d_model) -> reshape -> (n, h, d_k) -> swap the first two axes -> (h, n, d_k).
+    Head i is the block of columns i*d_k:(i+1)*d_k; every token keeps its row.
+    """
+    sizes = {"n": n, "h": h, "d_k": d_k}
+    for name, value in sizes.items():
+        check.positive_int(name, value)
+    for name, largest in (("n", 8), ("h", 4), ("d_k", 6)):
+        if sizes[name] > largest:
+            raise ValueError(f"{name} must be at most {largest} for a readable diagram, got {sizes[name]}")
+    d_model, gap, pad = h * d_k, 4.0, 0.5
+    title = f"Problem 4.3: splitting into heads, n = {n}, h = {h}, d_k = {d_k} (d_model = {d_model})"
+    if headless():
+        return _unseen(title)
+    height = h * n + (h - 1) * pad  # the tallest stage: the heads one above the other
+    x2 = d_model + gap
+    x3 = x2 + d_model + (h - 1) * pad + gap
+    fig = WorkbookFigure(figsize=(0.42 * (x3 + d_k + 2.5), 0.42 * (height + 4.5)))
+    ax = fig.add_subplot()
+
+    def block(x, y, head, token):
+        ax.add_patch(Rectangle((x, -y - 1), 1, 1, facecolor=PALETTE[head % len(PALETTE)], alpha=0.6,
+                               edgecolor="white", linewidth=1.5))
+        ax.text(x + 0.5, -y - 0.5, str(token + 1), ha="center", va="center", fontsize=8, color="0.1")
+
+    for t in range(n):
+        for i in range(h):
+            for c in range(d_k):
+                block(i * d_k + c, t, i, t)  # (n, d_model): token t's row, head i's columns
+                block(x2 + i * (d_k + pad) + c, t, i, t)  # (n, h, d_k): the same row cut into h blocks
+                block(x3 + c, i * (n + pad) + t, i, t)  # (h, n, d_k): head i's own n x d_k matrix
+    top, below = 0.6, -n - 0.9
+    ax.text(d_model / 2, top, "X @ W_Q: (n, d_model)", ha="center", va="bottom", fontsize=10, fontweight="bold")
+    ax.text(d_model / 2, below, f"axis 1: d_model = h·d_k = {d_model}", ha="center", va="top", fontsize=8)
+    ax.text(-0.4, -n / 2, f"axis 0: n = {n} tokens", ha="right", va="center", fontsize=8, rotation=90)
+    width2 = d_model + (h - 1) * pad
+    ax.text(x2 + width2 / 2, top, "(n, h, d_k)", ha="center", va="bottom", fontsize=10, fontweight="bold")
+    ax.text(x2 + width2 / 2, below, f"axis 1: h = {h} blocks, axis 2: d_k = {d_k}", ha="center", va="top",
+            fontsize=8)
+    ax.text(x3 + d_k / 2, top, "(h, n, d_k)", ha="center", va="bottom", fontsize=10, fontweight="bold")
+    for i in range(h):
+        ax.text(x3 + d_k + 0.3, -i * (n + pad) - n / 2, f"head {i + 1}\n(axis 0 = {i})", ha="left",
+                va="center", fontsize=8, color=PALETTE[i % len(PALETTE)])
+    ax.text(x3 + d_k / 2, -height - 0.3, "axis 1: n, axis 2: d_k", ha="center", va="top", fontsize=8)
+    for start, end, label in ((d_model, x2, f"reshape\n(n, {h}, {d_k})"), (x2 + width2, x3, "swapaxes\n(0, 1)")):
+        ax.annotate("", xy=(end - 0.4, -n / 2), xytext=(start + 0.4, -n / 2),
+                    arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.5})
+        ax.text((start + end) / 2, -n / 2 + 0.3, label, ha="center", va="bottom", fontsize=8, family="monospace")
+    ax.set_xlim(-1.6, x3 + d_k + 2.6)
+    ax.set_ylim(-height - 1.6, 1.8)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    fig.suptitle(title, fontsize=11)
+    return fig
