@@ -61,7 +61,7 @@ PRONOUNS = {"it": "it", "he": "he", "him": "he", "his": "he", "she": "she", "her
 EN_FR = {
     "the": ("le", "la", "les", "l'"), "a": ("un", "une"), "black": ("noir", "noire"),
     "white": ("blanc", "blanche"), "small": ("petit", "petite"), "cat": ("chat",), "dog": ("chien",),
-    "mouse": ("souris",), "sat": ("s'assit",), "sleeps": ("dort",), "is": ("est",), "was": ("était",),
+    "mouse": ("souris",), "sat": ("s'assit", "assis"), "sleeps": ("dort",), "is": ("est",), "was": ("était",),
     "on": ("sur",), "mat": ("tapis",), "because": ("car",), "it": ("il", "elle"), "very": ("très",),
     "tired": ("fatigué", "fatiguée"), "and": ("et",),
 }

@@ -24,12 +24,16 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from . import _validate as check
+from . import heads
 from .counting import flop_count, parameter_count
+from .layer import MultiHeadAttention, shared_projection_attention
 
 EXAMPLE_TOKENS = "the cat sat on the mat because it was tired".split()  # Level 2's sentence, n = 10
 
 CMAP = "viridis"  # colour-blind safe and readable in greyscale
 MASKED_NOTE = "hatched = masked: may not attend"
+UNTRAINED = "random (untrained) weights"  # said in the title of every figure drawn from random projections
+WEIGHT_LABEL = "attention weight, 0 to 1\n(each row sums to 1)"
 # Okabe-Ito: colour-blind safe categorical colours
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442"]
 ANNOTATE_MAX = 12  # annotate=None writes values in the cells up to this many rows and columns
@@ -145,8 +149,15 @@ def _kind(kind):
 
 
 def weights_norm():
-    """The colour scale of attention weights: 0..1, square-root so small weights stay visible."""
-    return colors.PowerNorm(gamma=0.5, vmin=0.0, vmax=1.0)
+    """The colour scale of attention weights: linear from 0 to 1, so that colour compares like the numbers."""
+    return colors.Normalize(vmin=0.0, vmax=1.0)
+
+
+def _untrained(title, untrained):
+    """``title``, followed by :data:`UNTRAINED` when the weights come from random projections."""
+    if not isinstance(untrained, (bool, np.bool_)):
+        raise ValueError(f"untrained must be True or False, got {untrained!r}")
+    return f"{title}\n{UNTRAINED}" if untrained and UNTRAINED not in title else title
 
 
 def _cmap():
@@ -219,14 +230,15 @@ def _token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_co
 
 
 def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, annotate=None, kind="weights",
-            ax=None, xlabel="key token (column)", ylabel="query token (row)", norm=None):
+            ax=None, xlabel="key token (column)", ylabel="query token (row)", norm=None, untrained=False):
     """Figure s01: one head's n_q x n_k attention weights (or scores).
 
     Row i is query token i, column j key token j; cell (i, j) is how much token i
     looks at token j. ``mask`` (True = may attend) hatches the cells that are not
     allowed instead of colouring them as zero. ``annotate=None`` writes the values
     in the cells when both sides have at most 12 tokens. ``kind`` is "weights"
-    (colour scale 0..1) or "scores" (scale from the data). Returns the Figure
+    (linear colour scale 0..1) or "scores" (scale from the data). ``untrained=True``
+    adds "random (untrained) weights" to the title. Returns the Figure
     (``ax.figure`` when drawing on a given ``ax``).
     """
     kind = _kind(kind)
@@ -240,6 +252,7 @@ def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, ann
         norm = weights_norm() if kind == "weights" else None
     if title is None:
         title = f"Attention {kind}: {n_rows} queries × {n_cols} keys"
+    title = _untrained(title, untrained)
     if ax is None and headless():
         return _unseen(title)
     if ax is None:
@@ -258,12 +271,20 @@ def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, ann
     ax.set_ylabel(ylabel, fontsize=11)
     ax.set_title(title, fontsize=12)
     bar = fig.colorbar(image, ax=ax, shrink=0.85, pad=0.02)
-    bar.set_label("attention weight (row sums to 1)" if kind == "weights" else "score", fontsize=10)
+    bar.set_label(WEIGHT_LABEL if kind == "weights" else "score", fontsize=10)
     return fig
 
 
-def cross_heatmap(weights, query_tokens, key_tokens, title=None, mask=None, annotate=None):
-    """Figure s02: cross-attention weights, n_q decoder (query) rows x n_k encoder (key) columns."""
+DECODER_LABEL = "decoder: target words\n(query, one per row)"
+ENCODER_LABEL = "encoder: source words (keys and values, one per column)"
+
+
+def cross_heatmap(weights, query_tokens, key_tokens, title=None, mask=None, annotate=None, untrained=False):
+    """Figure s02: cross-attention weights, n_q decoder (query) rows x n_k encoder (key) columns.
+
+    The rows are the target sentence (decoder, queries), the columns the source sentence
+    (encoder, keys and values); the axis labels say which is which.
+    """
     data, _ = _matrix("weights", weights, mask, 2)
     n_q, n_k = data.shape
     if title is None:
@@ -271,7 +292,7 @@ def cross_heatmap(weights, query_tokens, key_tokens, title=None, mask=None, anno
     return heatmap(
         data, _labels("query_tokens", query_tokens, n_q, "row (decoder query token)"),
         _labels("key_tokens", key_tokens, n_k, "column (encoder key token)"), title=title, mask=mask,
-        annotate=annotate, xlabel="encoder token (key, column)", ylabel="decoder token (query, row)",
+        annotate=annotate, xlabel=ENCODER_LABEL, ylabel=DECODER_LABEL, untrained=untrained,
     )
 
 
@@ -281,24 +302,29 @@ def grid_shape(panels):
     return -(-panels // cols), cols
 
 
-def head_grid(weights, row_labels=None, col_labels=None, mask=None, title=None, max_heads=None, first_head=1):
+def head_grid(weights, row_labels=None, col_labels=None, mask=None, title=None, max_heads=None, first_head=1,
+              head_titles=None, untrained=False):
     """All h heads' attention weights (array (h, n_q, n_k)), one panel per head, one shared colour scale.
 
     Panels are titled "head 1".."head h" (numbered from ``first_head``); token labels
     are written on the left column and bottom row. ``max_heads`` caps the panels shown.
+    ``head_titles`` (one per head) replace "head i"; ``untrained=True`` adds
+    "random (untrained) weights" to the title.
     """
     data, mask = _matrix("weights", weights, mask, 3)
     h, n_q, n_k = data.shape
     row_labels = _labels("row_labels", row_labels, n_q, "row (query token)")
     col_labels = _labels("col_labels", col_labels, n_k, "column (key token)")
     shown = h if max_heads is None else min(h, check.positive_int("max_heads", max_heads))
-    title = title or f"Attention weights of {h} heads"
+    title = _untrained(title or f"Attention weights of {h} heads", untrained)
+    if head_titles is not None:
+        head_titles = _labels("head_titles", head_titles, h, "head")
     if headless():
         return _unseen(title)
     fig, images = build_head_grid(shown, row_labels, col_labels, title)
     for k, image in enumerate(images):
         image.set_data(masked(data[k], None if mask is None else mask[k]))
-        image.axes.set_title(f"head {first_head + k}", fontsize=10)
+        image.axes.set_title(f"head {first_head + k}" if head_titles is None else head_titles[k], fontsize=10)
     if mask is not None and not mask[:shown].all():
         fig.text(0.01, 0.005, MASKED_NOTE, ha="left", va="bottom", fontsize=9, color="0.3")
     if shown < h:
@@ -336,7 +362,7 @@ def build_head_grid(panels, row_labels, col_labels, title, figure_width=None, dp
     fig.supylabel("query token (row)", fontsize=11)
     fig.suptitle(title, fontsize=12)
     bar = fig.colorbar(images[0], ax=[image.axes for image in images], shrink=0.8, pad=0.02)
-    bar.set_label("attention weight", fontsize=10)
+    bar.set_label(WEIGHT_LABEL, fontsize=10)
     return fig, images
 
 
@@ -362,6 +388,102 @@ def relabel_head_grid(fig, images, row_labels, col_labels, title):
     return fig, images
 
 
+# --- figures from constructed heads ------------------------------------------
+
+PATTERN_TITLES = {
+    "previous": "previous token",
+    "same word": "same word elsewhere",
+    "first": "first token (sink)",
+    "pronoun": "pronoun → its noun",
+    "translation": "word → its translation",
+    "same position": "same position (word by word)",
+    "random": "random projections",
+}
+
+
+def sentence_weights(tokens=None, patterns=("previous", "same word", "first", "pronoun"), source="constructed",
+                     d_model=None, seed=0, shared=False):
+    """``(weights (h, n, n), untrained)`` of self-attention over ``tokens`` (default: Level 2's sentence).
+
+    ``source="constructed"``: heads from :func:`mha_core.heads.constructed` with ``patterns``;
+    ``source="random"``: a seeded block of random projections (as many heads, width
+    ``d_model`` or 16·h) on the same one-hot embeddings. ``shared=True`` makes every head
+    use head 1's W_Q, W_K, W_V (:func:`mha_core.shared_projection_attention`, Problem 3.3).
+    """
+    tokens = EXAMPLE_TOKENS if tokens is None else tokens
+    if source not in ("constructed", "random"):
+        raise ValueError(f"source must be 'constructed' or 'random', got {source!r}")
+    if not isinstance(shared, (bool, np.bool_)):
+        raise ValueError(f"shared must be True or False, got {shared!r}")
+    c = heads.constructed(tokens, patterns, d_model=d_model, seed=seed)
+    block = c.block
+    if source == "random":
+        block = MultiHeadAttention.from_seed(block.d_model, block.h, seed)
+    if shared:
+        _, weights = shared_projection_attention(c.x, None, *block.head_weights(0), block.W_O, block.h)
+    else:
+        _, weights = block(c.x)
+    return weights, source == "random"
+
+
+def sentence_heatmap(tokens=None, pattern="pronoun", source="constructed", title=None, seed=0):
+    """Figure s01 from one head that really computes ``pattern`` (:mod:`mha_core.heads`) on ``tokens``.
+
+    ``source="random"`` draws a head of random projections instead, and says so in the title.
+    """
+    if pattern not in heads.SELF_PATTERNS:
+        raise ValueError(f"pattern must be one of {heads.SELF_PATTERNS}, got {pattern!r}")
+    tokens = EXAMPLE_TOKENS if tokens is None else tokens
+    weights, untrained = sentence_weights(tokens, (pattern,), source, seed=seed)
+    if title is None:
+        title = ("Figure s01: one head's weights, softmax($Q_i K_i^T / \\sqrt{d_k}$)" if untrained
+                 else f"Figure s01: a head built to attend to the {PATTERN_TITLES[pattern]}")
+    return heatmap(weights[0], tokens, tokens, title=title, untrained=untrained)
+
+
+def sentence_grid(tokens=None, patterns=("previous", "same word", "first", "pronoun"), source="constructed",
+                  shared=False, title=None, seed=0):
+    """The head grid (Problem 3.3) over ``tokens``: one constructed head per pattern, or random heads.
+
+    ``shared=True``: every head uses head 1's projections, so every panel is head 1's.
+    """
+    tokens = EXAMPLE_TOKENS if tokens is None else tokens
+    weights, untrained = sentence_weights(tokens, patterns, source, seed=seed, shared=shared)
+    h = len(weights)
+    if shared:
+        names = ["head 1"] + [f"head {i + 1} (= head 1)" for i in range(1, h)]
+    elif untrained:
+        names = [f"head {i + 1}" for i in range(h)]
+    else:
+        names = [f"head {i + 1}: {PATTERN_TITLES[p]}" for i, p in enumerate(patterns)]
+    if title is None:
+        title = (f"All {h} heads sharing head 1's projections: 1 pattern, {h} times" if shared
+                 else f"{h} heads, each with its own projections: {h} patterns")
+    return head_grid(weights, list(tokens), list(tokens), title=title, head_titles=names, untrained=untrained)
+
+
+def translation_heatmap(source_tokens=None, target_tokens=None, pattern="translation", source="constructed",
+                        title=None, seed=0):
+    """Figure s02: target (decoder) words attending to source (encoder) words, English → French.
+
+    ``pattern`` is one of :data:`mha_core.heads.CROSS_PATTERNS`; ``source="random"``
+    uses random projections and says so in the title.
+    """
+    if pattern not in heads.CROSS_PATTERNS:
+        raise ValueError(f"pattern must be one of {heads.CROSS_PATTERNS}, got {pattern!r}")
+    if source not in ("constructed", "random"):
+        raise ValueError(f"source must be 'constructed' or 'random', got {source!r}")
+    src = heads.EXAMPLE_SOURCE[:6] if source_tokens is None else source_tokens
+    tgt = heads.EXAMPLE_TARGET[:3] if target_tokens is None else target_tokens
+    c = heads.translation(src, tgt, (pattern,), seed=seed)
+    block = c.block if source == "constructed" else MultiHeadAttention.from_seed(c.block.d_model, 1, seed)
+    _, weights = block(c.x, c.x_kv)
+    if title is None:
+        title = (f"Figure s02: cross-attention,\n{len(tgt)} target × {len(src)} source words" if source == "random"
+                 else f"Figure s02: a cross-attention head built for\n{PATTERN_TITLES[pattern]}, English → French")
+    return cross_heatmap(weights[0], c.tokens, c.kv_tokens, title=title, untrained=source == "random")
+
+
 # --- counting plots ---------------------------------------------------------
 
 
@@ -382,49 +504,88 @@ def _heads(d_model, hs):
 STAGES = [
     ("projections", "Q, K, V projections"),
     ("scores", "scores $Q_i K_i^T$"),
-    ("weighted_sum", "weighted sum $A_i V_i$"),
+    ("weighted_sum", "weighted sum of values (weights × $V_i$)"),
     ("output_projection", "output projection $W^O$"),
 ]
 
 
 def flop_plot(d_model=512, n=10, hs=None):
-    """Problem 3.1: multiply-adds per stage against h (flat), and the softmax's exponentials (growing)."""
+    """Problem 3.1: operation counts against h at a fixed d_model (numeric, log-scaled h axis).
+
+    Left, every matrix product stacked: the total is the same for every h. Right, on
+    its own (log) scale, what the problem is about: the scores Q_i K_i^T and the weighted
+    sum of values, flat, next to the claim "h heads cost h times more", and the softmax's
+    h·n² exponentials, the one count that does grow (linearly) with h.
+    """
     d_model, hs = _heads(d_model, hs)
     n = check.positive_int("n", n)
-    counts = [flop_count(d_model, h, n) for h in hs]
     title = "Problem 3.1: h heads of width d_k = d_model/h cost what one head of width d_model costs"
     if headless():
         return _unseen(title)
-    fig = WorkbookFigure(figsize=(11, 4.4))
-    left, right = fig.subplots(1, 2, width_ratios=[3, 2])
-    x = np.arange(len(hs))
+    fig = WorkbookFigure(figsize=(12, 4.8))
+    left, right = fig.subplots(1, 2)
+    draw_flops(left, right, d_model, n, hs)
+    fig.suptitle(title, fontsize=12)
+    return fig
+
+
+def _h_axis(ax, hs):
+    """h on a numeric log2 axis, ticks at the h shown (every other one when crowded)."""
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(min(hs) / 1.5, max(hs) * 1.5)
+    ticks = hs if len(hs) <= 10 else [h for h in hs if h & (h - 1) == 0]  # crowded: powers of 2
+    ax.set_xticks(ticks, [str(h) for h in ticks])
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
+    ax.set_xlabel("h (number of heads), log scale", fontsize=11)
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def draw_flops(left, right, d_model, n, hs):
+    """Draw :func:`flop_plot`'s two panels on ``left`` and ``right`` (cleared first)."""
+    counts = [flop_count(d_model, h, n) for h in hs]
+    x = np.array(hs, float)
+    for ax in (left, right):
+        ax.clear()
+    half = 2**0.15  # bars span h / half .. h * half on the log axis
     bottom = np.zeros(len(hs))
     for (key, label), colour in zip(STAGES, PALETTE):
         values = np.array([c[key] for c in counts], float)
-        left.bar(x, values, bottom=bottom, label=label, color=colour, width=0.7)
+        left.bar(x / half, values, width=x * half - x / half, align="edge", bottom=bottom, label=label,
+                 color=colour)
         bottom += values
     total = counts[0]["multiply_adds"]
     left.axhline(total, color="0.2", ls="--", lw=1)
-    left.text(len(hs) - 0.5, total, f" {total:,} for every h", ha="right", va="bottom", fontsize=9)
-    left.set_ylim(0, total * 1.25)
-    left.set_xticks(x, [str(h) for h in hs])
-    left.set_xlabel("h (number of heads)", fontsize=11)
+    left.text(max(hs) * 1.4, total, f"{total:,} for every h", ha="right", va="bottom", fontsize=9)
+    left.set_ylim(0, total * 1.35)
     left.set_ylabel("multiply-adds", fontsize=11)
-    left.set_xlim(-0.6, len(hs) - 0.4)
-    left.set_title(f"Matrix products: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)", fontsize=11)
     left.yaxis.set_major_formatter(_THOUSANDS)
+    left.set_title(f"Every matrix product, stacked: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)",
+                   fontsize=11)
     left.legend(loc="upper left", fontsize=8, ncols=2, frameon=False)
-    soft = [c["softmax"] for c in counts]
-    right.bar(x, soft, color=PALETTE[5], width=0.7)
-    right.yaxis.set_major_formatter(_THOUSANDS)
-    right.set_xticks(x, [str(h) for h in hs])
-    right.set_xlabel("h (number of heads)", fontsize=11)
-    right.set_ylabel("exponentials", fontsize=11)
-    right.set_title(f"Softmax: h·n² = h·{n * n} grows with h\n(small next to the products)", fontsize=11)
-    for ax in (left, right):
-        ax.spines[["top", "right"]].set_visible(False)
-    fig.suptitle(title, fontsize=12)
-    return fig
+    _h_axis(left, hs)
+
+    attention = np.array([c["scores"] + c["weighted_sum"] for c in counts], float)
+    each = np.array([c["scores"] for c in counts], float)
+    claim = attention[0] / hs[0] * x  # "h heads cost h times more" than one head of width d_model
+    softmax = np.array([c["softmax"] for c in counts], float)
+    lines = [
+        (claim, "claim: h heads cost h times more", dict(color=PALETTE[5], ls="--", lw=2)),
+        (attention, "scores + weighted sum: 2·n²·d_model", dict(color="0.15", lw=2.5, marker="o", ms=4)),
+        (each, "scores $Q_i K_i^T$ (and, equal, the weighted sum)", dict(color=PALETTE[1], lw=1.5, marker="s",
+                                                                         ms=3)),
+        (softmax, "softmax: h·n² exponentials (grows, small)", dict(color=PALETTE[2], ls=":", lw=2, marker="^",
+                                                                   ms=4)),
+    ]
+    for values, label, style in lines:
+        right.plot(x, values, label=label, **style)
+    right.set_yscale("log")
+    right.set_ylim(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max()) * 8)
+    right.set_ylabel("operations, log scale", fontsize=11)
+    right.set_title("The stages Problem 3.1 is about, on their own scale:\nflat, while the claim grows with h",
+                    fontsize=11)
+    right.legend(loc="upper left", fontsize=8, frameon=False)
+    _h_axis(right, hs)
+    return left, right
 
 
 def parameter_plot(d_model=512, hs=None):
@@ -523,6 +684,11 @@ _TD = "padding:2px 10px;border-bottom:1px solid #ddd"
 
 __all__ = [
     "EXAMPLE_TOKENS",
+    "UNTRAINED",
+    "sentence_grid",
+    "sentence_heatmap",
+    "sentence_weights",
+    "translation_heatmap",
     "WorkbookFigure",
     "cross_heatmap",
     "example_embeddings",

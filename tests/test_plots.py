@@ -131,15 +131,29 @@ def test_s02_cross_heatmap_has_decoder_rows_and_encoder_columns():
 def test_flop_plot_shows_flat_multiply_adds_and_growing_softmax():
     fig = plots.flop_plot(512, 10)
     left, right = fig.axes
-    hs = [t.get_text() for t in left.get_xticklabels()]
-    assert hs == [str(h) for h in plots.head_options(512)]
+    hs = plots.head_options(512)
+    assert [t.get_text() for t in left.get_xticklabels()] == [str(h) for h in hs]
+    assert left.get_xscale() == right.get_xscale() == "log", "h is a number, not a category"
     tops = {}
     for bar in left.patches:
-        tops[bar.get_x()] = max(tops.get(bar.get_x(), 0), bar.get_y() + bar.get_height())
-    assert len(set(tops.values())) == 1, "multiply-adds should not depend on h"
-    assert set(tops.values()) == {mha.flop_count(512, 8, 10)["multiply_adds"]}
-    softmax = [bar.get_height() for bar in right.patches]
-    assert softmax == [h * 100 for h in plots.head_options(512)]
+        x = round(bar.get_x(), 9)
+        tops[x] = max(tops.get(x, 0), bar.get_y() + bar.get_height())
+    assert len(tops) == len(hs) and set(tops.values()) == {mha.flop_count(512, 8, 10)["multiply_adds"]}
+    lines = {line.get_label(): line for line in right.get_lines()}
+    assert right.get_yscale() == "log", "the attention stages on their own scale"
+
+    def line(start):
+        (found,) = [v for k, v in lines.items() if k.startswith(start)]
+        np.testing.assert_array_equal(found.get_xdata(), hs)
+        return np.asarray(found.get_ydata())
+
+    one_head = 2 * 10 * 10 * 512  # scores and weighted sum of one head of width d_model
+    np.testing.assert_array_equal(line("scores +"), [one_head] * len(hs))
+    np.testing.assert_array_equal(line("scores $"), [mha.flop_count(512, h, 10)["scores"] for h in hs])
+    np.testing.assert_array_equal(line("claim"), [h * one_head for h in hs])
+    np.testing.assert_array_equal(line("softmax"), [h * 100 for h in hs])
+    legend = [t.get_text() for t in left.get_legend().get_texts()]
+    assert not any("A_i" in t for t in legend), "A_i is not the sheet's notation"
 
 
 def test_parameter_plot_is_flat_at_4_d_model_squared():
@@ -180,6 +194,9 @@ def test_figures_show_themselves_as_png():
     (lambda: plots.flop_plot(d_model=8, n=4), "Problem 3.1"),
     (lambda: plots.parameter_plot(d_model=8), "Problem 4.1"),
     (lambda: plots.weight_bars([0.5, 0.5]), "Weights of one query"),
+    (lambda: plots.sentence_heatmap(), "Figure s01"),
+    (lambda: plots.sentence_grid(), "4 heads"),
+    (lambda: plots.translation_heatmap(source="random"), "random (untrained) weights"),
 ])
 def test_under_nbgrader_figures_are_one_line_of_text_not_a_drawing(build, title, monkeypatch):
     from IPython.core.formatters import DisplayFormatter
@@ -218,5 +235,72 @@ def test_under_nbgrader_figures_are_one_line_of_text_not_a_drawing(build, title,
     ],
 )
 def test_bad_input_raises_value_error_naming_the_argument(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+# --- figures from constructed heads, and what a figure says about its weights ------------------------
+
+
+def test_weights_are_coloured_on_a_linear_0_to_1_scale():
+    fig = plots.heatmap(np.full((2, 2), 0.5))
+    norm = fig.axes[0].images[0].norm
+    assert (norm.vmin, norm.vmax) == (0.0, 1.0) and norm(0.25) == pytest.approx(0.25), "linear, not square-root"
+    assert fig.axes[1].get_ylabel() == plots.WEIGHT_LABEL
+
+
+def test_s01_from_a_constructed_head_shows_it_looking_at_cat():
+    fig = plots.sentence_heatmap(pattern="pronoun")
+    ax = fig.axes[0]
+    shown = np.ma.getdata(ax.images[0].get_array())
+    it, cat = TOKENS.index("it"), TOKENS.index("cat")
+    assert int(np.argmax(shown[it])) == cat
+    c = mha.heads.constructed(TOKENS, ("pronoun",))
+    np.testing.assert_allclose(shown, c.block(c.x)[1][0])
+    assert plots.UNTRAINED not in ax.get_title() and "pronoun" in ax.get_title()
+
+
+def test_random_weights_say_so_in_the_title():
+    for fig in (plots.sentence_heatmap(source="random"), plots.translation_heatmap(source="random"),
+                plots.heatmap(np.eye(2), title="s01", untrained=True)):
+        assert plots.UNTRAINED in fig.axes[0].get_title()
+    grid = plots.sentence_grid(source="random")
+    assert plots.UNTRAINED in grid.get_suptitle()
+    assert plots.UNTRAINED not in plots.sentence_grid().get_suptitle()
+
+
+def test_sentence_grid_has_one_pattern_per_head_and_sharing_repeats_head_1():
+    own = plots.sentence_grid()
+    panels = [ax for ax in own.axes if ax.images]
+    assert [ax.get_title() for ax in panels] == [f"head {i + 1}: {plots.PATTERN_TITLES[p]}" for i, p in
+                                                 enumerate(("previous", "same word", "first", "pronoun"))]
+    data = [np.ma.getdata(ax.images[0].get_array()) for ax in panels]
+    assert all(not np.allclose(data[0], d) for d in data[1:]), "4 different patterns"
+    shared = [np.ma.getdata(ax.images[0].get_array()) for ax in plots.sentence_grid(shared=True).axes if ax.images]
+    for d in shared:
+        np.testing.assert_allclose(d, data[0], err_msg="every head shares head 1's projections")
+
+
+def test_s02_puts_target_words_on_the_decoder_rows_and_source_words_on_the_encoder_columns():
+    source, target = mha.heads.EXAMPLE_SOURCE[:4], mha.heads.EXAMPLE_TARGET[:3]
+    fig = plots.translation_heatmap(source, target)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == target
+    assert [t.get_text() for t in ax.get_xticklabels()] == source
+    assert "decoder" in ax.get_ylabel() and "target" in ax.get_ylabel()
+    assert "encoder" in ax.get_xlabel() and "source" in ax.get_xlabel()
+    shown = np.ma.getdata(ax.images[0].get_array())
+    assert source[int(np.argmax(shown[target.index("noir")]))] == "black"
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: plots.sentence_heatmap(pattern="translation"), "pattern"),
+    (lambda: plots.sentence_heatmap(source="trained"), "source"),
+    (lambda: plots.sentence_grid(shared="yes"), "shared"),
+    (lambda: plots.translation_heatmap(pattern="pronoun"), "pattern"),
+    (lambda: plots.heatmap(np.eye(2), untrained="no"), "untrained"),
+    (lambda: plots.head_grid(np.ones((2, 2, 2)) / 2, head_titles=["a"]), "head_titles"),
+])
+def test_constructed_figures_reject_bad_arguments(call, name):
     with pytest.raises(ValueError, match=name):
         call()
