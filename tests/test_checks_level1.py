@@ -99,8 +99,11 @@ def test_output_shape_hidden_gives_nothing_away():
 @pytest.mark.parametrize(
     "value, says",
     [
+        ("A", "misconception \"every head keeps the full width\""),
         ("A", "does *not* keep the full width"),
+        ("c", "misconception \"softmax fixes the width\""),
         ("c", "says nothing about the width"),
+        ("D", "misconception \"the heads are summed\""),
         ("D", "concatenated, not summed"),
         ("E", "should be one of"),
         (2, "should be one of"),

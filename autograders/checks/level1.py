@@ -117,10 +117,13 @@ def q1_2_output_shape(output_shape, hidden=False):
 
 
 WHY_MISCONCEPTIONS = {
-    "A": "Each head does *not* keep the full width d_model: it works in d_v = d_model/h. "
-         "(And W^O does not average heads: it mixes the concatenated features.)",
-    "C": "Softmax makes each row of *weights* sum to 1; it says nothing about the width of the output.",
-    "D": "The heads are concatenated, not summed: summing would blur their h different views into one.",
+    "A": 'That is the misconception "every head keeps the full width". Each head does *not* keep the full '
+         "width d_model: it works in d_v = d_model/h. (And W^O does not average heads: it mixes the "
+         "concatenated features.)",
+    "C": 'That is the misconception "softmax fixes the width". Softmax makes each row of *weights* sum to 1; '
+         "it says nothing about the width of the output.",
+    "D": 'That is the misconception "the heads are summed". The heads are concatenated, not summed: summing '
+         "would blur their h different views into one.",
 }
 
 
