@@ -61,25 +61,31 @@ def _grade(args):
         if given and not Path(given).is_dir():
             print(f"{given}: no such folder", file=sys.stderr)
             return 2
-    pairs = None
+    pairs, refused = None, None
     if args.zips:
         if args.assignment and len(args.assignment) > 1:
             print("--zips takes one --assignment (or a folder per assignment)", file=sys.stderr)
             return 2
-        pairs = intake.collect_zips(course, args.zips, args.assignment[0] if args.assignment else None,
-                                     regexp=args.zip_regexp)
+        try:
+            taken = intake.collect_zips(course, args.zips, args.assignment[0] if args.assignment else None,
+                                        regexp=args.zip_regexp)
+        except ValueError as error:
+            print(error, file=sys.stderr)
+            return 2
+        pairs, refused = taken.collected, taken.refused
         if args.student:
             pairs = [(s, a) for s, a in pairs if s in args.student]
+            refused = [(s, a, r) for s, a, r in refused if s in args.student]
     elif args.submissions:
         pairs = intake.take_submissions(course, args.submissions, args.assignment, args.student)
         print(f"took {len(pairs)} submissions from {args.submissions}")
     summary = grading.grade(
         course, assignments=args.assignment, students=args.student, workers=args.workers, backend=args.backend,
         scheduler=args.scheduler, db_url=args.db, progress=not args.quiet, feedback=not args.no_feedback,
-        new_only=args.new_only, pairs=pairs, recheck=not args.no_recheck,
+        new_only=args.new_only, pairs=pairs, recheck=not args.no_recheck, refused=refused,
     )
     for student, assignment, reason in summary.failed:
-        print(f"FAILED {student}/{assignment}: {reason}")
+        print(f"FAILED {student or '?'}/{assignment}: {reason}")
     for student, assignment, grade_id, old, new, _max, message in summary.rechecked:
         change = f"{old:g} -> {new:g} of {_max:g}: " if old is not None else ""
         print(f"re-checked {student}/{assignment} {grade_id}: {change}{message}")

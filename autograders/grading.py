@@ -524,7 +524,7 @@ def _extension_of(gb, student, assignment):
 
 
 def grade(course_dir, assignments=None, students=None, workers=None, backend="local", scheduler=None, db_url=None,
-          progress=False, feedback=True, new_only=False, log=None, pairs=None, recheck=True):
+          progress=False, feedback=True, new_only=False, log=None, pairs=None, recheck=True, refused=None):
     """Autograde the submissions in ``course_dir/submitted`` (those of ``assignments``
     and ``students`` only, when given) and merge them into the gradebook.
 
@@ -537,7 +537,9 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     ``--force``). ``pairs``: grade exactly these [(student, assignment)] instead.
     ``recheck``: re-check each autograded notebook with ``autograders.recheck`` when
     it exists (about as long again as the autograde itself; off only for trusted
-    submissions).
+    submissions). ``refused``: [(student, assignment, reason)] that the intake
+    refused (student "" when it could not tell whose): each is recorded as failed
+    with its reason, in the summary and in the grading status the report reads.
     Returns a :class:`Summary`.
     """
     from nbgrader.api import Gradebook
@@ -584,6 +586,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
                 continue
             jobs.append(make_job(course, student, assignment, config_text, template,
                                  _extension_of(gb, student, assignment), feedback, recheck))
+    early += [{**_failed({"student": s, "assignment": a}, reason), "stage": "intake"} for s, a, reason in refused or ()]
     # The biggest submissions first, so that the workers finish together.
     jobs.sort(key=lambda j: -sum(len(data) for _, data in j["submission"].values()))
 
@@ -600,6 +603,10 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
 
     bar = Progress(len(jobs) + len(early)) if progress else None
     status = _load_status(course)
+    if refused is not None:  # an intake ran: its earlier refusals of files that named no student are stale
+        taken_in = {a for _, a in found} | {a for _, a, _ in refused}
+        status = {k: v for k, v in status.items() if not (k.startswith("?") and k.rpartition("/")[2] in taken_in)}
+    unnamed = itertools.count()
     with Gradebook(db_url, course_id) as gb, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SQLAlchemy's SAWarning from nbgrader's add_submission
         try:
@@ -612,9 +619,10 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
                     result = {**result, "ok": False, "reason": f"could not record it: {type(error).__name__}: {error}"[:300]}
                     summary.graded = [g for g in summary.graded if g != (student, assignment)]
                     summary.failed.append((student, assignment, result["reason"]))
-                status[f"{student}/{assignment}"] = {
+                status[f"{student}/{assignment}" if student else f"?{next(unnamed)}/{assignment}"] = {
                     "ok": result["ok"], "reason": result["reason"], "seconds": round(result.get("seconds", 0.0), 2),
                     "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                    **({"stage": result["stage"]} if result.get("stage") else {}),
                 }
                 if bar:
                     bar.update(result["ok"], f"{student}/{assignment}")
@@ -627,6 +635,9 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
 
 def _record(course, gb, result, summary):
     student, assignment = result["student"], result["assignment"]
+    if not student:  # a file the intake refused without knowing whose it is: nothing of anyone's to touch
+        summary.failed.append((student, assignment, result["reason"]))
+        return
     if result["timestamp"] is not None or result["ok"]:
         merge(gb, result)
     autograded = course / "autograded" / student / assignment
