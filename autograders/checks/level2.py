@@ -210,10 +210,12 @@ HIDDEN_SCORES = [
 
 def q2_3_softmax(softmax, hidden=False):
     """Problem 2.3: ``softmax(scores)`` returns the attention weights of a 1-D array of scores."""
+    from .own_work import call as call_own  # a softmax that calls mha_core's earns nothing
+
     cases = HIDDEN_SCORES if hidden else [list(SCORES)]
     for scores in cases:
         shown = f"softmax(np.array({scores}))"
-        got = call("softmax", softmax, np.array(scores))
+        got = call_own("softmax", softmax, np.array(scores))
         got = np.asarray(got, dtype=float) if isinstance(got, (list, tuple, np.ndarray)) else got
         if not isinstance(got, np.ndarray) or got.shape != (len(scores),):
             shape = got.shape if isinstance(got, np.ndarray) else type(got).__name__

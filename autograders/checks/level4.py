@@ -420,7 +420,9 @@ def q4_3_multi_head_attention(fn, hidden=False):
     for batch, n, d_model, h, causal, seed in cases:
         X, Ws = mha_inputs(batch, n, d_model, seed)
         expected = mha.multi_head_attention(X, None, *Ws, h, causal=causal)[0]
-        value = own_work.call("multi_head_attention", fn, X.copy(), *(W.copy() for W in Ws), h, causal)
+        hint = "" if batch is None else (f"Here X has a leading batch dimension, shape {X.shape} = (batch, n, d_model): "
+                                         "write it for X of shape (..., n, d_model), n and d_model from X.shape[-2:].")
+        value = own_work.call("multi_head_attention", fn, X.copy(), *(W.copy() for W in Ws), h, causal, hint=hint)
         value = _mha_output(value, X, h, causal)
         if _mha_close(value, expected):
             continue

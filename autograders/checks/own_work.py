@@ -19,8 +19,9 @@ with two looks at the student's function, either of which refuses it:
 
 numpy (and any other library) is allowed. The re-check (:mod:`autograders.recheck`)
 calls a student's function through a :class:`~autograders.recheck.RemoteFunction` that
-runs it in another process: the transport's own code is not the student's doing, and
-the student's code is watched where it runs, by nbgrader's pass.
+runs it in another process: there is no code to inspect, and the re-check's own code
+(autograders) runs on this side, so only mha_core is watched for; the student's code is
+watched where it ran, in nbgrader's pass.
 """
 
 import dis
@@ -35,8 +36,8 @@ from ..feedback import WrongAnswer
 
 PACKAGES = ("mha_core", "autograders")
 WHY = "Write it with numpy: this is the point of the problem"
-# Code of autograders that a remote call runs on the checker side: the re-check's transport.
-_TRANSPORT = ("autograders.recheck",)
+# A remote call (the re-check) runs only the re-check's own code on the checker side.
+_TRANSPORT = ("autograders",)
 
 
 class NotOwnWork(WrongAnswer):
@@ -215,7 +216,8 @@ def module_of_file(filename):
 
 
 class Watch:
-    """Runs a function with a profile hook noting the first library function it executes."""
+    """Runs a function with a profile hook noting the first library function it executes
+    (those of the packages in ``ignore`` aside)."""
 
     def __init__(self, ignore=()):
         self.uses = None
@@ -225,7 +227,7 @@ class Watch:
         if event != "call" or self.uses:
             return
         module = module_of_file(frame.f_code.co_filename)
-        if module and module not in self.ignore:
+        if module and _library_module(module) not in self.ignore:
             qualname = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
             self.uses = f"calls {module}.{qualname}"
 
