@@ -92,7 +92,8 @@ def test_scaled_score_hidden_gives_nothing_away():
 @pytest.mark.parametrize(
     "value, says",
     [("B", "over-shrinks"), ("c", "softmax's job"), ("D", "A coincidence of this example"), ("E", "should be one of"),
-     (1, "should be one of")],
+     (1, "should be one of"), ("B", 'misconception "divide by d_k to average the products"'),
+     ("c", 'misconception "scaling normalises the scores"'), ("D", 'misconception "the scale is the number of heads"')],
 )
 def test_why_mistakes(value, says):
     rejects(check.q2_2_why, value, says)

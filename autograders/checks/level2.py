@@ -14,7 +14,7 @@ import numpy as np
 
 import mha_core as mha
 
-from ..feedback import WrongAnswer, as_array, as_choice, as_int, as_number, as_shape, call, close, correct
+from ..feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, call, close, correct
 
 # Problem 2.1: the sheet's block.
 D_MODEL, H, N = 512, 8, 10
@@ -24,7 +24,9 @@ WHY_OPTIONS = ("A", "B", "C", "D")
 WHY_CORRECT = "A"
 # Problem 2.3: scaled scores of tokens 1, 2, 3 for query token 3.
 SCORES = (4.0, 2.0, 5.0)
-WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals
+WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals (3 decimals pass too)
+SUM_TOL = len(SCORES) * WEIGHT_TOL + 1e-12  # weights each within WEIGHT_TOL add up to within this of 1
+LARGE_SCORES = [1000.0, 1001.0, 1002.0]  # the prompt's large scores: e^1000 overflows a float
 RATIO_TOL = 0.02  # "roughly": ratios of rounded weights are accepted
 
 
@@ -155,11 +157,13 @@ def q2_2_scaled_score(scaled_score, hidden=False):
 
 
 WHY_MISCONCEPTIONS = {
-    "B": "Dividing by d_k over-shrinks: the average of d_k products has standard deviation 1/√d_k, so the "
-         "scores crowd near 0 and softmax becomes nearly uniform (the signal is killed).",
-    "C": "Making weights sum to 1 is softmax's job; scaling changes the size of the scores, not their sum.",
-    "D": "A coincidence of this example: √64 = 8 = h here. The scale depends on d_k, the length of the dot "
-         "product, whatever the number of heads.",
+    "B": 'That is the misconception "divide by d_k to average the products". Dividing by d_k over-shrinks: the '
+         "average of d_k products has standard deviation 1/√d_k, so the scores crowd near 0 and softmax becomes "
+         "nearly uniform (the signal is killed).",
+    "C": 'That is the misconception "scaling normalises the scores". Making weights sum to 1 is softmax\'s job; '
+         "scaling changes the size of the scores, not their sum.",
+    "D": 'That is the misconception "the scale is the number of heads". A coincidence of this example: '
+         "√64 = 8 = h here. The scale depends on d_k, the length of the dot product, whatever the number of heads.",
 }
 
 
@@ -181,6 +185,8 @@ def _softmax_mistake(got, scores):
     s = np.asarray(scores, float)
     with np.errstate(all="ignore"):
         known = [
+            (s, "That forgot the softmax: these are the scores themselves. The softmax exponentiates each score "
+                "and divides by the sum of the exponentials, so the weights are positive and add up to 1."),
             (s / s.sum(), "Linear normalisation (score / sum of scores) instead of exponentials: softmax "
                           "divides e^(s_j) by the sum of the e^(s_i)."),
             (np.exp(s), f"Forgot to normalise: these are the numerators e^(s_j). Divide each by their sum "
