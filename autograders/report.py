@@ -95,7 +95,7 @@ def misconception_of(message):
 class Results:
     """Everything the report shows, read from the gradebook and ``autograded/``."""
 
-    rows: list = field(default_factory=list)  # one dict per submission: student, assignment, score, max_score, ...
+    rows: list = field(default_factory=list)  # one dict per submission: student, assignment, status, reason, score, ...
     cells: dict = field(default_factory=dict)  # assignment -> [grade_id] of its graded cells, in notebook order
     messages: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> message of a failed test
     failed: list = field(default_factory=list)  # [(student, assignment, reason)] from the last grading
@@ -166,14 +166,14 @@ def read_results(course, db_url=None):
                                          g.max_score, g.cell_type)
                 record = status.get(f"{student}/{assignment.name}", {})
                 graded = (course / "autograded" / student / assignment.name).is_dir()
-                state = "failed" if record.get("ok") is False else "graded" if graded else "not graded"
+                state = _failure(record) or ("graded" if graded else "not graded")
                 results.rows.append({
                     "student": student, "assignment": assignment.name,
                     "score": round(submission.score - penalty, 4), "max_score": submission.max_score,
                     "late_penalty": penalty, "needs_manual_grade": submission.needs_manual_grade,
-                    "status": state, "cells": cells,
+                    "status": state, "reason": (record.get("reason") or "") if _failure(record) else "", "cells": cells,
                 })
-                if state == "failed":
+                if _failure(record):
                     results.failed.append((student, assignment.name, record.get("reason") or ""))
                 for path in sorted((course / "autograded" / student / assignment.name).glob("*.ipynb")):
                     nb = nbformat.read(str(path), as_version=4)
@@ -184,12 +184,27 @@ def read_results(course, db_url=None):
                         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
                             if score is not None and score < meta.get("points", 0):
                                 results.messages[(student, assignment.name, grade_id)] = _failure_message(cell)
+    # A submission that failed before nbgrader recorded it (a refused zip, a notebook
+    # nbgrader rejects) has no gradebook row: it gets a row of its own all the same.
     known = {(r["student"], r["assignment"]) for r in results.rows}
     for key, record in sorted(status.items()):
         student, _, assignment = key.partition("/")
-        if record.get("ok") is False and (student, assignment) not in known:
+        student = "" if student.startswith("?") else student  # a refused file that named no student
+        if _failure(record) and (student, assignment) not in known:
             results.failed.append((student, assignment, record.get("reason") or ""))
+            results.rows.append({
+                "student": student, "assignment": assignment, "score": None, "max_score": None, "late_penalty": None,
+                "needs_manual_grade": False, "status": _failure(record), "reason": record.get("reason") or "",
+                "cells": {},
+            })
     return results
+
+
+def _failure(record):
+    """"refused" (the intake did not take it in) or "failed" (grading it failed), else None."""
+    if record.get("ok") is not False:
+        return None
+    return "refused" if record.get("stage") == "intake" else "failed"
 
 
 def _in_notebook_order(course, assignment, ids):
@@ -207,19 +222,27 @@ def _in_notebook_order(course, assignment, ids):
 
 
 def write_csv(results, path):
-    """One row per submission: student, assignment, status, score, max_score, late_penalty,
-    then one column per graded cell of every assignment (empty where not that assignment's)."""
+    """One row per submission the intake or the gradebook knows of: student, assignment,
+    status (graded, not graded, failed, refused), score, max_score, late_penalty, reason
+    (why it failed or was refused), then one column per graded cell of every assignment
+    (empty where not that assignment's)."""
     columns = [gid for ids in results.cells.values() for gid in ids]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "assignment", "status", "score", "max_score", "late_penalty", *columns])
+        writer.writerow(["student", "assignment", "status", "score", "max_score", "late_penalty", "reason", *columns])
         for r in results.rows:
             cells = [_number(r["cells"][gid][0]) if gid in r["cells"] else "" for gid in columns]
-            writer.writerow([r["student"], r["assignment"], r["status"], _number(r["score"]), _number(r["max_score"]),
-                             _number(r["late_penalty"]), *cells])
+            writer.writerow([_text(r["student"]), _text(r["assignment"]), r["status"], _number(r["score"]),
+                             _number(r["max_score"]), _number(r["late_penalty"]), _text(r.get("reason", "")), *cells])
     return path
+
+
+def _text(value):
+    """A text cell a spreadsheet will not read as a formula (OWASP's CSV injection advice)."""
+    value = str(value or "")
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def _number(value):
@@ -340,7 +363,7 @@ def write_report(results, path, course=None):
         graded = [r for r in rows if r["status"] == "graded"]
         failed = sum(1 for s, a, _ in results.failed if a == name)
         mean = sum(r["score"] for r in graded) / len(graded) if graded else None
-        max_score = rows[0]["max_score"] if rows else ""
+        max_score = next((r["max_score"] for r in rows if r["max_score"] is not None), "")
         parts.append(f"<tr><td>{esc(name)}</td><td class=n>{len(rows)}</td><td class=n>{len(graded)}</td>"
                      f"<td class=n>{failed}</td><td class=n>{'' if mean is None else f'{mean:.2f}'}</td>"
                      f"<td class=n>{_number(max_score)}</td></tr>")
@@ -357,7 +380,7 @@ def write_report(results, path, course=None):
     if results.failed:
         parts.append("<table><tr><th>student</th><th>assignment</th><th>reason</th></tr>")
         for student, assignment, reason in results.failed:
-            parts.append(f"<tr><td>{esc(student)}</td><td>{esc(assignment)}</td><td>{esc(reason)}</td></tr>")
+            parts.append(f"<tr><td>{esc(student or '(unknown)')}</td><td>{esc(assignment)}</td><td>{esc(reason)}</td></tr>")
         parts.append("</table>")
     else:
         parts.append("<p>None.</p>")

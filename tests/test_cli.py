@@ -73,6 +73,43 @@ def test_course_grade_zips_regrade_and_report(tmp_path, kernels):
     assert page.count("data:image/png;base64,") == 3
 
 
+def test_a_bad_zip_among_good_ones_is_refused_alone(tmp_path, kernels):
+    """One student's broken zip (a member escaping with ``../``) and a file that is not a
+    zip: the others are graded, each bad one is one line with its reason, nothing is
+    written outside the course, and grades.csv has a row for every zip with its status."""
+    import shutil
+
+    (tmp_path / "notebooks").mkdir()
+    shutil.copyfile(ROOT / "notebooks" / f"{LEVEL}.ipynb", tmp_path / "notebooks" / f"{LEVEL}.ipynb")
+    course = tmp_path / "course"
+    editions.build_release(course, tmp_path / "notebooks", say=lambda message: None)
+    source = editions.read(ROOT / "notebooks" / f"{LEVEL}.ipynb")
+    zips = tmp_path / "lms" / LEVEL
+    zips.mkdir(parents=True)
+    _zip(zips / "ada.zip", source)
+    with zipfile.ZipFile(zips / "mallory.zip", "w") as z:
+        z.writestr(f"{LEVEL}.ipynb", nbformat.writes(source))
+        z.writestr("../../evil.ipynb", "{}")
+    (zips / "carol.zip").write_bytes(b"not a zip")
+
+    graded = run("grade", "--course", str(course), "--zips", str(tmp_path / "lms"), "--backend", "serial", "--quiet",
+                 cwd=tmp_path)
+    assert "Traceback" not in graded.stdout + graded.stderr
+    assert "graded 1, failed 2" in graded.stdout
+    failed = sorted(line for line in graded.stdout.splitlines() if line.startswith("FAILED"))
+    assert failed == [f"FAILED carol/{LEVEL}: carol.zip refused: not a readable zip file (File is not a zip file)",
+                      f"FAILED mallory/{LEVEL}: mallory.zip refused: member '../../evil.ipynb' leaves the zip's folder"]
+    assert not list(tmp_path.rglob("evil.ipynb"))
+    assert not (course / "submitted/mallory").exists()
+
+    rows = {r["student"]: r for r in csv.DictReader((course / "reports/grades.csv").open())}
+    assert sorted(rows) == ["ada", "carol", "mallory"], "every zip the intake saw has a row"
+    assert (rows["ada"]["status"], rows["ada"]["score"], rows["ada"]["reason"]) == ("graded", "5", "")
+    assert rows["mallory"]["status"] == "refused" and "leaves the zip's folder" in rows["mallory"]["reason"]
+    assert rows["carol"]["status"] == "refused" and "not a readable zip" in rows["carol"]["reason"]
+    assert "mallory.zip refused" in (course / "reports/report.html").read_text()
+
+
 def test_help_lists_every_command(kernels):
     result = subprocess.run([sys.executable, "-m", "autograders", "--help"], text=True, capture_output=True,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
