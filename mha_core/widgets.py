@@ -19,6 +19,7 @@ their state but draw nothing: a figure's layout costs a second or more.
 """
 
 import contextlib
+import html
 import io
 
 import ipywidgets as widgets
@@ -26,11 +27,14 @@ import numpy as np
 from PIL import Image as PILImage
 
 from . import _validate as check
+from . import heads
 from .attention import causal_mask, head_dim, softmax
 from .counting import shape_table
 from .layer import MultiHeadAttention
 from .plots import (
     EXAMPLE_TOKENS,
+    PATTERN_TITLES,
+    UNTRAINED,
     build_head_grid,
     cross_heatmap,
     draw_bars,
@@ -45,13 +49,59 @@ from .plots import (
 )
 
 MAX_PANELS = 16  # heads drawn by the shape explorer; more are summarised, not drawn
+PATTERNS = ("previous", "same word", "first", "pronoun")  # the constructed heads, in order
 MAX_N = 24
 MAX_CROSS = 12
 # Level 2's sentence, continued so that n can grow past 10 with real words.
 TOKENS = EXAMPLE_TOKENS + "so it slept all afternoon while the dog watched birds outside the window".split()
-DECODER_TOKENS = "<s> the cat is tired because it ran all day long .".split()  # queries, n_q <= 12
-ENCODER_TOKENS = "le chat est fatigué parce qu' il a couru toute la journée".split()  # keys, n_k <= 12
+# Cross-attention translates English (source, encoder: keys and values) into French (target, decoder: queries).
+ENCODER_TOKENS = heads.EXAMPLE_SOURCE  # keys, n_k <= 12
+DECODER_TOKENS = heads.EXAMPLE_TARGET  # queries, n_q <= 12
 PNG_COMPRESS_LEVEL = 1  # fast zlib: a 16-panel grid encodes in a few ms
+SOURCES = [("random (untrained)", "random"), ("constructed heads", "constructed")]
+
+
+def source_control(value="constructed"):
+    """Random or constructed weights: radio buttons, whose state a screen reader announces."""
+    if value not in ("random", "constructed"):
+        raise ValueError(f"source must be 'random' or 'constructed', got {value!r}")
+    return widgets.RadioButtons(options=SOURCES, value=value, description="weights",
+                                tooltip="where the heads' W_Q and W_K come from", orientation="vertical")
+
+
+def switch(description, off, on, value=False):
+    """An on/off choice as two radio buttons (their state is announced), values False and True."""
+    return widgets.RadioButtons(options=[(off, False), (on, True)], value=bool(value), description=description,
+                                style={"description_width": "initial"})
+
+
+def cycled_patterns(base, h):
+    """One constructed pattern per head: ``base`` in order, then "random" for the heads past it."""
+    return tuple(base[:h]) + ("random",) * max(0, h - len(base))
+
+
+def describe_matrix(weights, row_labels, col_labels, name="Attention weights"):
+    """Alt text from the data: each query's strongest key and its weight (a summary past 12 rows)."""
+    w = np.ma.filled(np.ma.masked_invalid(np.ma.asarray(weights, float)), -np.inf)
+    n_q, n_k = w.shape
+    top = w.argmax(axis=1)
+    parts = [f"{row_labels[i]} → {col_labels[j]} {w[i, j]:.2f}" for i, j in enumerate(top)]
+    if n_q > 12:
+        parts = parts[:12] + [f"… {n_q - 12} more rows"]
+    return f"{name}, {n_q} queries × {n_k} keys. Strongest key of each query: " + "; ".join(parts) + "."
+
+
+def describe_head(w, name):
+    """Alt text for one self-attention panel: where each row's strongest weight falls."""
+    w = np.ma.filled(np.ma.asarray(w, float), -np.inf)
+    n = len(w)
+    counts = {"itself": 0, "the previous token": 0, "the first token": 0, "another token": 0}
+    for i, j in enumerate(w.argmax(axis=1)):
+        where = ("itself" if j == i else "the previous token" if j == i - 1 else "the first token" if j == 0
+                 else "another token")
+        counts[where] += 1
+    said = ", ".join(f"{where} in {k}" for where, k in counts.items() if k)
+    return f"{name}: strongest key is {said} of {n} rows (mean top weight {np.mean(w.max(axis=1)):.2f})"
 
 
 def nearest(options, value):
@@ -69,6 +119,10 @@ class FigureImage:
 
     def __init__(self, **layout):
         self.widget = widgets.Image(format="png", layout=widgets.Layout(**layout))
+        # The image's alt text: ipywidgets' Image has no alt, but its tooltip becomes the <img>'s title
+        # (its accessible name); the same words are written under it in a live region.
+        self.caption = widgets.HTML()
+        self.alt = ""
         self.figure = None
         self.dynamic = []
         self.background = None
@@ -89,6 +143,21 @@ class FigureImage:
         self.widget.layout.width, self.widget.layout.max_width, self.widget.layout.height = f"{width}px", "100%", "auto"
         self.builds += 1
         self.refresh()
+
+    def describe(self, text):
+        """Set the alt text (tooltip of the image, and the caption under it, announced when it changes)."""
+        self.alt = text
+        self.widget.tooltip = text
+        self.caption.value = (f"<div aria-live='polite' style='font-size:12px;color:#444;max-width:60em'>"
+                              f"{html.escape(text)}</div>")
+
+    def redraw(self):
+        """Draw the whole figure again (its axes changed) and encode it; no new layout is counted."""
+        if not self.drawing:
+            return
+        self.figure.canvas.draw()
+        self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+        self.widget.value = self.png()
 
     def refresh(self):
         if not self.drawing:
@@ -153,9 +222,10 @@ class Explorer(widgets.VBox):
 
 
 class ShapeExplorer(Explorer):
-    """d_model, h, n and causal -> d_k, the shape table and every head's weights."""
+    """d_model, h, n, causal and the weights' source -> d_k, the shape table and every head's weights."""
 
-    def __init__(self, d_model=512, h=8, n=10, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80):
+    def __init__(self, d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80,
+                 source="random"):
         d_model = check.positive_int("d_model", d_model)
         head_dim(d_model, h)
         n = check.positive_int("n", n)
@@ -169,11 +239,14 @@ class ShapeExplorer(Explorer):
         controls = {
             "d_model": widgets.IntSlider(value=d_model, min=step, max=max(1024, d_model), step=step,
                                          description="d_model", continuous_update=False),
-            "h": widgets.SelectionSlider(options=head_options(d_model), value=h, description="h",
-                                         continuous_update=False),
-            "n": widgets.IntSlider(value=n, min=1, max=max_n, description="n", continuous_update=False),
-            "causal": widgets.Checkbox(value=bool(causal), description="causal mask", indent=False),
+            # A dropdown, not a selection slider: a slider's handle would announce its index, not h.
+            "h": widgets.Dropdown(options=head_options(d_model), value=h, description="h (heads)",
+                                  style={"description_width": "initial"}),
+            "n": widgets.IntSlider(value=n, min=1, max=max_n, description="n (tokens)", continuous_update=False,
+                                   style={"description_width": "initial"}),
+            "causal": switch("causal mask", "off", "on", causal),
             "seed": widgets.IntSlider(value=seed, min=0, max=99, description="seed", continuous_update=False),
+            "source": source_control(source),
         }
         self.readout = widgets.HTML()
         self.table = widgets.HTML()
@@ -181,7 +254,8 @@ class ShapeExplorer(Explorer):
         self._models = {}
         self._layout = None
         canvas = FigureImage(max_width="100%")
-        super().__init__(controls, [widgets.VBox([self.readout, self.table]), self.note, canvas.widget], canvas)
+        super().__init__(controls, [widgets.VBox([self.readout, self.table]), self.note, canvas.widget,
+                                    canvas.caption], canvas)
         self.update()
 
     def _changed(self, change):
@@ -195,77 +269,116 @@ class ShapeExplorer(Explorer):
             return
         super()._changed(change)
 
-    def model(self, d_model, h, seed):
-        key = (d_model, h, seed)
+    def model(self, d_model, h, seed, source="random", n=None):
+        """The block and its input: random projections on example embeddings, or constructed heads
+        (None when d_k is too small for their codes)."""
+        key = (d_model, h, seed, source, n if source == "constructed" else None)
         if key not in self._models:
             if len(self._models) > 8:
                 self._models.clear()
-            self._models[key] = MultiHeadAttention.from_seed(d_model, h, seed)
+            if source == "random":
+                self._models[key] = MultiHeadAttention.from_seed(d_model, h, seed)
+            else:
+                try:
+                    self._models[key] = heads.constructed(self.tokens[:n], cycled_patterns(PATTERNS, h),
+                                                          d_model=d_model, seed=seed)
+                except ValueError:  # d_k too small for the word and position codes
+                    self._models[key] = None
         return self._models[key]
 
     def update(self, change=None):
         c = self.controls
-        d_model, h, n, causal, seed = (c[k].value for k in ("d_model", "h", "n", "causal", "seed"))
+        d_model, h, n, causal, seed, source = (c[k].value for k in ("d_model", "h", "n", "causal", "seed", "source"))
         d_k = head_dim(d_model, h)
-        x = example_embeddings(n, d_model, seed)  # (n, d_model)
-        _, weights = self.model(d_model, h, seed)(x, causal=causal)  # (h, n, n)
+        built = self.model(d_model, h, seed, "constructed", n) if source == "constructed" else None
+        if built is None:
+            x = example_embeddings(n, d_model, seed)  # (n, d_model)
+            _, weights = self.model(d_model, h, seed)(x, causal=causal)  # (h, n, n)
+            names = [f"head {k + 1}" for k in range(h)]
+        else:
+            _, weights = built.block(built.x, causal=causal)  # (h, n, n)
+            names = [f"head {k + 1}: {PATTERN_TITLES[p]}" for k, p in enumerate(built.patterns)]
+        untrained = built is None
         shown = min(h, MAX_PANELS)
         mask = causal_mask(n) if causal else None
         panels = [masked(weights[k], mask) for k in range(shown)]
-        layout = (shown, n)
+        layout = (shown, n, untrained)
+        title = f"One n × n = {n} × {n} weight matrix per head" + (f"\n{UNTRAINED}" if untrained else "")
         if not self.canvas.drawing:
             pass  # under nbgrader: no figure at all
         elif layout != self._layout:
             tokens = self.tokens[:n]
-            title = f"One n × n = {n} × {n} weight matrix per head"
             if self._layout is not None and self._layout[0] == shown:  # same panels, new n: re-use the figure
                 figure, self.images = relabel_head_grid(self.figure, self.images, tokens, tokens, title)
             else:
                 figure, self.images = build_head_grid(shown, tokens, tokens, title, figure_width=self.figure_width,
                                                       dpi=self.dpi)
             self._layout = layout
-            self._set_images(panels)
+            self._set_images(panels, names)
             self.canvas.show(figure, self.images)
         else:
-            self._set_images(panels)
+            self._set_images(panels, names)
             self.canvas.refresh()
         rows = shape_table(d_model, h, n)
         self.readout.value = (
-            f"<div style='font-size:15px'><b>d_k</b> = d_model / h = {d_model} / {h} = <b>{d_k}</b></div>"
+            f"<div style='font-size:15px' aria-live='polite'><b>d_k</b> = d_model / h = {d_model} / {h} = "
+            f"<b>{d_k}</b></div>"
         )
         self.table.value = shape_table_html(rows)
+        if source == "constructed" and untrained:
+            need = "constructed heads need a wider d_k for these words and positions: showing random weights"
+        else:
+            need = ""
         self.note.value = (
             f"<i>showing {shown} of {h} heads</i>" if shown < h else f"<i>all {h} head{'s' * (h > 1)}</i>"
-        ) + (" · hatched cells are masked (a token may not look ahead)" if causal else "")
+        ) + (" · hatched cells are masked (a token may not look ahead)" if causal else "") + (
+            f" · <b>{UNTRAINED}</b>" if untrained else " · heads built to follow a pattern (mha_core.heads)"
+        ) + (f" · {need}" if need else "")
+        self.canvas.describe(
+            f"{shown} panels of {n} × {n} attention weights ({UNTRAINED if untrained else 'constructed heads'}). "
+            + "; ".join(describe_head(panels[k], names[k]) for k in range(shown)) + "."
+        )
         self.state = {
-            "d_model": d_model, "h": h, "n": n, "d_k": d_k, "causal": causal, "seed": seed,
+            "d_model": d_model, "h": h, "n": n, "d_k": d_k, "causal": causal, "seed": seed, "source": source,
+            "untrained": untrained, "head_names": names[:shown],
             "shown_heads": shown, "weights": weights,
             "shown": [image.get_array() for image in self.images] if self.canvas.drawing else panels,
-            "table": rows, "score_shape": (n, n), "output_shape": (n, d_model),
+            "table": rows, "score_shape": (n, n), "output_shape": (n, d_model), "alt": self.canvas.alt,
         }
 
-    def _set_images(self, panels):
-        for image, panel in zip(self.images, panels):
+    def _set_images(self, panels, names):
+        for image, panel, name in zip(self.images, panels, names):
             image.set_data(panel)
+            image.axes.set_title(name, fontsize=9 if len(name) > 12 else 10)
 
 
-def shape_explorer(d_model=512, h=8, n=10, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80):
-    """Explorer (a): sliders for d_model, h (divisors of d_model only), n; a causal
-    toggle; the d_k readout, the shape table and the per-head weights of a seeded
-    block on example embeddings (at most 16 panels).
+def shape_explorer(d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80,
+                   source="random"):
+    """Explorer (a): sliders for d_model and n, h (divisors of d_model only), a causal
+    switch and the weights' source (random, untrained projections or constructed heads:
+    previous token, same word, first token, pronoun, then random); the d_k readout, the
+    shape table and the per-head weights (at most 16 panels).
 
     ``figure_width`` (inches) and ``dpi`` size the heads' figure: the same pixels at a
     smaller width and a higher dpi give larger lettering (the classroom demo)."""
-    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi)
+    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi, source)
 
 
 # --- (b) softmax ---------------------------------------------------------------
 
 
-class SoftmaxPlayground(Explorer):
-    """Scores and a temperature -> softmax(scores / temperature) as bars, and the entropy."""
+D_K_OPTIONS = [1, 4, 16, 64, 256]  # sqrt: 1, 2, 4, 8, 16
+MAX_T = 16.0
 
-    def __init__(self, scores=(4.0, 2.0, 5.0), labels=None, temperature=1.0, dpi=80):
+
+class SoftmaxPlayground(Explorer):
+    """Scores and a temperature -> softmax(scores / temperature) as bars, and the entropy.
+
+    The temperature is free, or set to sqrt(d_k): dividing the scores by sqrt(d_k), as
+    attention does, is a softmax at temperature T = sqrt(d_k) (T = 8 for d_k = 64).
+    """
+
+    def __init__(self, scores=(1.0, 3.0, 2.0), labels=None, temperature=1.0, dpi=80, d_k=64, link=False):
         scores = check.array("scores", scores, ndim=1)
         if not 1 <= len(scores) <= 10:
             raise ValueError(f"scores must hold 1 to 10 numbers, got {len(scores)}")
@@ -274,6 +387,8 @@ class SoftmaxPlayground(Explorer):
         labels = [str(t) for t in labels]
         if len(labels) != len(scores):
             raise ValueError(f"labels must hold {len(scores)} labels, one per score, got {len(labels)}")
+        if d_k not in D_K_OPTIONS:
+            raise ValueError(f"d_k must be one of {D_K_OPTIONS}, got {d_k!r}")
         limit = max(10.0, float(np.abs(scores).max()))
         controls = {
             f"s{i + 1}": widgets.FloatSlider(value=float(s), min=-limit, max=limit, step=0.1,
@@ -282,13 +397,18 @@ class SoftmaxPlayground(Explorer):
             for i, s in enumerate(scores)
         }
         controls["temperature"] = widgets.FloatSlider(
-            value=float(temperature), min=0.05, max=5.0, step=0.05, description="temperature T",
+            value=float(temperature), min=0.05, max=MAX_T, step=0.05, description="temperature T",
             readout_format=".2f", style={"description_width": "initial"},
         )
+        controls["link"] = switch("T is", "free (slider)", "√d_k (attention's scaling)", link)
+        controls["d_k"] = widgets.Dropdown(options=D_K_OPTIONS, value=d_k, description="d_k",
+                                           style={"description_width": "initial"})
+        if link:
+            controls["temperature"].value, controls["temperature"].disabled = float(np.sqrt(d_k)), True
         self.labels = labels
         self.readout = widgets.HTML()
         canvas = FigureImage()
-        super().__init__(controls, [self.readout, canvas.widget], canvas)
+        super().__init__(controls, [self.readout, canvas.widget, canvas.caption], canvas)
         self.bars, self.texts = None, []
         if canvas.drawing:
             figure = WorkbookFigure(figsize=(max(5.0, 1.0 + 0.9 * len(scores)), 3.2), dpi=dpi)
@@ -298,6 +418,17 @@ class SoftmaxPlayground(Explorer):
             self._set(self._weights())
             canvas.show(figure, [*self.bars.patches, *self.texts])
         self.update()
+
+    def _changed(self, change):
+        c = self.controls
+        if change["owner"] in (c["link"], c["d_k"]) and c["link"].value and not self._paused:
+            with self.paused():  # T follows sqrt(d_k), and the slider shows it
+                c["temperature"].value = float(np.sqrt(c["d_k"].value))
+                c["temperature"].disabled = True
+            return
+        if change["owner"] is c["link"]:
+            c["temperature"].disabled = bool(change["new"])
+        super()._changed(change)
 
     def _weights(self):
         scores = np.array([self.controls[f"s{i + 1}"].value for i in range(len(self.labels))])
@@ -315,35 +446,50 @@ class SoftmaxPlayground(Explorer):
 
     def update(self, change=None):
         scores, T, w = computed = self._weights()
+        d_k, linked = self.controls["d_k"].value, self.controls["link"].value
         self._set(computed)
         self.canvas.refresh()
         positive = w[w > 0]
         entropy = float(-(positive * np.log(positive)).sum())
         k = len(w)
+        link = (f"T = √d_k = √{d_k} = <b>{np.sqrt(d_k):g}</b>: dividing the scores by √d_k, as attention does, "
+                f"is this softmax at temperature {np.sqrt(d_k):g}" if linked else
+                f"attention divides by √d_k: for d_k = {d_k} that is T = √{d_k} = {np.sqrt(d_k):g}")
         self.readout.value = (
-            "<div style='font-size:14px;line-height:1.6'>"
+            "<div style='font-size:14px;line-height:1.6' aria-live='polite'>"
             f"weights = softmax(s / T) = ({', '.join(f'{v:.4f}' for v in w)})<br>"
             f"sum of e<sup>s/T</sup> = {np.exp(scores / T).sum():.3f}<br>"
             f"entropy H = −Σ w ln w = <b>{entropy:.4f}</b> nats "
-            f"(0 = all on one token, ln {k} = {np.log(k):.4f} = uniform)</div>"
+            f"(0 = all on one token, ln {k} = {np.log(k):.4f} = uniform)<br>{link}</div>"
         )
-        self.state = {"scores": scores, "temperature": T, "weights": w, "entropy": entropy}
+        top = int(np.argmax(w))
+        self.canvas.describe(f"Bar chart of the weights at T = {T:.2f}: " + ", ".join(
+            f"{label} {v:.2f}" for label, v in zip(self.labels, w)) + f"; {self.labels[top]} highest.")
+        self.state = {"scores": scores, "temperature": T, "weights": w, "entropy": entropy, "d_k": d_k,
+                      "linked": linked, "alt": self.canvas.alt}
 
 
-def softmax_playground(scores=(4.0, 2.0, 5.0), labels=None, temperature=1.0, dpi=80):
+def softmax_playground(scores=(1.0, 3.0, 2.0), labels=None, temperature=1.0, dpi=80, d_k=64, link=False):
     """Explorer (b), Problem 2.3: one slider per score and a temperature T; the
-    weights softmax(s / T) as bars with their values, and the entropy. ``dpi``
-    scales the figure."""
-    return SoftmaxPlayground(scores, labels, temperature, dpi)
+    weights softmax(s / T) as bars with their values, and the entropy. ``link=True``
+    (or the "T is √d_k" switch) sets T = √d_k for the chosen ``d_k``: dividing by
+    √d_k is a temperature. ``dpi`` scales the figure."""
+    return SoftmaxPlayground(scores, labels, temperature, dpi, d_k, link)
 
 
 # --- (c) cross-attention -----------------------------------------------------------
 
 
-class CrossAttentionExplorer(Explorer):
-    """n_q decoder queries over n_k encoder keys: one head's n_q x n_k weights (figure s02)."""
+CROSS_PATTERNS = ("translation", "same position", "first")
 
-    def __init__(self, n_q=4, n_k=6, d_model=64, h=4, seed=0, dpi=80):
+
+class CrossAttentionExplorer(Explorer):
+    """n_q target (decoder) queries over n_k source (encoder) keys: one head's n_q x n_k weights (figure s02).
+
+    The source is English (:data:`ENCODER_TOKENS`), the target French (:data:`DECODER_TOKENS`).
+    """
+
+    def __init__(self, n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed"):
         d_model = check.positive_int("d_model", d_model)
         head_dim(d_model, h)
         n_q = check.positive_int("n_q", n_q)
@@ -351,37 +497,59 @@ class CrossAttentionExplorer(Explorer):
         for name, value in (("n_q", n_q), ("n_k", n_k)):
             if value > MAX_CROSS:
                 raise ValueError(f"{name} must be at most {MAX_CROSS}, got {value}")
-        self.d_model, self.h, self.dpi = d_model, h, dpi
+        self.d_model, self.h, self.dpi, self.seed = d_model, h, dpi, seed
         self.block = MultiHeadAttention.from_seed(d_model, h, seed)
         self.x_q = example_embeddings(MAX_CROSS, d_model, seed + 1)  # decoder tokens; first n_q used
         self.x_kv = example_embeddings(MAX_CROSS, d_model, seed + 2)  # encoder tokens; first n_k used
+        self.patterns = cycled_patterns(CROSS_PATTERNS, h)
+        self._built = {}
         controls = {
-            "n_q": widgets.IntSlider(value=n_q, min=1, max=MAX_CROSS, description="n_q (decoder)",
+            "n_q": widgets.IntSlider(value=n_q, min=1, max=MAX_CROSS, description="n_q (decoder, target)",
                                      continuous_update=False, style={"description_width": "initial"}),
-            "n_k": widgets.IntSlider(value=n_k, min=1, max=MAX_CROSS, description="n_k (encoder)",
+            "n_k": widgets.IntSlider(value=n_k, min=1, max=MAX_CROSS, description="n_k (encoder, source)",
                                      continuous_update=False, style={"description_width": "initial"}),
             "head": widgets.Dropdown(options=[(f"head {i + 1}", i + 1) for i in range(h)], value=1,
                                      description="head"),
+            "source": source_control(source),
         }
         self.readout = widgets.HTML()
         self._layout = None
         canvas = FigureImage()
-        super().__init__(controls, [self.readout, canvas.widget], canvas)
+        super().__init__(controls, [self.readout, canvas.widget, canvas.caption], canvas)
         self.update()
 
+    def constructed(self, n_q, n_k):
+        """Constructed heads for the first n_k source and n_q target words (None if d_k is too small)."""
+        key = (n_q, n_k)
+        if key not in self._built:
+            try:
+                self._built[key] = heads.translation(ENCODER_TOKENS[:n_k], DECODER_TOKENS[:n_q], self.patterns,
+                                                     d_model=self.d_model, seed=self.seed)
+            except ValueError:
+                self._built[key] = None
+        return self._built[key]
+
     def update(self, change=None):
-        n_q, n_k, head = (self.controls[k].value for k in ("n_q", "n_k", "head"))
-        output, weights = self.block(self.x_q[:n_q], self.x_kv[:n_k])  # (n_q, d_model), (h, n_q, n_k)
+        n_q, n_k, head, source = (self.controls[k].value for k in ("n_q", "n_k", "head", "source"))
+        built = self.constructed(n_q, n_k) if source == "constructed" else None
+        if built is None:
+            output, weights = self.block(self.x_q[:n_q], self.x_kv[:n_k])  # (n_q, d_model), (h, n_q, n_k)
+        else:
+            output, weights = built.block(built.x, built.x_kv)
+        untrained = built is None
+        name = f"head {head}" + ("" if untrained else f" ({PATTERN_TITLES[self.patterns[head - 1]]})")
         shown = weights[head - 1]
+        targets, sources = DECODER_TOKENS[:n_q], ENCODER_TOKENS[:n_k]
         if not self.canvas.drawing:
             pass  # under nbgrader: no figure at all
-        elif (n_q, n_k) != self._layout:
-            figure = cross_heatmap(shown, DECODER_TOKENS[:n_q], ENCODER_TOKENS[:n_k],
-                                   title=f"Cross-attention weights: {n_q} decoder queries × {n_k} encoder keys")
+        elif (n_q, n_k, untrained) != self._layout:
+            figure = cross_heatmap(shown, targets, sources, untrained=untrained,
+                                   title=f"Cross-attention, English → French:\n"
+                                         f"{n_q} target queries × {n_k} source keys")
             figure.set_dpi(self.dpi)
             ax = figure.axes[0]
             self.image_artist, self.texts = ax.images[0], list(ax.texts)
-            self._layout = (n_q, n_k)
+            self._layout = (n_q, n_k, untrained)
             self.canvas.show(figure, [self.image_artist, *self.texts])
         else:
             self.image_artist.set_data(masked(shown, None))
@@ -390,25 +558,34 @@ class CrossAttentionExplorer(Explorer):
         d_k = self.d_model // self.h
         self.readout.value = (
             "<div style='font-size:14px;line-height:1.6'>"
-            f"Q<sub>i</sub>: n_q × d_k = {n_q} × {d_k} &nbsp; K<sub>i</sub>, V<sub>i</sub>: n_k × d_k = "
-            f"{n_k} × {d_k}<br>"
+            f"showing <b>{name}</b><br>"
+            f"Q<sub>i</sub> (from the decoder): n_q × d_k = {n_q} × {d_k} &nbsp; "
+            f"K<sub>i</sub>, V<sub>i</sub> (from the encoder): n_k × d_k = {n_k} × {d_k}<br>"
             f"score matrix Q<sub>i</sub>K<sub>i</sub><sup>T</sup>: n_q × n_k = <b>{n_q} × {n_k}</b> "
             f"(softmax over each row's {n_k} keys)<br>"
-            f"output: n_q × d_model = <b>{n_q} × {self.d_model}</b> (one vector per query)</div>"
+            f"output: n_q × d_model = <b>{n_q} × {self.d_model}</b> (one vector per query)"
+            + (f"<br><b>{UNTRAINED}</b>" if untrained else "<br>heads built from a small English → French lexicon")
+            + "</div>"
         )
+        self.canvas.describe(describe_matrix(shown, targets, sources, f"Cross-attention weights of {name}, "
+                                             f"{UNTRAINED if untrained else 'constructed'}, French target rows over "
+                                             "English source columns"))
         self.state = {
-            "n_q": n_q, "n_k": n_k, "head": head, "d_model": self.d_model, "h": self.h,
-            "weights": shown, "all_weights": weights,
+            "n_q": n_q, "n_k": n_k, "head": head, "d_model": self.d_model, "h": self.h, "source": source,
+            "untrained": untrained, "weights": shown, "all_weights": weights,
             "shown": self.image_artist.get_array() if self.canvas.drawing else masked(shown, None),
-            "score_shape": shown.shape, "output_shape": output.shape,
+            "score_shape": shown.shape, "output_shape": output.shape, "alt": self.canvas.alt,
+            "targets": targets, "sources": sources,
         }
 
 
-def cross_attention_explorer(n_q=4, n_k=6, d_model=64, h=4, seed=0, dpi=80):
-    """Explorer (c), Problem 5.3: n_q and n_k sliders and a head selector; the s02
-    heatmap (decoder queries as rows, encoder keys as columns) and the shapes.
+def cross_attention_explorer(n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed"):
+    """Explorer (c), Problem 5.3: n_q and n_k sliders, a head selector and the weights'
+    source (constructed heads: translation, same position, first source word; or random,
+    untrained projections); the s02 heatmap (French target words, decoder queries, as rows;
+    English source words, encoder keys and values, as columns) and the shapes.
     ``dpi`` scales the figure."""
-    return CrossAttentionExplorer(n_q, n_k, d_model, h, seed, dpi)
+    return CrossAttentionExplorer(n_q, n_k, d_model, h, seed, dpi, source)
 
 
 __all__ = [

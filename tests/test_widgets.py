@@ -16,7 +16,7 @@ def test_explorers_are_containers_with_controls_apart_from_outputs(explorer):
     import ipywidgets
 
     assert isinstance(explorer, ipywidgets.VBox)
-    assert set(explorer.controls) == {"d_model", "h", "n", "causal", "seed"}
+    assert set(explorer.controls) == {"d_model", "h", "n", "causal", "seed", "source"}
     assert isinstance(explorer.image, ipywidgets.Image) and bytes(explorer.image.value).startswith(b"\x89PNG")
     assert explorer.image in explorer.children, "the image is an output, not inside the controls box"
 
@@ -92,8 +92,8 @@ def test_shape_explorer_rejects_bad_arguments():
 
 
 def test_softmax_playground_shows_softmax_of_scores_over_temperature():
-    p = widgets.softmax_playground()
-    assert set(p.controls) == {"s1", "s2", "s3", "temperature"}
+    p = widgets.softmax_playground((4.0, 2.0, 5.0))
+    assert set(p.controls) == {"s1", "s2", "s3", "temperature", "link", "d_k"}
     np.testing.assert_allclose(p.state["weights"], [0.2595, 0.0351, 0.7054], atol=1e-4)
     assert [t.get_text() for t in p.texts] == ["0.2595", "0.0351", "0.7054"]
     png = p.image.value
@@ -114,8 +114,8 @@ def test_softmax_playground_rejects_mismatched_labels():
 
 
 def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
-    c = widgets.cross_attention_explorer(n_q=4, n_k=6, d_model=64, h=4)
-    assert set(c.controls) == {"n_q", "n_k", "head"}
+    c = widgets.cross_attention_explorer(n_q=4, n_k=6, d_model=64, h=4, source="random")
+    assert set(c.controls) == {"n_q", "n_k", "head", "source"}
     assert c.state["shown"].shape == (4, 6) and c.state["output_shape"] == (4, 64)
     assert "4 × 6" in c.readout.value and "4 × 64" in c.readout.value
     c.controls["n_q"].value = 3
@@ -148,3 +148,83 @@ def test_under_nbgrader_explorers_compute_everything_but_draw_nothing(make, cont
         np.testing.assert_equal(headless.state[key], state, err_msg=key)
     headless.controls[control].value = value  # a slider still updates what is computed
     assert headless.state[control] == value and headless.image.value == b""
+
+
+# --- weights' source, accessibility, defaults ------------------------------------------------------
+
+
+def test_shape_explorer_switches_between_random_and_constructed_heads():
+    e = widgets.shape_explorer(d_model=96, h=4, n=10, tokens=plots.EXAMPLE_TOKENS)
+    assert e.state["untrained"] and plots.UNTRAINED in e.figure.get_suptitle() and plots.UNTRAINED in e.note.value
+    e.controls["source"].value = "constructed"
+    assert not e.state["untrained"] and plots.UNTRAINED not in e.figure.get_suptitle()
+    built = mha.heads.constructed(plots.EXAMPLE_TOKENS, ("previous", "same word", "first", "pronoun"), d_model=96)
+    np.testing.assert_allclose(np.ma.getdata(np.array(e.state["shown"])), built.weights())
+    assert e.state["head_names"][3] == "head 4: pronoun → its noun"
+    it, cat = plots.EXAMPLE_TOKENS.index("it"), plots.EXAMPLE_TOKENS.index("cat")
+    assert int(np.argmax(e.state["shown"][3][it])) == cat
+    assert "head 1: previous token: strongest key is itself in 1, the previous token in 9 of 10 rows" in e.state["alt"]
+    e.controls["h"].value = 32  # d_k = 3 cannot hold the codes: random weights, and the note says why
+    assert e.state["untrained"] and "wider d_k" in e.note.value
+
+
+def test_controls_have_names_and_announce_what_they_show():
+    import ipywidgets
+
+    for explorer in (widgets.shape_explorer(d_model=64, h=4, n=5), widgets.softmax_playground(),
+                     widgets.cross_attention_explorer()):
+        for name, control in explorer.controls.items():
+            assert control.description, f"{name} has no accessible name"
+            assert not isinstance(control, (ipywidgets.SelectionSlider, ipywidgets.Checkbox,
+                                            ipywidgets.ToggleButton)), f"{name}: its state or value is not announced"
+        assert explorer.image.tooltip == explorer.canvas.alt == explorer.state["alt"] and explorer.canvas.alt
+        assert "aria-live='polite'" in explorer.canvas.caption.value
+        assert explorer.canvas.caption in explorer.children
+
+
+def test_alt_text_follows_the_data():
+    p = widgets.softmax_playground((1.0, 3.0, 2.0))
+    w = mha.softmax(np.array([1.0, 3.0, 2.0]))
+    assert p.image.tooltip == (f"Bar chart of the weights at T = 1.00: token 1 {w[0]:.2f}, token 2 {w[1]:.2f}, "
+                               f"token 3 {w[2]:.2f}; token 2 highest.")
+    p.controls["s1"].value = 9.0
+    assert p.image.tooltip.endswith("token 1 highest.") and "token 1 1.00" in p.image.tooltip
+
+
+def test_defaults_are_not_the_graded_values():
+    p = widgets.softmax_playground()
+    assert tuple(p.state["scores"]) != (4.0, 2.0, 5.0), "Problem 2.3's scores"
+    c = widgets.cross_attention_explorer()
+    assert (c.state["n_q"], c.state["n_k"]) != (4, 6), "Problem 5.3's shapes"
+    e = widgets.shape_explorer()
+    assert (e.state["d_model"], e.state["h"]) not in {(512, 8), (768, 12)}, "Problems 1.1 and 2.1"
+
+
+def test_softmax_playground_links_the_temperature_to_sqrt_d_k():
+    p = widgets.softmax_playground((1.0, 3.0, 2.0))
+    p.controls["link"].value = True
+    T = p.controls["temperature"]
+    assert T.value == pytest.approx(8.0) and T.disabled and p.state["temperature"] == pytest.approx(8.0)
+    np.testing.assert_allclose(p.state["weights"], mha.softmax(np.array([1.0, 3.0, 2.0]) / 8.0))
+    assert "√64 = <b>8</b>" in p.readout.value
+    p.controls["d_k"].value = 16
+    assert p.state["temperature"] == pytest.approx(4.0)
+    np.testing.assert_allclose(p.state["weights"], mha.softmax(np.array([1.0, 3.0, 2.0]) / 4.0))
+    p.controls["link"].value = False
+    assert not T.disabled
+    T.value = 1.0
+    np.testing.assert_allclose(p.state["weights"], mha.softmax(np.array([1.0, 3.0, 2.0])))
+
+
+def test_cross_attention_explorer_translates_english_source_into_french_target():
+    c = widgets.cross_attention_explorer(n_q=3, n_k=6)
+    assert c.state["targets"] == ["le", "chat", "noir"] and c.state["sources"] == mha.heads.EXAMPLE_SOURCE[:6]
+    ax = c.figure.axes[0]
+    assert "decoder" in ax.get_ylabel() and "encoder" in ax.get_xlabel()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["le", "chat", "noir"]
+    assert c.state["sources"][int(np.argmax(c.state["weights"][2]))] == "black", "noir -> black"
+    assert "noir → black" in c.image.tooltip
+    c.controls["head"].value = 2  # same position: noir (3rd) -> cat (3rd)
+    assert c.state["sources"][int(np.argmax(c.state["weights"][2]))] == "cat"
+    c.controls["source"].value = "random"
+    assert c.state["untrained"] and plots.UNTRAINED in c.figure.axes[0].get_title()
