@@ -84,6 +84,7 @@ class Constructed:
     tokens: list
     kv_tokens: list
     patterns: tuple
+    words: list  # the distinct (lower-case) words, in the order of their code columns
 
     def weights(self, causal=False):
         """Every head's ``(h, n_q, n_k)`` attention weights, computed by the block."""
@@ -247,7 +248,7 @@ def _build(queries, keys, patterns, d_model, sharpness, seed):
     block = MultiHeadAttention.from_heads([q for q, _ in heads], [k for _, k in heads], [W_V] * h, np.eye(d_model))
     x = codes.embed(queries, d_model)
     x_kv = codes.embed(kv, d_model) if cross else None
-    return Constructed(block, x, x_kv, list(labels), list(kv_labels), tuple(patterns))
+    return Constructed(block, x, x_kv, list(labels), list(kv_labels), tuple(patterns), list(codes.words))
 
 
 # --- checks ---------------------------------------------------------------------------------------

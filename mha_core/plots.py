@@ -533,7 +533,7 @@ def _h_axis(ax, hs):
     """h on a numeric log2 axis, ticks at the h shown (every other one when crowded)."""
     ax.set_xscale("log", base=2)
     ax.set_xlim(min(hs) / 1.5, max(hs) * 1.5)
-    ticks = hs if len(hs) <= 10 else [h for h in hs if h & (h - 1) == 0]  # crowded: powers of 2
+    ticks = hs if len(hs) <= 10 else sorted({h for h in hs if h & (h - 1) == 0} | {max(hs)})  # crowded: powers of 2
     ax.set_xticks(ticks, [str(h) for h in ticks])
     ax.xaxis.set_minor_locator(ticker.NullLocator())
     ax.set_xlabel("h (number of heads), log scale", fontsize=11)
@@ -589,37 +589,41 @@ def draw_flops(left, right, d_model, n, hs):
 
 
 def parameter_plot(d_model=512, hs=None):
-    """Problem 4.1: parameters of W_Q, W_K, W_V, W_O against h, flat at 4·d_model²."""
+    """Problem 4.1: parameters of W_Q, W_K, W_V, W_O against h (numeric, log-scaled), flat at 4·d_model²."""
     d_model, hs = _heads(d_model, hs)
     title = f"Problem 4.1: parameters do not depend on h (d_model = {d_model})"
     if headless():
         return _unseen(title)
     fig = WorkbookFigure(figsize=(8, 4.4))
     ax = fig.add_subplot()
-    x = np.arange(len(hs))
+    draw_parameters(ax, d_model, hs)
+    ax.set_title(title, fontsize=12)
+    return fig
+
+
+def draw_parameters(ax, d_model, hs):
+    """Draw :func:`parameter_plot`'s bars on ``ax`` (cleared first), without its title."""
+    ax.clear()
+    x = np.array(hs, float)
+    half = 2**0.15
     bottom = np.zeros(len(hs))
-    for (label, part), colour in zip(
-        [("$W^Q$", "q"), ("$W^K$", "k"), ("$W^V$", "v"), ("$W^O$", "o")], PALETTE
-    ):
+    for label, colour in zip(["$W^Q$", "$W^K$", "$W^V$", "$W^O$"], PALETTE):
         values = np.array([d_model * d_model for _ in hs], float)  # h * d_model * d_k = d_model² for each
-        ax.bar(x, values, bottom=bottom, label=label, color=colour, width=0.7)
+        ax.bar(x / half, values, width=x * half - x / half, align="edge", bottom=bottom, label=label, color=colour)
         bottom += values
     totals = [parameter_count(d_model, h) for h in hs]
     assert np.allclose(bottom, totals)
     ax.axhline(4 * d_model**2, color="0.2", ls="--", lw=1)
-    ax.text(len(hs) - 0.5, 4 * d_model**2, f"4·d_model² = 4·{d_model}² = {4 * d_model**2:,}", ha="right",
+    ax.text(max(hs) * 1.4, 4 * d_model**2, f"4·d_model² = 4·{d_model}² = {4 * d_model**2:,}", ha="right",
             va="bottom", fontsize=9)
-    ax.set_ylim(0, 4 * d_model**2 * 1.22)
-    ax.set_xticks(x, [str(h) for h in hs])
-    ax.set_xlabel("h (number of heads)", fontsize=11)
+    ax.set_ylim(0, 4 * d_model**2 * 1.3)
     ax.set_ylabel("parameters (no biases)", fontsize=11)
     ax.yaxis.set_major_formatter(_THOUSANDS)
-    ax.set_title(title, fontsize=12)
     ax.legend(loc="upper left", fontsize=9, ncols=4, frameon=False,
               title="each of $W^Q, W^K, W^V$: h · d_model · d_k = d_model²;  $W^O$: d_model · d_model", title_fontsize=9,
               alignment="left")
-    ax.spines[["top", "right"]].set_visible(False)
-    return fig
+    _h_axis(ax, hs)
+    return ax
 
 
 # --- softmax bars and the shape table ----------------------------------------

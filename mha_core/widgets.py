@@ -30,14 +30,20 @@ from . import _validate as check
 from . import heads
 from .attention import causal_mask, head_dim, softmax
 from .counting import shape_table
-from .layer import MultiHeadAttention
+from .counting import flop_count, parameter_count
+from .layer import MultiHeadAttention, shared_projection_attention, summed_heads_attention
 from .plots import (
     EXAMPLE_TOKENS,
     PATTERN_TITLES,
     UNTRAINED,
     build_head_grid,
+    CMAP,
+    PALETTE,
+    WEIGHT_LABEL,
     cross_heatmap,
     draw_bars,
+    draw_flops,
+    draw_parameters,
     example_embeddings,
     head_options,
     headless,
@@ -586,6 +592,263 @@ def cross_attention_explorer(n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, sour
     English source words, encoder keys and values, as columns) and the shapes.
     ``dpi`` scales the figure."""
     return CrossAttentionExplorer(n_q, n_k, d_model, h, seed, dpi, source)
+
+
+# --- (d) Level 3: FLOPs against h ---------------------------------------------------------------
+
+
+class FlopExplorer(Explorer):
+    """d_model and n -> the operation counts against h (figure of :func:`mha_core.plots.flop_plot`)."""
+
+    def __init__(self, d_model=256, n=8, dpi=80):
+        d_model, n = check.positive_int("d_model", d_model), check.positive_int("n", n)
+        controls = {
+            "d_model": widgets.IntSlider(value=d_model, min=8, max=max(1024, d_model), step=8, description="d_model",
+                                         continuous_update=False),
+            "n": widgets.IntSlider(value=n, min=1, max=max(64, n), description="n (tokens)", continuous_update=False,
+                                   style={"description_width": "initial"}),
+        }
+        self.dpi = dpi
+        self.readout = widgets.HTML()
+        canvas = FigureImage()
+        super().__init__(controls, [self.readout, canvas.widget, canvas.caption], canvas)
+        self.update()
+
+    def update(self, change=None):
+        d_model, n = self.controls["d_model"].value, self.controls["n"].value
+        hs = head_options(d_model)
+        counts = [flop_count(d_model, h, n) for h in hs]
+        attention = [c["scores"] + c["weighted_sum"] for c in counts]
+        claim = [h * attention[0] for h in hs]
+        softmax_counts = [c["softmax"] for c in counts]
+        if self.canvas.drawing:
+            if self.canvas.figure is None:
+                figure = WorkbookFigure(figsize=(12, 4.8), dpi=self.dpi)
+                left, right = figure.subplots(1, 2)
+                figure.suptitle("Problem 3.1: FLOPs against h at a fixed d_model", fontsize=12)
+                draw_flops(left, right, d_model, n, hs)
+                self.canvas.show(figure, [])
+            else:
+                draw_flops(*self.figure.axes[:2], d_model, n, hs)
+                self.canvas.redraw()
+        self.readout.value = (
+            "<div style='font-size:14px;line-height:1.6' aria-live='polite'>"
+            f"scores + weighted sum = 2·n²·d_model = 2·{n}²·{d_model} = <b>{attention[0]:,}</b> multiply-adds "
+            f"for every h from {hs[0]} to {hs[-1]}<br>"
+            f"the claim \"h times more\" would be {claim[-1]:,} at h = {hs[-1]}<br>"
+            f"softmax: h·n² exponentials, {softmax_counts[0]:,} at h = {hs[0]} to {softmax_counts[-1]:,} at "
+            f"h = {hs[-1]}</div>"
+        )
+        self.canvas.describe(
+            f"Operation counts against h (log scale) for d_model = {d_model}, n = {n}: every matrix product "
+            f"together is {counts[0]['multiply_adds']:,} for every h; scores plus weighted sum stay flat at "
+            f"{attention[0]:,} while the claimed h-times line rises to {claim[-1]:,}; the softmax's exponentials "
+            f"grow from {softmax_counts[0]:,} to {softmax_counts[-1]:,}."
+        )
+        self.state = {"d_model": d_model, "n": n, "hs": hs, "attention": attention, "claim": claim,
+                      "softmax": softmax_counts, "multiply_adds": [c["multiply_adds"] for c in counts],
+                      "alt": self.canvas.alt}
+
+
+def flop_explorer(d_model=256, n=8, dpi=80):
+    """Level 3, Problem 3.1: d_model and n sliders; every matrix product stacked against h,
+    and, on their own log scale, the scores and weighted sum (flat) next to the claim
+    "h heads cost h times more" and the softmax's exponentials."""
+    return FlopExplorer(d_model, n, dpi)
+
+
+# --- (e) Level 3: concatenate, don't sum -------------------------------------------------------------
+
+
+class SumConcatExplorer(Explorer):
+    """The heads' outputs side by side (n, h·d_k) against their sum (n, d_k), and a swap of heads 1 and 2
+    that changes the concatenation but not the sum (Problem 3.2)."""
+
+    def __init__(self, tokens=None, token="it", source="constructed", seed=1, dpi=80):
+        tokens = list(EXAMPLE_TOKENS if tokens is None else tokens)
+        if token not in tokens:
+            raise ValueError(f"token must be one of the tokens {tokens}, got {token!r}")
+        self.tokens, self.seed, self.dpi = tokens, seed, dpi
+        self.built = heads.constructed(tokens, PATTERNS, seed=seed)
+        b = self.built.block
+        self.random = MultiHeadAttention.from_seed(b.d_model, b.h, seed)
+        controls = {
+            "order": switch("head order", "1, 2, 3, 4", "heads 1 and 2 swapped"),
+            "token": widgets.Dropdown(options=list(dict.fromkeys(tokens)), value=token, description="token"),
+            "source": source_control(source),
+        }
+        self.readout = widgets.HTML()
+        self._layout = None
+        canvas = FigureImage()
+        super().__init__(controls, [self.readout, canvas.widget, canvas.caption], canvas)
+        self.update()
+
+    def outputs(self, source, swapped):
+        """(concat (n, h·d_k), summed (n, d_k), names of the heads in their order)."""
+        block = self.built.block if source == "constructed" else self.random
+        h, d_k = block.h, block.d_k
+        order = [1, 0, *range(2, h)] if swapped else list(range(h))
+        cols = np.concatenate([np.arange(i * d_k, (i + 1) * d_k) for i in order])
+        W_Q, W_K, W_V = block.W_Q[:, cols], block.W_K[:, cols], block.W_V[:, cols]  # heads reordered
+        trace = MultiHeadAttention(W_Q, W_K, W_V, np.eye(block.d_model), h).trace(self.built.x)
+        _, summed = summed_heads_attention(self.built.x, None, W_Q, W_K, W_V, np.eye(d_k, block.d_model), h)
+        names = [f"head {i + 1}" + (f": {PATTERN_TITLES[PATTERNS[i]]}" if source == "constructed" else "")
+                 for i in order]
+        return trace.concat, summed, names
+
+    def update(self, change=None):
+        swapped, token, source = (self.controls[k].value for k in ("order", "token", "source"))
+        concat, summed, names = self.outputs(source, swapped)
+        plain, plain_sum, _ = self.outputs(source, False)
+        n, d_model = concat.shape
+        d_k = summed.shape[1]
+        h = d_model // d_k
+        row = self.tokens.index(token)
+        if self.canvas.drawing:
+            if self._layout != source:
+                self._build(concat, summed, h, d_k, source)
+                self._layout = source
+            self.images[0].set_data(concat)
+            self.images[1].set_data(summed)
+            for text, name in zip(self.block_texts, names):
+                text.set_text(name.replace(": ", "\n"))
+            self.marks[0].set_y(row - 0.5)
+            self.marks[1].set_y(row - 0.5)
+            self.canvas.refresh()
+        changed_concat = int((~np.isclose(concat, plain)).sum())
+        changed_sum = float(np.abs(summed - plain_sum).max())
+        found = ""
+        if source == "constructed":
+            V = len(self.built.words)
+            found = "; ".join(f"{name.replace(': ', ' (') + ')'} found <b>{self.built.words[int(np.argmax(concat[row, k * d_k:k * d_k + V]))]}</b>"
+                              for k, name in enumerate(names))
+            found = (f"<br>token <b>{html.escape(token)}</b>: {found}. The sum mixes these words "
+                     "and keeps no trace of which head found which.")
+        self.readout.value = (
+            "<div style='font-size:14px;line-height:1.6' aria-live='polite'>"
+            f"concatenated heads: n × h·d_k = {n} × {h}·{d_k} = <b>{n} × {d_model}</b>; "
+            f"summed heads: n × d_k = <b>{n} × {d_k}</b><br>"
+            f"{'heads 1 and 2 swapped' if swapped else 'heads in order'}: the concatenation differs from the "
+            f"ordered one in {changed_concat} entries, the sum by at most {changed_sum:.1e}"
+            f"{found}</div>"
+        )
+        self.canvas.describe(
+            f"Two heatmaps for {n} tokens: left, the {h} heads' outputs side by side, {n} × {d_model}, blocks in "
+            f"the order {', '.join(names)}; right, their sum, {n} × {d_k}, which is the same whichever the order. "
+            f"Row {token} is framed."
+        )
+        self.state = {"order": "swapped" if swapped else "in order", "token": token, "source": source,
+                      "concat": concat, "summed": summed, "names": names, "changed_concat": changed_concat,
+                      "changed_sum": changed_sum, "alt": self.canvas.alt}
+
+    def _build(self, concat, summed, h, d_k, source):
+        from matplotlib import colors
+        from matplotlib.patches import Rectangle
+
+        figure = WorkbookFigure(figsize=(12, 3.8), dpi=self.dpi)
+        left, right = figure.subplots(1, 2, width_ratios=[h, 1.4])
+        n = len(self.tokens)
+        self.images, self.marks = [], []
+        for ax, data, title in ((left, concat, f"Concatenated: [head 1 | … | head {h}], n × h·d_k"),
+                                (right, summed, "Summed: n × d_k")):
+            peak = max(np.abs(self.outputs(source, False)[0 if ax is left else 1]).max(), 1e-9)
+            norm = colors.Normalize(0, peak) if source == "constructed" else colors.Normalize(-peak, peak)
+            cmap = CMAP if source == "constructed" else "PuOr"  # PuOr: diverging, colour-blind safe
+            image = ax.imshow(data, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+            ax.set_yticks(range(n), self.tokens, fontsize=9)
+            ax.set_title(title, fontsize=11, pad=30 if ax is left else 6)
+            ax.set_xticks([])
+            mark = Rectangle((-0.5, -0.5), data.shape[1], 1, fill=False, edgecolor=PALETTE[5], lw=2)
+            ax.add_patch(mark)
+            self.images.append(image)
+            self.marks.append(mark)
+            figure.colorbar(image, ax=ax, shrink=0.9, pad=0.02).set_label("value", fontsize=9)
+        for k in range(1, h):
+            left.axvline(k * d_k - 0.5, color="white", lw=2)
+        self.block_texts = [left.text((k + 0.5) * d_k - 0.5, -0.7, "", ha="center", va="bottom", fontsize=9)
+                            for k in range(h)]
+        left.set_xlabel(f"{h} blocks of d_k = {d_k} features, one per head", fontsize=10)
+        right.set_xlabel(f"d_k = {d_k} features: whose?", fontsize=10)
+        figure.suptitle("Concatenate, don't sum" + (f"\n{UNTRAINED}" if source == "random" else ""), fontsize=12)
+        self.canvas.show(figure, [*self.images, *self.marks, *self.block_texts])
+
+
+def sum_concat_explorer(tokens=None, token="it", source="constructed", seed=1, dpi=80):
+    """Level 3, Problem 3.2: the heads' outputs concatenated (n, h·d_k) against summed
+    (n, d_k); a switch swaps heads 1 and 2 (the concatenation changes, the sum cannot),
+    a token selector says which word each constructed head found for that token."""
+    return SumConcatExplorer(tokens, token, source, seed, dpi)
+
+
+# --- (f) Level 3: the head grid, and sharing one projection --------------------------------------
+
+
+class HeadGridExplorer(Explorer):
+    """Every head's weights over a sentence; switches for the weights' source and for sharing
+    head 1's W_Q, W_K, W_V with every head (Problem 3.3: the panels become identical)."""
+
+    def __init__(self, tokens=None, patterns=PATTERNS, source="constructed", shared=False, seed=1, dpi=80):
+        tokens = list(EXAMPLE_TOKENS if tokens is None else tokens)
+        self.tokens, self.dpi = tokens, dpi
+        self.built = heads.constructed(tokens, patterns, seed=seed)
+        b = self.built.block
+        self.random = MultiHeadAttention.from_seed(b.d_model, b.h, seed)
+        controls = {
+            "source": source_control(source),
+            "shared": switch("projections", "each head its own", "all share head 1's", shared),
+        }
+        self.readout = widgets.HTML()
+        canvas = FigureImage()
+        super().__init__(controls, [self.readout, canvas.widget, canvas.caption], canvas)
+        self.update()
+
+    def update(self, change=None):
+        source, shared = self.controls["source"].value, self.controls["shared"].value
+        block = self.built.block if source == "constructed" else self.random
+        x, h = self.built.x, block.h
+        if shared:
+            _, weights = shared_projection_attention(x, None, *block.head_weights(0), block.W_O, h)
+        else:
+            _, weights = block(x)
+        if shared:
+            names = ["head 1"] + [f"head {k + 1} (= head 1)" for k in range(1, h)]
+        elif source == "constructed":
+            names = [f"head {k + 1}: {PATTERN_TITLES[p]}" for k, p in enumerate(self.built.patterns)]
+        else:
+            names = [f"head {k + 1}" for k in range(h)]
+        distinct = len({w.round(12).tobytes() for w in weights})
+        title = (f"All {h} heads sharing head 1's projections: 1 pattern, {h} times" if shared
+                 else f"{h} heads, each with its own projections") + (f"\n{UNTRAINED}" if source == "random" else "")
+        if self.canvas.drawing:
+            if self.canvas.figure is None:
+                figure, self.images = build_head_grid(h, self.tokens, self.tokens, title, dpi=self.dpi)
+                self.titles = [figure._suptitle, *(image.axes.title for image in self.images)]
+                self._set(weights, title, names)
+                self.canvas.show(figure, [*self.images, *self.titles])
+            else:
+                self._set(weights, title, names)
+                self.canvas.refresh()
+        self.readout.value = (f"<div style='font-size:14px' aria-live='polite'><b>{distinct}</b> different "
+                              f"pattern{'s' * (distinct > 1)} among {h} heads</div>")
+        self.canvas.describe(f"{h} panels of attention weights ({UNTRAINED if source == 'random' else 'constructed heads'}"
+                             f"{', all sharing head 1' if shared else ''}). "
+                             + "; ".join(describe_head(weights[k], names[k]) for k in range(h)) + ".")
+        self.state = {"source": source, "shared": shared, "weights": weights, "names": names,
+                      "distinct": distinct, "alt": self.canvas.alt}
+
+    def _set(self, weights, title, names):
+        self.titles[0].set_text(title)
+        for image, text, w, name in zip(self.images, self.titles[1:], weights, names):
+            image.set_data(masked(w, None))
+            text.set_text(name)
+            text.set_fontsize(9)
+
+
+def head_grid_explorer(tokens=None, patterns=PATTERNS, source="constructed", shared=False, seed=1, dpi=80):
+    """Level 3, Problem 3.3: every head's weights over ``tokens`` (Level 2's sentence by
+    default); switches for random or constructed heads and for all heads sharing head 1's
+    W_Q, W_K, W_V (then every panel is head 1's), with a count of the distinct patterns."""
+    return HeadGridExplorer(tokens, patterns, source, shared, seed, dpi)
 
 
 __all__ = [

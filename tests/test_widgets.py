@@ -228,3 +228,61 @@ def test_cross_attention_explorer_translates_english_source_into_french_target()
     assert c.state["sources"][int(np.argmax(c.state["weights"][2]))] == "cat"
     c.controls["source"].value = "random"
     assert c.state["untrained"] and plots.UNTRAINED in c.figure.axes[0].get_title()
+
+
+# --- Level 3 explorers -----------------------------------------------------------------------------
+
+
+def test_flop_explorer_follows_d_model_and_n_without_a_new_figure():
+    f = widgets.flop_explorer(d_model=256, n=8)
+    assert f.state["attention"] == [2 * 8 * 8 * 256] * len(plots.head_options(256)), "flat in h"
+    figure, png = f.figure, f.image.value
+    f.controls["d_model"].value = 768
+    f.controls["n"].value = 12
+    hs = plots.head_options(768)
+    assert f.state["hs"] == hs and f.figure is figure and f.canvas.builds == 1 and f.image.value != png
+    assert f.state["attention"] == [mha.flop_count(768, h, 12)["scores"] * 2 for h in hs]
+    assert f.state["claim"] == [h * 2 * 12 * 12 * 768 for h in hs]
+    assert f.state["softmax"] == [h * 144 for h in hs]
+    right = f.figure.axes[1]
+    (line,) = [ln for ln in right.get_lines() if ln.get_label().startswith("scores +")]
+    np.testing.assert_array_equal(line.get_ydata(), f.state["attention"])
+    assert "768" in f.image.tooltip and f"{2 * 144 * 768:,}" in f.image.tooltip
+
+
+def test_sum_concat_explorer_swapping_heads_changes_the_concatenation_not_the_sum():
+    s = widgets.sum_concat_explorer()
+    concat, summed = s.state["concat"].copy(), s.state["summed"].copy()
+    built = mha.heads.constructed(plots.EXAMPLE_TOKENS, ("previous", "same word", "first", "pronoun"), seed=1)
+    d_k = built.block.d_k
+    assert concat.shape == (10, 4 * d_k) and summed.shape == (10, d_k)
+    np.testing.assert_allclose(summed, sum(concat[:, k * d_k:(k + 1) * d_k] for k in range(4)))
+    png = s.image.value
+    s.controls["order"].value = True
+    np.testing.assert_allclose(s.state["concat"][:, :d_k], concat[:, d_k:2 * d_k], err_msg="blocks 1 and 2 swap")
+    np.testing.assert_allclose(s.state["summed"], summed, err_msg="the sum cannot tell")
+    assert s.state["changed_concat"] > 0 and s.state["changed_sum"] < 1e-12
+    assert s.image.value != png and s.canvas.builds == 1
+    assert "pronoun → its noun) found <b>cat</b>" in s.readout.value
+    s.controls["token"].value = "cat"
+    assert "previous token) found <b>the</b>" in s.readout.value
+    s.controls["source"].value = "random"
+    assert plots.UNTRAINED in s.figure.get_suptitle() and s.state["changed_sum"] < 1e-12
+
+
+def test_head_grid_explorer_sharing_head_1s_projections_gives_identical_panels():
+    g = widgets.head_grid_explorer()
+    assert g.state["distinct"] == 4 and "<b>4</b> different patterns" in g.readout.value
+    own = g.state["weights"].copy()
+    png = g.image.value
+    g.controls["shared"].value = True
+    assert g.state["distinct"] == 1 and g.canvas.builds == 1 and g.image.value != png
+    for w in g.state["weights"]:
+        np.testing.assert_allclose(w, own[0])
+    assert g.figure.get_suptitle().startswith("All 4 heads sharing")
+    g.controls["source"].value = "random"
+    assert g.state["distinct"] == 1 and plots.UNTRAINED in g.figure.get_suptitle()
+    g.controls["shared"].value = False
+    assert g.state["distinct"] == 4
+    for image, w in zip(g.images, g.state["weights"]):
+        np.testing.assert_allclose(np.ma.getdata(image.get_array()), w)
