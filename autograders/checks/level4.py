@@ -265,13 +265,15 @@ def _merge(heads, transpose=True):
     return heads.reshape(*batch, n, h * d_k)
 
 
-def _softmax(scores, axis=-1, keepdims=True):
-    """Softmax along ``axis``; without ``keepdims``, as a head's (n, n) scores divided by their (n,) row sums
-    broadcast: entry (i, j) divided by row j's sum."""
+def _softmax(scores, axis=-1, keepdims=True, shift=True):
+    """Softmax along ``axis``. Without ``keepdims``, as one head's (n, n) scores minus their (n,) row maxima
+    (if ``shift``), divided by their (n,) row sums: numpy broadcasts row j's to column j."""
     with np.errstate(all="ignore"):
-        e = np.exp(scores - scores.max(axis=axis, keepdims=True))
-        total = e.sum(axis=axis, keepdims=True)
-        return e / (total if keepdims else np.swapaxes(total, -1, -2))
+        if keepdims:
+            e = np.exp(scores - scores.max(axis=axis, keepdims=True))
+            return e / e.sum(axis=axis, keepdims=True)
+        e = np.exp(scores - np.expand_dims(scores.max(axis=-1), -2)) if shift else np.exp(scores)
+        return e / np.expand_dims(e.sum(axis=-1), -2)
 
 
 def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
@@ -299,9 +301,10 @@ def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
         scores = np.where(may_attend, scores, 0.0)
     elif masked and mistake != "mask_after_softmax":
         scores = np.where(may_attend, scores, -1e9)  # a finite fill: a row with nothing to see becomes uniform
-    axis, keepdims = {"softmax_queries": (-2, True), "softmax_heads": (-3, True),
-                      "softmax_no_keepdims": (-1, False)}.get(mistake, (-1, True))
-    weights = _softmax(scores, axis, keepdims)
+    axis, keepdims, shift = {"softmax_queries": (-2, True, True), "softmax_heads": (-3, True, True),
+                             "softmax_no_keepdims": (-1, False, False),
+                             "softmax_no_keepdims_max": (-1, False, True)}.get(mistake, (-1, True, True))
+    weights = _softmax(scores, axis, keepdims, shift)
     if masked and mistake == "mask_after_softmax":
         weights = weights * may_attend  # zeroed, not renormalised
     heads = weights @ V  # (..., h, n, d_k)
@@ -329,8 +332,9 @@ MHA_MISTAKES = {
              "W^V (W_i^Q = W_Q[:, i*d_k:(i+1)*d_k], d_model × d_k), not rows."),
     "softmax_queries": _SOFTMAX_AXIS.format(how="the weights are normalised over the queries (down each column)") + ".",
     "softmax_heads": _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + ".",
-    "softmax_no_keepdims": _SOFTMAX_AXIS.format(how="the row sums, without keepdims, are divided along the wrong "
-                                                    "axis") + ".",
+    "softmax_no_keepdims": _SOFTMAX_AXIS.format(how="without keepdims, row j's sum divides column j") + ".",
+    "softmax_no_keepdims_max": _SOFTMAX_AXIS.format(how="without keepdims, row j's maximum and sum act on "
+                                                        "column j") + ".",
     "scale_d_k": "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k.",
     "no_scale": "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax.",
     "scale_d_model": "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width.",
