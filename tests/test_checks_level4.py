@@ -1,5 +1,7 @@
 """The checks of Level 4 (Synthesis): right answers pass, known wrong ones name their misconception."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -204,3 +206,248 @@ def test_output_weighted_sum_of_keys():
     _, weights, _ = _known()
     _rejects(check.q4_2_output, weights @ check.K, "weighted sum of the keys")
 
+
+# --- Problem 4.3 ---------------------------------------------------------------
+
+ALL_CASES = [(None, *case) for case in check.MHA_CASES] + check.MHA_HIDDEN_CASES
+
+
+def loop_mha(X, W_Q, W_K, W_V, W_O, h, causal=False):
+    """Multi-head attention with plain loops over batch entries, heads, queries and keys."""
+    if X.ndim == 3:
+        return np.stack([loop_mha(x, W_Q, W_K, W_V, W_O, h, causal) for x in X])
+    n, d_model = X.shape
+    d_k = d_model // h
+    heads = []
+    for i in range(h):
+        cols = slice(i * d_k, (i + 1) * d_k)
+        Q, K, V = X @ W_Q[:, cols], X @ W_K[:, cols], X @ W_V[:, cols]
+        out = np.zeros((n, d_k))
+        for q in range(n):
+            keys = range(q + 1) if causal else range(n)
+            s = np.array([Q[q] @ K[j] for j in keys]) / np.sqrt(d_k)
+            w = np.exp(s - s.max())
+            w /= w.sum()
+            out[q] = sum(w_j * V[j] for w_j, j in zip(w, keys))
+        heads.append(out)
+    return np.concatenate(heads, axis=1) @ W_O
+
+
+def einsum_mha(X, W_Q, W_K, W_V, W_O, h, causal=False):
+    n, d_model = X.shape[-2:]
+    d_k = d_model // h
+    Q, K, V = ((X @ W).reshape(*X.shape[:-1], h, d_k) for W in (W_Q, W_K, W_V))  # (..., n, h, d_k)
+    s = np.einsum("...qhd,...khd->...hqk", Q, K) / np.sqrt(d_k)
+    if causal:
+        s = s + np.triu(np.full((n, n), -1e9), k=1)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w = w / w.sum(-1, keepdims=True)
+    return np.einsum("...hqk,...khd->...qhd", w, V).reshape(X.shape) @ W_O
+
+
+def student(split="columns", scale="sqrt", axis="keys", mask="tril", merge="swap", out="W_O"):
+    """A reshape-and-swap multi_head_attention, with one of the classic mistakes when asked."""
+
+    def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):
+        *batch, n, d_model = X.shape
+        d_k = d_model // h
+
+        def heads_of(W):
+            if split == "rows":
+                return np.stack([X @ W[i * d_k:(i + 1) * d_k].T for i in range(h)], axis=-3)
+            A = X @ W
+            if split == "no_swap":
+                return A.reshape(*batch, h, n, d_k)
+            if split == "interleaved":
+                return np.moveaxis(A.reshape(*batch, n, d_k, h), -1, -3)
+            return np.swapaxes(A.reshape(*batch, n, h, d_k), -2, -3)
+
+        Q, K, V = heads_of(W_Q), heads_of(W_K), heads_of(W_V)
+        by = {"sqrt": np.sqrt(d_k), "d_k": d_k, "none": 1, "d_model": np.sqrt(d_model), "times": 1 / np.sqrt(d_k)}
+        s = Q @ np.swapaxes(K, -1, -2) / by[scale]
+        allowed = {"tril": np.tril(np.ones((n, n), bool)), "triu": np.triu(np.ones((n, n), bool)),
+                   "strict": np.tril(np.ones((n, n), bool), k=-1)}.get(mask)
+        apply = True if mask == "always" else causal and mask != "ignored"
+        if apply and mask == "zero":
+            s = s * np.tril(np.ones((n, n)))
+        elif apply and mask != "after":
+            s = np.where(allowed if allowed is not None else np.tril(np.ones((n, n), bool)), s, -1e9)
+        if axis == "per_head_no_keepdims":  # a loop over the heads' (n, n) scores, (n,) sums
+            w = np.stack([np.exp(s_i) / np.exp(s_i).sum(axis=-1) for s_i in np.moveaxis(s, -3, 0)], axis=-3)
+        elif axis == "per_head_no_keepdims_max":
+            e = [np.exp(s_i - s_i.max(axis=-1)) for s_i in np.moveaxis(s, -3, 0)]
+            w = np.stack([e_i / e_i.sum(axis=-1) for e_i in e], axis=-3)
+        else:
+            ax = {"keys": -1, "queries": -2, "heads": -3}[axis]
+            w = np.exp(s - s.max(axis=ax, keepdims=True))
+            w = w / w.sum(axis=ax, keepdims=True)
+        if apply and mask == "after":
+            w = w * np.tril(np.ones((n, n)))
+        heads = w @ V  # (..., h, n, d_k)
+        if out == "summed":
+            return heads.sum(axis=-3) @ W_O[:d_k]
+        concat = (heads if merge == "no_swap" else np.swapaxes(heads, -2, -3)).reshape(*batch, n, d_model)
+        return concat if out == "no_W_O" else concat @ W_O
+
+    return multi_head_attention
+
+
+def test_the_reference_and_variants_agree_with_a_plain_loop():
+    for batch, n, d_model, h, causal, seed in ALL_CASES:
+        assert d_model % h == 0
+        X, Ws = check.mha_inputs(batch, n, d_model, seed)
+        expected = loop_mha(X, *Ws, h, causal)
+        np.testing.assert_allclose(mha.multi_head_attention(X, None, *Ws, h, causal=causal)[0], expected, rtol=1e-10,
+                                   atol=1e-12)
+        np.testing.assert_allclose(check.mha_variant(X, *Ws, h, causal), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_each_mistake_shows_in_a_visible_case_and_is_told_apart():
+    """Every known mistake changes the output of some visible case; where two do, they differ."""
+    for mistake in check.MHA_MISTAKES:
+        shown = False
+        for n, d_model, h, causal, seed in check.MHA_CASES:
+            X, Ws = check.mha_inputs(None, n, d_model, seed)
+            right = check.mha_variant(X, *Ws, h, causal)
+            wrong = check.mha_variant(X, *Ws, h, causal, mistake)
+            if wrong.shape == right.shape and check._mha_close(wrong, right):
+                continue
+            shown = True
+            for other in check.MHA_MISTAKES:
+                if other != mistake:
+                    also = check.mha_variant(X, *Ws, h, causal, other)
+                    assert also.shape != wrong.shape or not check._mha_close(also, wrong), (mistake, other)
+        assert shown, mistake
+
+
+@pytest.mark.parametrize("fn", [student(), loop_mha, einsum_mha], ids=["reshape", "loop", "einsum"])
+def test_multi_head_attention_accepts_three_ways_of_writing_it(fn, capsys):
+    _accepts(check.q4_3_multi_head_attention, fn, capsys)
+
+
+STUDENT_MISTAKES = [
+    (dict(split="no_swap", merge="no_swap"), "Tokens and heads mixed"),
+    (dict(split="no_swap"), "Tokens and heads mixed"),
+    (dict(merge="no_swap"), "Tokens and heads mixed when the heads are put back"),
+    (dict(split="interleaved"), "every h-th column"),
+    (dict(split="rows"), "rows instead of columns"),
+    (dict(axis="queries"), "Softmax over the wrong axis"),
+    (dict(axis="heads"), "Softmax over the wrong axis"),
+    (dict(axis="per_head_no_keepdims"), "Softmax over the wrong axis: without keepdims, row j's sum"),
+    (dict(axis="per_head_no_keepdims_max"), "Softmax over the wrong axis: without keepdims, row j's maximum"),
+    (dict(scale="d_k"), "instead of √d_k"),
+    (dict(scale="none"), "No scaling"),
+    (dict(scale="d_model"), "Used d_model instead of d_k"),
+    (dict(scale="times"), "Multiplied by √d_k instead of dividing"),
+    (dict(mask="triu"), "causal mask is the wrong way round"),
+    (dict(mask="strict"), "causal mask hides the diagonal"),
+    (dict(mask="after"), "causal mask is applied after the softmax"),
+    (dict(mask="zero"), "causal mask sets masked scores to 0"),
+    (dict(mask="ignored"), "causal=True is ignored"),
+    (dict(mask="always"), "applied with causal=False too"),
+    (dict(out="summed"), "concatenated, not summed"),
+    (dict(out="no_W_O"), "Forgot W^O"),
+]
+
+
+@pytest.mark.parametrize("mistake, says", STUDENT_MISTAKES, ids=[s for _, s in STUDENT_MISTAKES])
+@pytest.mark.parametrize("hidden", [False, True])
+def test_multi_head_attention_names_each_classic_mistake(mistake, says, hidden):
+    message = _rejects(check.q4_3_multi_head_attention, student(**mistake), says, hidden=hidden)
+    assert not re.search(r"\d\.\d{3}", message), message  # never the expected (or the student's) numbers
+
+
+def _answer(value):
+    return lambda X, W_Q, W_K, W_V, W_O, h, causal=False: value(X, W_Q, W_O, h)
+
+
+def _nan_when_causal(X, W_Q, W_K, W_V, W_O, h, causal=False):
+    out = student()(X, W_Q, W_K, W_V, W_O, h, causal)
+    return out * np.nan if causal else out
+
+
+@pytest.mark.parametrize(
+    "fn, says",
+    [
+        (None, "no answer yet"),
+        ("X @ W_O", "should be a function"),
+        (_raise(NotImplementedError()), "has no answer yet"),
+        (_raise(IndexError("oops")), "your function raised IndexError: oops"),
+        (_answer(lambda X, W_Q, W_O, h: None), "returned None"),
+        (lambda X, *W, causal=False: mha.multi_head_attention(X, None, *W, causal=causal), "with numpy"),
+        (lambda *a: (student()(*a), None), "return the output array alone"),
+        (_answer(lambda X, W_Q, W_O, h: "output"), "should return an array of numbers"),
+        (_answer(lambda X, W_Q, W_O, h: X[..., : X.shape[-1] // h]), "concatenated, not summed"),
+        (_answer(lambda X, W_Q, W_O, h: np.zeros((h, *X.shape[:-1], X.shape[-1] // h))), "the heads apart"),
+        (_answer(lambda X, W_Q, W_O, h: X[:-1]), "should return an array of shape (5, 8) = (n, d_model), got (4, 8)"),
+        (_nan_when_causal, "causal mask"),
+        (_answer(lambda X, W_Q, W_O, h: X / 0), "division by zero"),
+        (_answer(lambda X, W_Q, W_O, h: X @ W_O), "does not give multi-head attention"),
+    ],
+)
+def test_multi_head_attention_wrong_kinds_and_shapes(fn, says):
+    message = _rejects(check.q4_3_multi_head_attention, fn, says)
+    assert not re.search(r"\d\.\d{3}", message), message
+
+
+def test_multi_head_attention_hidden_tries_a_batch_dimension(capsys):
+    two_d_only = lambda X, *rest: np.stack([loop_mha(x, *rest) for x in X]) if X.ndim == 3 else loop_mha(X, *rest)  # noqa: E731
+    _accepts(check.q4_3_multi_head_attention, two_d_only, capsys)
+
+    def crashes_with_a_batch(X, W_Q, W_K, W_V, W_O, h, causal=False):
+        n, d_model = X.shape
+        return loop_mha(X, W_Q, W_K, W_V, W_O, h, causal)
+
+    check.q4_3_multi_head_attention(crashes_with_a_batch)
+    _rejects(check.q4_3_multi_head_attention, crashes_with_a_batch, "leading batch dimension", hidden=True)
+
+    def mixes_the_batch(X, *rest):  # flattens the batch into one long sequence
+        out = student()(X.reshape(-1, X.shape[-1]), *rest)
+        return out.reshape(X.shape)
+
+    check.q4_3_multi_head_attention(mixes_the_batch)
+    _rejects(check.q4_3_multi_head_attention, mixes_the_batch, "works without a batch dimension but not with one",
+             hidden=True)
+
+    def drops_the_batch(X, *rest):
+        return student()(X[0] if X.ndim == 3 else X, *rest)
+
+    _rejects(check.q4_3_multi_head_attention, drops_the_batch, "should return shape (2, 5, 8)", hidden=True)
+
+
+def test_the_check_leaves_the_students_arrays_and_its_own_alone(capsys):
+    def scribbles(X, W_Q, W_K, W_V, W_O, h, causal=False):
+        out = student()(X, W_Q, W_K, W_V, W_O, h, causal)
+        X[...] = 0
+        W_O[...] = 0
+        return out
+
+    _accepts(check.q4_3_multi_head_attention, scribbles, capsys)
+    _accepts(check.q4_3_multi_head_attention, student(), capsys)
+
+
+# --- Problem 4.3's picture -----------------------------------------------------------
+
+
+def test_head_split_diagram_draws_every_cell_three_times(monkeypatch):
+    from matplotlib.patches import Rectangle
+
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    for n, h, d_k in [(4, 2, 3), (5, 3, 2), (1, 1, 1)]:
+        fig = mha.plots.head_split_diagram(n=n, h=h, d_k=d_k)
+        (ax,) = fig.axes
+        cells = [p for p in ax.patches if isinstance(p, Rectangle)]
+        assert len(cells) == 3 * n * h * d_k
+        texts = [t.get_text() for t in ax.texts]
+        assert texts.count(str(n)) == 3 * h * d_k and f"head {h}\n(axis 0 = {h - 1})" in texts
+        assert fig._repr_png_()[:4] == b"\x89PNG"
+
+
+def test_head_split_diagram_checks_its_arguments_and_draws_nothing_under_nbgrader(monkeypatch):
+    for kwargs, says in [({"n": 0}, "n must be a whole number >= 1"), ({"h": 2.5}, "h must be a whole number"),
+                         ({"d_k": 9}, "d_k must be at most 6")]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            mha.plots.head_split_diagram(**kwargs)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    fig = mha.plots.head_split_diagram()
+    assert not fig.axes and "Problem 4.3" in fig.get_suptitle()

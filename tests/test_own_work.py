@@ -1,0 +1,253 @@
+"""A function answer must be the student's own numpy: one that calls mha_core or autograders
+earns nothing, however it reaches them (autograders.checks.own_work)."""
+
+import functools
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import mha_core as mha
+from autograders import recheck
+from autograders.checks import level2, level3, level4, own_work
+from autograders.feedback import WrongAnswer
+
+SAYS = "Write it with numpy: this is the point of the problem"
+SCORES = np.array([4.0, 2.0, 5.0])
+
+
+def numpy_softmax(scores):
+    e = np.exp(scores - scores.max())
+    return e / e.sum()
+
+
+def notebook(source):
+    """The namespace of a notebook whose setup imports as the workbook's do, after running ``source``."""
+    namespace = {}
+    exec("import numpy as np\nimport mha_core as mha\nfrom autograders.checks import level2 as check\n" + source,
+         namespace)
+    return namespace
+
+
+def refused(func, *args, name="softmax"):
+    """own_work.call refuses ``func``; return the message."""
+    with pytest.raises(own_work.NotOwnWork) as info:
+        own_work.call(name, func, *(args or (SCORES.copy(),)))
+    message = str(info.value)
+    assert SAYS in message and f"`{name}`" in message, message
+    return message
+
+
+# --- numpy is allowed --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def softmax(scores):\n    e = np.exp(scores - scores.max())\n    return e / e.sum()",
+        # a local variable may be called mha: it is not the library
+        "def softmax(scores):\n    mha = np.exp(scores - np.max(scores))\n    return mha / mha.sum()",
+        # the student's own helper, in another cell
+        "def _exp(x):\n    return np.exp(x - x.max())\n\ndef softmax(scores):\n    return _exp(scores) / _exp(scores).sum()",
+        # an attribute that happens to share a library name
+        "import types\nbox = types.SimpleNamespace(softmax=lambda s: np.exp(s) / np.exp(s).sum())\n"
+        "def softmax(scores):\n    return box.softmax(scores)",
+        "import math\ndef softmax(scores):\n    e = [math.exp(s) for s in scores]\n    return np.array(e) / sum(e)",
+    ],
+)
+def test_numpy_answers_pass_and_return_their_value(source):
+    func = notebook(source)["softmax"]
+    np.testing.assert_allclose(own_work.call("softmax", func, SCORES.copy()), numpy_softmax(SCORES), rtol=1e-12)
+
+
+def test_blank_and_wrong_kind_keep_feedbacks_messages():
+    for value, says in [(None, "no answer yet"), (3, "should be a function")]:
+        with pytest.raises(WrongAnswer, match=says):
+            own_work.call("softmax", value, SCORES)
+
+    def blank(scores):
+        raise NotImplementedError()
+
+    with pytest.raises(WrongAnswer, match="not written yet"):
+        own_work.call("softmax", blank, SCORES)
+    with pytest.raises(WrongAnswer, match="raised ZeroDivisionError"):
+        own_work.call("softmax", lambda s: 1 / 0, SCORES)
+
+
+# --- however the library is reached, it is refused ------------------------------------
+
+
+EVASIONS = {
+    "the library's function itself": ("softmax = mha.softmax", "is mha_core.attention.softmax"),
+    "through the setup's mha": ("def softmax(scores):\n    return mha.softmax(scores)", "refers to mha_core"),
+    "from-import alias": ("from mha_core import softmax as s\ndef softmax(scores):\n    return s(scores)",
+                          "refers to mha_core.attention.softmax (as `s`)"),
+    "module alias": ("import mha_core as m\ndef softmax(scores):\n    return m.attention.softmax(scores)",
+                     "refers to mha_core (as `m`)"),
+    "submodule": ("from mha_core import attention\ndef softmax(scores):\n    return attention.softmax(scores)",
+                  "refers to mha_core.attention"),
+    "import inside": ("def softmax(scores):\n    import mha_core\n    return mha_core.softmax(scores)", "imports mha_core"),
+    "from-import inside": ("def softmax(scores):\n    from mha_core.attention import softmax as s\n    return s(scores)",
+                           "imports mha_core.attention"),
+    "getattr with strings": (
+        "import importlib\ndef softmax(scores):\n"
+        "    return getattr(importlib.import_module('mha_' + 'core'), 'soft' + 'max')(scores)",
+        "calls mha_core.attention.softmax"),
+    "__import__ with a string": ("def softmax(scores):\n    return __import__('mha_core').softmax(scores)",
+                                 "calls mha_core.attention.softmax"),
+    "sys.modules": ("import sys\ndef softmax(scores):\n    return sys.modules['mha_' + 'core'].softmax(scores)",
+                    "calls mha_core.attention.softmax"),
+    "exec of a string": ("def softmax(scores):\n    ns = {'s': scores}\n"
+                         "    exec('import mha_core; out = mha_core.softmax(s)', ns)\n    return ns['out']",
+                         "calls mha_core.attention.softmax"),
+    "partial": ("import functools\nsoftmax = functools.partial(mha.softmax, axis=-1)", "is mha_core.attention.softmax"),
+    "default argument": ("def softmax(scores, f=mha.softmax):\n    return f(scores)", "refers to mha_core.attention.softmax"),
+    "closure": ("def make(f):\n    def softmax(scores):\n        return f(scores)\n    return softmax\n"
+                "softmax = make(mha.softmax)", "refers to mha_core.attention.softmax"),
+    "the student's helper": ("def helper(x):\n    return mha.softmax(x)\ndef softmax(scores):\n    return helper(scores)",
+                             "refers to mha_core"),
+    "a callable object": ("class Soft:\n    def __call__(self, scores):\n        return mha.softmax(scores)\nsoftmax = Soft()",
+                          "refers to mha_core"),
+    "the check module's code": ("def softmax(scores):\n    return check.mha.softmax(scores)",
+                                "refers to autograders.checks.level2 (as `check`)"),
+    "a thread": ("import threading, sys\ndef softmax(scores):\n    out = []\n"
+                 "    t = threading.Thread(target=lambda: out.append(sys.modules['mha_core'].softmax(scores)))\n"
+                 "    t.start()\n    t.join()\n    return out[0]", "calls mha_core.attention.softmax"),
+    "the watch switched off": ("import sys\ndef softmax(scores):\n    sys.setprofile(None)\n"
+                               "    e = np.exp(scores)\n    return e / e.sum()", "switches off the check's watch"),
+    "the library crashing": ("import sys\ndef softmax(scores):\n    return sys.modules['mha_core'].softmax(scores, axis=5)",
+                             "calls mha_core.attention.softmax"),
+}
+
+
+@pytest.mark.parametrize("source, says", EVASIONS.values(), ids=EVASIONS.keys())
+def test_every_route_to_the_library_is_refused_and_named(source, says):
+    message = refused(notebook(source)["softmax"])
+    assert says in message, message
+
+
+def test_a_block_instance_and_its_class_are_refused():
+    block = mha.MultiHeadAttention.from_seed(8, 2)
+    X = np.random.default_rng(0).standard_normal((5, 8))
+    assert "refers to mha_core.layer.MultiHeadAttention" in refused(
+        lambda X, *rest: block(X)[0], X, name="multi_head_attention")
+    ns = notebook("def f(X, W_Q, W_K, W_V, W_O, h, causal=False):\n"
+                  "    return mha.layer.MultiHeadAttention(W_Q, W_K, W_V, W_O, h)(X, causal=causal)[0]")
+    refused(ns["f"], X, block.W_Q, block.W_K, block.W_V, block.W_O, 2, False, name="multi_head_attention")
+
+
+def test_hooks_are_restored_after_a_pass_a_refusal_and_a_crash():
+    def mine(frame, event, arg):
+        return None
+
+    previous = (sys.getprofile(), threading.getprofile())
+    sys.setprofile(mine)
+    threading.setprofile(mine)
+    try:
+        own_work.call("softmax", numpy_softmax, SCORES)
+        assert sys.getprofile() is mine and threading.getprofile() is mine
+        with pytest.raises(own_work.NotOwnWork):
+            own_work.call("softmax", notebook("import sys\ndef softmax(s):\n    return sys.modules['mha_core'].softmax(s)")
+                          ["softmax"], SCORES)
+        assert sys.getprofile() is mine and threading.getprofile() is mine
+        with pytest.raises(WrongAnswer, match="raised ValueError"):
+            own_work.call("softmax", lambda s: np.zeros(2) + np.zeros(3), SCORES)
+        assert sys.getprofile() is mine and threading.getprofile() is mine
+    finally:
+        sys.setprofile(previous[0])
+        threading.setprofile(previous[1])
+
+
+def test_the_library_itself_is_untouched_while_the_answer_runs():
+    """Nothing is replaced (only running library code is noted): looking at it is not calling it."""
+    seen = {}
+
+    def student(scores):
+        library = sys.modules["mha_core"]
+        seen["softmax"] = library.softmax is library.attention.softmax and library.softmax.__module__ == "mha_core.attention"
+        e = np.exp(scores)
+        return e / e.sum()
+
+    own_work.call("softmax", student, SCORES)
+    assert seen == {"softmax": True}
+
+
+# --- the pieces --------------------------------------------------------------------------
+
+
+def test_library_name():
+    assert own_work.library_name(mha) == "mha_core"
+    assert own_work.library_name(mha.softmax) == "mha_core.attention.softmax"
+    assert own_work.library_name(mha.MultiHeadAttention) == "mha_core.layer.MultiHeadAttention"
+    assert own_work.library_name(mha.MultiHeadAttention.from_seed(4, 2)) == "mha_core.layer.MultiHeadAttention"
+    assert own_work.library_name(functools.partial(mha.softmax, axis=0)) == "mha_core.attention.softmax"
+    assert own_work.library_name(level4) == "autograders.checks.level4"
+    for allowed in (np, np.exp, np.linalg.norm, np.zeros(3), numpy_softmax, len, 3, "mha_core", None):
+        assert own_work.library_name(allowed) is None, allowed
+
+
+def test_module_of_file():
+    assert own_work.module_of_file(mha.attention.__file__) == "mha_core.attention"
+    assert own_work.module_of_file(mha.__file__) == "mha_core"
+    assert own_work.module_of_file(level4.__file__) == "autograders.checks.level4"
+    for other in (np.__file__, __file__, "<string>", ""):
+        assert own_work.module_of_file(other) is None
+
+
+# --- the re-check's remote functions ------------------------------------------------------
+
+
+class _FakeSession:
+    """Stands in for the re-check's session: runs ``func`` here, as the student side would."""
+
+    def __init__(self, func):
+        self.func = func
+
+    def call(self, handle, args, name="function"):
+        return self.func(*args)
+
+
+def test_a_remote_function_is_judged_by_what_runs_here():
+    remote = recheck.RemoteFunction(_FakeSession(numpy_softmax), 0, "softmax")
+    np.testing.assert_allclose(own_work.call("softmax", remote, SCORES), numpy_softmax(SCORES))
+    sneaky = recheck.RemoteFunction(_FakeSession(lambda s: sys.modules["mha_core"].softmax(s)), 0, "softmax")
+    assert "calls mha_core.attention.softmax" in refused(sneaky)
+
+
+# --- the three problems -------------------------------------------------------------------
+
+
+def test_problem_2_3_softmax():
+    level2.q2_3_softmax(numpy_softmax)
+    for answer in (mha.softmax, lambda s: mha.softmax(s), notebook("from mha_core import softmax")["softmax"]):
+        for hidden in (False, True):
+            with pytest.raises(own_work.NotOwnWork, match=SAYS):
+                level2.q2_3_softmax(answer, hidden=hidden)
+
+
+def _cost(d_model, h, n):
+    stages = sys.modules["mha_core"].flop_count(d_model, h, n)
+    return stages["scores"] + stages["weighted_sum"]
+
+
+def test_problem_3_1_attention_cost():
+    level3.q3_1_attention_cost(lambda d_model, h, n: 2 * n * n * d_model, hidden=True)
+    for answer in (_cost, lambda d, h, n: level3.attention_cost_expected(d, h, n)):
+        for hidden in (False, True):
+            with pytest.raises(own_work.NotOwnWork, match=SAYS):
+                level3.q3_1_attention_cost(answer, hidden=hidden)
+
+
+def test_problem_4_3_multi_head_attention():
+    ns = notebook(
+        "def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):\n"
+        "    return mha.multi_head_attention(X, None, W_Q, W_K, W_V, W_O, h, causal=causal)[0]\n"
+        "def by_string(X, W_Q, W_K, W_V, W_O, h, causal=False):\n"
+        "    f = getattr(__import__('importlib').import_module('mha_core.attention'), 'multi_head_attention')\n"
+        "    return f(X, None, W_Q, W_K, W_V, W_O, h, causal=causal)[0]\n"
+    )
+    for answer in (ns["multi_head_attention"], ns["by_string"]):
+        for hidden in (False, True):
+            with pytest.raises(own_work.NotOwnWork, match=SAYS):
+                level4.q4_3_multi_head_attention(answer, hidden=hidden)
