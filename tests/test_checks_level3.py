@@ -125,7 +125,9 @@ def test_wrong_step_accepts_c(capsys):
 
 
 @pytest.mark.parametrize(
-    "value, says", [("A", "Step A is right"), ("B", "Step B is right"), ("D", "symptom, not the cause")]
+    "value, says",
+    [("A", "Step A is right"), ("B", "Step B is right"), ("D", "symptom, not the cause"),
+     ("D", 'misconception "the wrong shape is the error"')],
 )
 def test_wrong_step_names_the_misconception(value, says):
     _rejects(check.q3_2_wrong_step, value, says)
@@ -198,7 +200,8 @@ def test_shared_outcome_accepts_a(capsys):
 
 @pytest.mark.parametrize(
     "value, says",
-    [("B", "shared projections still give different heads"), ("C", "they average out"), ("D", "shapes still fit")],
+    [("B", 'misconception "shared projections still give different heads"'), ("C", 'misconception "they average out"'),
+     ("D", "shapes still fit"), ("D", 'misconception "sharing breaks the shapes"')],
 )
 def test_shared_outcome_names_the_misconception(value, says):
     _rejects(check.q3_3_shared_outcome, value, says)

@@ -164,8 +164,8 @@ def q3_2_wrong_step(value, hidden=False):
         )
     if choice == "D":
         raise WrongAnswer(
-            "W^O of shape 64×512 is a symptom, not the cause: it only fits because of an earlier step. Which "
-            "step made the heads 64 wide in total?"
+            'That is the misconception "the wrong shape is the error": W^O of shape 64×512 is a symptom, not the '
+            "cause: it only fits because of an earlier step. Which step made the heads 64 wide in total?"
         )
     correct("Summing the heads is the error; the 64×512 W^O only follows from it." if not hidden
             else "Hidden checks passed too.")
@@ -243,18 +243,18 @@ def q3_3_shared_outcome(value, hidden=False):
     choice = as_choice("shared_outcome", value, SHARED_OPTIONS)
     if choice == "B":
         raise WrongAnswer(
-            'That is the belief "shared projections still give different heads". Both heads see the same tokens '
-            "and apply the same W^Q, W^K, W^V: what could make their Q, K, V differ?"
+            'That is the misconception "shared projections still give different heads". Both heads see the same '
+            "tokens and apply the same W^Q, W^K, W^V: what could make their Q, K, V differ?"
         )
     if choice == "C":
         raise WrongAnswer(
-            'That is the belief "they average out": there is nothing to average. With the same matrices both heads '
-            "compute exactly the same numbers, and concatenation keeps both copies."
+            'That is the misconception "they average out": there is nothing to average. With the same matrices both '
+            "heads compute exactly the same numbers, and concatenation keeps both copies."
         )
     if choice == "D":
         raise WrongAnswer(
-            "The shapes still fit: shared matrices have the same d_model×d_k shape as separate ones. The problem is "
-            "what the heads compute, not their shapes."
+            'That is the misconception "sharing breaks the shapes". The shapes still fit: shared matrices have the '
+            "same d_model×d_k shape as separate ones. The problem is what the heads compute, not their shapes."
         )
     correct("Same Q, K, V, so byte-for-byte identical heads: 2 heads paid for, 1 view." if not hidden
             else "Hidden checks passed too.")
