@@ -32,11 +32,13 @@ sends.
 
 import argparse
 import ctypes
+import errno
 import json
 import os
 import random
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -51,10 +53,18 @@ OPEN_FILES_LIMIT = 1024  # RLIMIT_NOFILE
 OUTPUT_LIMIT = 200_000  # characters of output a cell keeps
 OUTPUT_MARK = "[output limit:"
 
-# Directories replaced by an empty private tmpfs (writes vanish with the kernel),
-# and those hidden under an empty read-only one, in the kernel's mount namespace.
+# The kernel's file system (where Linux allows a mount namespace) is built from
+# nothing: a fresh root holding only these, then pivot_root into it. Read-only: the
+# system's programs, libraries and configuration, the Python installation, and the
+# workbook's two packages (the checks compute their expected values; no file of
+# theirs holds a solution or a hidden test: tests/test_sandbox.py reads them all).
+# Private (an empty tmpfs each, gone with the kernel): the temporary directories.
+# Read-write: the kernel's own directory. Nothing else exists for it: not the
+# repository (its .git, notebooks/, tests/), not the course, not /root, /home, /run.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+PACKAGES = ("autograders", "mha_core")
 PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
-HIDDEN_DIRS = (str(ROOT / "notebooks"), str(ROOT / "tests"), "/root")
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 
 # The environment a kernel keeps; everything else (tokens, the grader's paths) is dropped.
 KEEP_ENV = ("PATH", "JPY_PARENT_PID", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "MPLBACKEND", "NBGRADER_EXECUTION", "JPY_SESSION_NAME")
@@ -63,8 +73,11 @@ KEEP_ENV_PREFIXES = ("LC_",)
 UID_RANGE = (3_000_000, 3_900_000)  # throwaway uids, one per kernel
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
-PR_SET_NO_NEW_PRIVS = 38
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+MNT_DETACH, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 2, -100, 0x8000, 1, 2, 4
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)  # elsewhere: chroot
+SYS_MOUNT_SETATTR = 442  # Linux 5.12; the same number on every architecture
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -101,7 +114,7 @@ def _under(path, parent):
 
 
 def _namespaces(report):
-    """New mount and network namespaces (as root; otherwise inside a user namespace)."""
+    """New mount and network namespaces (as root; otherwise inside a user namespace): True if the latter."""
     if os.geteuid() == 0:
         for flag, key in ((CLONE_NEWNS, "filesystem"), (CLONE_NEWNET, "network")):
             try:
@@ -109,13 +122,13 @@ def _namespaces(report):
                 report[key] = "isolated"
             except OSError as error:
                 report[key] = f"shared ({error.strerror})"
-        return
+        return False
     uid, gid = os.getuid(), os.getgid()
     try:
         _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)
     except OSError as error:
         report["filesystem"] = report["network"] = f"shared ({error.strerror})"
-        return
+        return False
     report["network"] = "isolated"  # a new network namespace: no interface up, whatever follows
     try:  # refused after a successful unshare where AppArmor restricts user namespaces (Ubuntu 24.04)
         Path("/proc/self/setgroups").write_text("deny")
@@ -124,28 +137,153 @@ def _namespaces(report):
     except OSError as error:
         report["filesystem"] = f"shared ({error.strerror})"
         report["user"] = f"unchanged ({uid})"  # not os.getuid(): unmapped, that says 65534
-        return
+        return True
     report["filesystem"] = "isolated"
+    return True
 
 
-def _hide(private, hidden, keep):
-    """Mount an empty tmpfs over each ``private`` (writable) and ``hidden`` (empty,
-    root-owned) directory, then bind each ``keep`` directory (the kernel's own, the
-    interpreter's) back in place if one of them covered it. Return the paths covered."""
-    keep = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in keep if os.path.isdir(path)]
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    covered = []
-    for path, mode in [(p, "1777") for p in private] + [(p, "0755") for p in hidden]:
-        if not os.path.isdir(path):
+def _readonly(target):
+    """Make the mount at ``target`` and every mount below it read-only (and nosuid, nodev)."""
+    attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, 0)
+    if _libc.syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), target.encode(),
+                     ctypes.c_uint(AT_RECURSIVE), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr))) == 0:
+        return
+    if ctypes.get_errno() != errno.ENOSYS:
+        _check(-1, f"mount_setattr {target}")
+    # Before Linux 5.12: one mount at a time, keeping the flags it has (a locked one's cannot be dropped).
+    keep = {os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOEXEC: MS_NOEXEC}
+    points = [line.split()[4].encode().decode("unicode_escape") for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    for point in sorted({p for p in points if _under(p, target)}, key=len):
+        flags = os.statvfs(point).f_flag
+        extra = sum(ms for st, ms in keep.items() if flags & st)
+        _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | extra)
+
+
+def _place(new, path):
+    """Make ``path`` exist under ``new`` as it does on the host (a symbolic link as a link,
+    each directory as an empty one where nothing is mounted yet); return its real path."""
+    current = "/"
+    for part in Path(path).parts[1:]:
+        host = os.path.join(current, part)
+        inside = new + host
+        if os.path.islink(host):
+            if not os.path.lexists(inside):
+                os.symlink(os.readlink(host), inside)
+            current = _place(new, os.path.realpath(host))
+        else:
+            if not os.path.lexists(inside):
+                os.mkdir(inside, 0o755)
+            current = host
+    return current
+
+
+def _is_checkout(root):
+    """True when ``root`` (the directory holding the packages) is the project's source tree, not site-packages."""
+    return any((root / name).exists() for name in (".git", "pyproject.toml", "notebooks", "tests"))
+
+
+def _new_root(keep, hide):
+    """Build the kernel's file system from nothing and pivot into it (see SYSTEM_DIRS):
+    the system's directories, the Python installation and the two packages read-only,
+    ``keep`` (the kernel's own directory) read-write, fresh /tmp, /var/tmp and /dev/shm,
+    a /dev of a few devices, the host's /proc. ``hide``: paths to cover should they lie
+    inside one of the directories shown (with the repository, when the packages are
+    its own). Return (the read-only paths, the covered ones)."""
+    prefixes = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
+    if "/" in prefixes:
+        raise OSError(errno.EINVAL, "Python is installed in / itself: no installation to show alone")
+    packages = [os.path.realpath(ROOT / name) for name in PACKAGES if (ROOT / name).is_dir()]
+    system = [p for p in SYSTEM_DIRS if os.path.lexists(p)]
+    covers = [str(ROOT)] if _is_checkout(ROOT) else []
+    covers += [os.path.realpath(p) for p in hide]
+    keep = os.path.realpath(keep)
+    wanted = [*system, *prefixes, *packages, keep, "/proc", *[f"/dev/{d}" for d in DEVICES]]
+    sources = {}  # held open: the new root is mounted over ``keep``, the covers over some of them
+    try:
+        for path in wanted:
+            real = os.path.realpath(path)
+            if real not in sources and os.path.exists(real):
+                sources[real] = os.open(real, os.O_PATH)
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        new = keep  # any existing directory would do: its content is held open above
+        _mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+
+        def bind(path, readonly=True):
+            real = _place(new, path)
+            if real in sources:  # ``keep`` alone: recursively, it would hold the new root mounted on it
+                _mount(f"/proc/self/fd/{sources[real]}", new + real, None, MS_BIND | (MS_REC if real != keep else 0))
+                if readonly:
+                    _readonly(new + real)
+            return real
+
+        for path in PRIVATE_DIRS:
+            if path != "/dev/shm":
+                _mount("tmpfs", new + _place(new, path), "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+        shown = []
+        for path in [*system, *prefixes]:
+            if os.path.islink(path) or any(_under(os.path.realpath(path), s) for s in shown):
+                _place(new, path)  # a link (/bin -> usr/bin), or already inside a directory shown
+            else:
+                shown.append(bind(path))
+        covered = []  # only what lies inside a directory shown: elsewhere there is nothing to cover
+        for path in covers:
+            if any(_under(path, s) for s in shown) and os.path.isdir(new + path) and not any(_under(path, c) for c in covered):
+                _mount("tmpfs", new + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+                covered.append(path)
+        for path in [*packages, *[p for p in prefixes if any(_under(p, c) for c in covered)]]:
+            if not any(_under(path, s) for s in shown) or any(_under(path, c) for c in covered):
+                shown.append(bind(path))
+        for path in covered:
+            _mount(None, new + path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        bind(keep, readonly=False)
+        bind("/proc", readonly=False)
+        dev = new + _place(new, "/dev")
+        _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
+        for name in DEVICES:
+            if f"/dev/{name}" in sources:
+                open(f"{dev}/{name}", "w").close()
+                _mount(f"/proc/self/fd/{sources['/dev/' + name]}", f"{dev}/{name}", None, MS_BIND)
+        for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                             ("stderr", "/proc/self/fd/2")):
+            os.symlink(target, f"{dev}/{name}")
+        os.mkdir(f"{dev}/shm")
+        _mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+        _mount(None, dev, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+        _mount(None, new, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.chdir(new)
+        if SYS_PIVOT_ROOT and _libc.syscall(ctypes.c_long(SYS_PIVOT_ROOT), b".", b".") == 0:
+            _check(_libc.umount2(b".", MNT_DETACH), "umount the old root")  # stacked on the new one: gone
+        else:
+            os.chroot(".")
+        os.chdir("/")
+    finally:
+        for fd in sources.values():
+            os.close(fd)
+    _close_directories()
+    return sorted({*shown, *packages}), sorted({*covered, *[os.path.realpath(p) for p in hide]})
+
+
+def _close_directories():
+    """Close any inherited descriptor of a directory: a way back into the old root."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd > 2 and stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:
             continue
-        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size=64m,mode={mode}")
-        covered.append(path)
-    for path, fd in keep:
-        if any(_under(path, c) for c in covered):
-            os.makedirs(path, exist_ok=True)
-            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        os.close(fd)
-    return covered
+
+
+def _drop_capabilities():
+    """Drop every capability (those a user namespace gave this process): nothing of its
+    file system may be unmounted or remounted writable by the code that runs next."""
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+            break
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (two words each): all empty
+    _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
 
 
 def _reachable(path):
@@ -227,19 +365,19 @@ def isolate(args):
     """Isolate this process as the launcher's ``args`` say (namespaces, mounts, limits,
     the throwaway user); return the environment for the command inside."""
     report = {"memory": args.memory, "file_size": args.file_size}
+    userns = False
     if args.no_namespaces:
         report["filesystem"] = report["network"] = "shared (namespaces off)"
     else:
-        _namespaces(report)
+        userns = _namespaces(report)
     if report.get("filesystem") == "isolated":
+        keep = args.keep or args.workdir
         try:
-            # The kernel's own directory, the interpreter and the environment, and the code it imports
-            # (an editable install): bound back in place wherever they live, /tmp included.
-            keep = [args.keep or args.workdir, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix),
-                    str(ROOT / "autograders"), str(ROOT / "mha_core")]
-            report["hidden"] = _hide(PRIVATE_DIRS, [*HIDDEN_DIRS, *args.hide], keep)
+            report["visible"], report["hidden"] = _new_root(keep, args.hide)
+            report["writable"] = [os.path.realpath(keep), *PRIVATE_DIRS]
         except OSError as error:
-            report["filesystem"] = f"shared ({error.strerror})"
+            _libc.umount2(os.path.realpath(keep).encode(), MNT_DETACH)  # a root half built: gone
+            report["filesystem"] = f"shared ({error.strerror or error})"
     dropping = os.geteuid() == 0 and args.uid is not None
     unreachable = [p for p in (sys.executable, ROOT / "autograders") if not _reachable(p)]
     if dropping and unreachable:  # e.g. Python under /root (0700) and no mount namespace to show it
@@ -256,6 +394,8 @@ def isolate(args):
         report["user"] = args.uid
     else:
         report.setdefault("user", f"unchanged ({os.getuid()})")
+    if userns:
+        _drop_capabilities()
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(no_new_privs)")
     return _environment(args, report)
 

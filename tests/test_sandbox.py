@@ -124,7 +124,7 @@ def test_limits_isolation_and_cleanup(tmp_path, listener, monkeypatch):
         # The user: a throwaway one as root, which cannot write to the repository.
         if ROOT_USER and "unchanged" not in str(report["user"]):
             assert sandbox.UID_RANGE[0] <= report["user"] < sandbox.UID_RANGE[1] and seen["uid"] == str(report["user"])
-            assert seen["write-repo"] == "PermissionError"
+            assert seen["write-repo"] in ("PermissionError", "OSError")  # EACCES, or EROFS in its own root
         elif ROOT_USER:  # only when the interpreter is unreachable for other users and nothing can show it
             assert not NAMESPACES
         assert not (ROOT / "pwned-by-sandbox-test.txt").exists()
@@ -383,6 +383,11 @@ def umount(path):
         raise OSError(ctypes.get_errno(), path)
 
 
+def remount_writable(path):
+    if libc.mount(None, path.encode(), None, ctypes.c_ulong(32 | 4096), None) != 0:  # MS_REMOUNT | MS_BIND
+        raise OSError(ctypes.get_errno(), path)
+
+
 def unhide_from_own_namespace(path):
     """What a student could try: become root in a user namespace of its own, then umount."""
     uid, gid = os.getuid(), os.getgid()
@@ -411,9 +416,11 @@ seen["listing"] = {p: attempt(lambda: sorted(os.listdir(p))) for p in cfg["hidde
 seen["read"] = {p: attempt(lambda: open(p).close()) for p in cfg["secret_files"]}
 seen["memory"] = attempt(lambda: bytearray(600 * 2**20) and None)
 seen["big_file"] = attempt(lambda: open("big.bin", "wb").write(b"x" * (2 * 2**20)) and None)
-seen["umount"] = attempt(lambda: umount(cfg["course"]))
-seen["umount_own_ns"] = attempt(lambda: unhide_from_own_namespace(cfg["course"]))
-seen["course_after"] = attempt(lambda: sorted(os.listdir(cfg["course"])))
+seen["write_package"] = attempt(lambda: open(os.path.join(cfg["mounted"], "pwned.py"), "w").close())
+seen["remount"] = attempt(lambda: remount_writable(cfg["mounted"]))
+seen["umount"] = attempt(lambda: umount(cfg["mounted"]))
+seen["umount_own_ns"] = attempt(lambda: unhide_from_own_namespace(cfg["mounted"]))
+seen["mounted_after"] = attempt(lambda: sorted(os.listdir(cfg["mounted"])))
 print(json.dumps(seen))
 '''
 
@@ -463,6 +470,7 @@ def grader(listener):
     def run(launcher_argv=None, observe=True, **options):
         launcher = launcher_argv or [sys.executable, "-m", "autograders.sandbox"]
         inner = {"port": port, "visible": str(visible), "written": str(written), "course": course,
+                 "mounted": str(ROOT / "autograders"),
                  "hidden": [course, str(ROOT / "notebooks"), str(ROOT / "tests")],
                  "secret_files": [f"{course}/source/hidden.txt", str(ROOT / "notebooks" / "level1_recognition.ipynb")]}
         command = [*launcher, f"--memory={512 * MiB}", f"--file-size={1 * MiB}", f"--workdir={work}", f"--keep={home}",
@@ -533,13 +541,15 @@ def test_non_root_grader_isolated_in_a_user_namespace(grader):
     assert set(seen["tmp"]) <= _kept_entries("/tmp", grader.kept)
     assert set(seen["root"]) <= _kept_entries("/root", grader.kept)  # nothing of /root but the way to Python
     # Hidden: the course (--hide), the repository's notebooks and tests (gone with /tmp when the clone is there).
-    assert grader.course in report["hidden"] and seen["listing"][grader.course] == []
+    assert grader.course in report["hidden"] and seen["listing"][grader.course] == "ENOENT"  # not in its root at all
     for path, listing in seen["listing"].items():
         assert listing in ([], "ENOENT"), (path, listing)
     assert set(seen["read"].values()) == {"ENOENT"}, seen["read"]
-    # And the student cannot unhide them: no capability here, and mounts locked in a user namespace of its own.
-    assert seen["umount"] == "EPERM"
-    assert seen["umount_own_ns"] != "ok" and seen["course_after"] == []
+    # What it is shown it cannot change: the package read-only, and no capability to remount or unmount it,
+    # here or in a user namespace of its own (mounts locked).
+    assert seen["write_package"] == "EROFS" and not (ROOT / "autograders" / "pwned.py").exists()
+    assert seen["remount"] == "EPERM" and seen["umount"] == "EPERM"
+    assert seen["umount_own_ns"] != "ok" and "sandbox.py" in seen["mounted_after"]
 
 
 def test_non_root_launcher_started_from_a_threaded_process(grader):
