@@ -1,32 +1,41 @@
 """The workbook's two editions, built from the source notebooks in ``notebooks/``.
 
 ``practice`` (self-study, ``python -m autograders practice --out workbook``): answers
-blank (nbgrader's stubs), hidden tests removed, visible tests and nbgrader cell
-metadata kept (JupyterLab's Validate button works), each worked solution folded
-with its problem's code solution into a collapsed ``<details>`` callout. Notebooks
-without graded cells (the self-test) are copied as they are. A rebuild never
-overwrites a notebook the student changed: ``.manifest.json`` records the sha256
-of each file as built; a changed file is left alone and the new build is written
-beside it as ``<stem>.new.ipynb``.
+blank (the placeholder alone, ``x = None``; a function keeps nbgrader's stub),
+hidden tests removed, visible tests and nbgrader cell metadata kept (JupyterLab's
+Validate button works), each worked solution folded with its problem's code
+solution into a collapsed ``<details>`` callout, each rubric into its own. Notebooks
+without graded cells (the self-test) are copied as they are; ``START.md`` (the
+levels, how to work, how to get feedback) is written beside them. A rebuild never
+overwrites a notebook the student changed: ``.manifest.json`` records what each
+file held as built (a notebook's cell types and sources: opening and saving it
+changes neither); a changed file is left alone and the new build is written beside
+it as ``<stem>.new.ipynb``.
 
 ``release`` (graded, ``python -m autograders release --course course``): an
 nbgrader course directory with one assignment per level (assignment name =
-notebook stem), released with ``nbgrader generate_assignment``; the course's
-``nbgrader_config.py`` puts ``DropWorkedSolutions`` in front of GenerateAssignment's
-preprocessors, so ``source/`` keeps the worked solutions and ``release/`` has none.
+notebook stem), released with ``nbgrader generate_assignment``. ``source/`` holds
+the graded edition of each notebook (:func:`graded_notebook`: a labelled choice's
+visible test checks only the form, its full check moves to the hidden tests); the
+course's ``nbgrader_config.py`` puts ``DropWorkedSolutions`` and ``DropRubrics`` in
+front of GenerateAssignment's preprocessors, so ``source/`` keeps the worked
+solutions and rubrics and ``release/`` has none, and autograde puts each rubric
+back for the grader (``nbgrader_ext.InsertRubrics``).
 """
 
+import ast
 import hashlib
+import importlib
 import json
 import os
-import shutil
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 
-from .nbgrader_ext import PRACTICE_PREPROCESSORS, WORKED_SOLUTION_TAG
+from .nbgrader_ext import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "notebooks"
@@ -64,17 +73,17 @@ def assignments(source=SOURCE):
 
 
 def leaks(nb, folded=True):
-    """Solutions, hidden tests or worked solutions left in a student's notebook ``nb``.
+    """Solutions, hidden tests, worked solutions or rubrics left in a student's notebook ``nb``.
 
-    With ``folded``, a worked solution folded into a ``<details>`` callout is allowed
-    (the practice edition); otherwise any worked solution is a leak (the release).
+    With ``folded``, a worked solution or rubric folded into a ``<details>`` callout is
+    allowed (the practice edition); otherwise any of them is a leak (the release).
     """
     found = []
     for cell in nb.cells:
         found += [f"{cell.get('id')}: {mark}" for mark in LEAKS if mark in cell.source]
-        if WORKED_SOLUTION_TAG in cell.metadata.get("tags", []):
-            if not folded or not cell.source.startswith("<details>"):
-                found.append(f"{cell.get('id')}: a worked solution")
+        for tag, what in ((WORKED_SOLUTION_TAG, "a worked solution"), (RUBRIC_TAG, "a rubric")):
+            if tag in cell.metadata.get("tags", []) and (not folded or not cell.source.startswith("<details>")):
+                found.append(f"{cell.get('id')}: {what}")
     return found
 
 
@@ -108,16 +117,33 @@ def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
+def fingerprint(data):
+    """What a student can change in the file ``data`` (bytes): for a notebook, its cells'
+    types and sources (not the outputs, execution counts and metadata that opening,
+    running and saving it in Jupyter write); for any other file, its bytes."""
+    try:
+        cells = json.loads(data)["cells"]
+        content = [[c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list) else c["source"]]
+                   for c in cells]
+    except (ValueError, KeyError, TypeError):
+        return "bytes:" + sha256(data)
+    return "cells:" + sha256(json.dumps(content, ensure_ascii=False).encode("utf-8"))
+
+
 class Manifest:
-    """``<out>/.manifest.json``: the sha256 of each file as it was last built."""
+    """``<out>/.manifest.json``: the :func:`fingerprint` of each file as it was last built
+    (a manifest written before fingerprints holds the sha256 of the bytes)."""
 
     def __init__(self, out):
         self.path = Path(out) / MANIFEST
         self.hashes = json.loads(self.path.read_text())["files"] if self.path.exists() else {}
 
     def untouched(self, path):
-        """True when ``path`` is still exactly as built (so a rebuild may replace it)."""
-        return path.exists() and self.hashes.get(path.name) == sha256(path.read_bytes())
+        """True when the student changed nothing in ``path`` since it was built (so a rebuild may replace it)."""
+        if not path.exists() or path.name not in self.hashes:
+            return False
+        recorded, data = self.hashes[path.name], path.read_bytes()
+        return recorded == (fingerprint(data) if ":" in recorded else sha256(data))
 
     def write(self, path, data):
         """Write ``data`` to ``path`` (atomically; not at all if it is there already) and record it."""
@@ -125,25 +151,32 @@ class Manifest:
             tmp = path.with_name(path.name + ".tmp")
             tmp.write_bytes(data)
             os.replace(tmp, path)
-        self.hashes[path.name] = sha256(data)
+        self.hashes[path.name] = fingerprint(data)
 
     def save(self):
         self.path.write_text(json.dumps({"files": dict(sorted(self.hashes.items()))}, indent=1) + "\n")
 
 
 def place(out, name, data, manifest, say=print):
-    """Write ``data`` to ``out/name`` unless the student changed that file; return the path written (or None)."""
+    """Write ``data`` to ``out/name`` unless the student changed that file; return the path written (or None).
+
+    A file that already holds what ``data`` holds (the same cells, whatever Jupyter
+    wrote on opening and saving it) is left exactly as it is.
+    """
     target = Path(out) / name
     beside = target.with_name(f"{target.stem}.new{target.suffix}")
-    if not target.exists() or manifest.untouched(target) or target.read_bytes() == data:
-        if not target.exists() or target.read_bytes() != data:
+    same = target.exists() and fingerprint(target.read_bytes()) == fingerprint(data)
+    if same or not target.exists() or manifest.untouched(target):
+        if same:
+            manifest.hashes[target.name] = fingerprint(data)
+        else:
             say(f"built {target}")
-        manifest.write(target, data)
+            manifest.write(target, data)
         if manifest.untouched(beside):  # a build left beside an older copy, no longer needed
             beside.unlink()
             del manifest.hashes[beside.name]
         return target
-    if beside.exists() and not manifest.untouched(beside) and beside.read_bytes() != data:
+    if beside.exists() and not manifest.untouched(beside) and fingerprint(beside.read_bytes()) != fingerprint(data):
         say(f"kept {target} and {beside} (both changed by you); the new build was not written")
         return None
     manifest.write(beside, data)
@@ -151,8 +184,70 @@ def place(out, name, data, manifest, say=print):
     return beside
 
 
+START_PAGE = "START.md"
+START_TEXT = """\
+# Multi-head attention: the workbook
+
+Five levels of exercises, from reading the definition to its limits, and a quick self-test.
+Open a level below (they build on each other), and keep this page for the way to work.
+
+## The levels
+
+{levels}
+
+## How to work
+
+1. Open a level and run its first code cell (the setup). **Run > Run All Cells** runs
+   the whole notebook: every figure and explorer appears, and each test says where you are.
+2. Answer in the code cell under each problem: replace the `None` placeholder (or the
+   `raise NotImplementedError()` in a function) with your answer, and run the cell.
+3. Run the test cell below it. Where a problem asks you to explain, write your answer in
+   the cell that says "YOUR ANSWER HERE" (double-click it to edit).
+4. The sliders and plots are there to try things out; they are not graded.
+
+## How to get feedback
+
+- **The test under each answer** answers at once: `✔ Correct.`, or `✘ Not yet.` with what
+  looks wrong (often the misconception behind it). "No answer yet" means the placeholder
+  is still there.
+- **Validate** (in the notebook's toolbar) runs the whole notebook and lists the tests
+  that do not pass yet.
+- **Solution** and **Rubric** callouts (closed, below each problem) hold the worked
+  solution and how a written answer is graded: open them once you have tried.
+- When your instructor grades your work, hidden tests check your answers further and the
+  written answers are graded by hand.
+
+Your work is safe: building the workbook again never overwrites a notebook you changed
+(the new build is written beside it as `<name>.new.ipynb`).
+"""
+
+
+def _title(nb, fallback):
+    """(title, first sentence after it) of the notebook's ``# Title`` cell."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("# "):
+            title, _, rest = cell.source.partition("\n")
+            sentence = re.match(r"\s*([^\n]*?[.!?])(\s|$)", rest)
+            return title[2:].strip(), sentence[1] if sentence else ""
+    return fallback, ""
+
+
+def start_page(source=SOURCE):
+    """The text of ``START.md``: each notebook with its title and problems, then how to work."""
+    lines = []
+    for path in source_notebooks(source):
+        nb = read(path)
+        problems = [m[1] for c in nb.cells if c.cell_type == "markdown"
+                    for m in [re.match(r"^### Problem ([^\n]+)", c.source)] if m]
+        title, sentence = _title(nb, path.stem)
+        listed = "; ".join(p.replace(" — ", " ", 1) for p in problems) if problems else sentence
+        lines.append(f"- [{title}]({path.name})" + (f": {listed}" if listed else ""))
+    return START_TEXT.format(levels="\n".join(lines))
+
+
 def build_practice(out="workbook", source=SOURCE, say=print):
-    """Build the practice edition of every notebook in ``source`` into ``out``; return the paths written."""
+    """Build the practice edition of every notebook in ``source`` into ``out``, and its
+    start page; return the paths written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(out)
@@ -160,9 +255,101 @@ def build_practice(out="workbook", source=SOURCE, say=print):
     for path in source_notebooks(source):
         data = practice_text(path).encode("utf-8")
         written.append(place(out, path.name, data, manifest, say))
+    place(out, START_PAGE, start_page(source).encode("utf-8"), manifest, say=lambda message: None)
     manifest.save()
     say(f"practice edition: {len(written)} notebooks in {out} (a notebook you changed is never overwritten)")
     return [p for p in written if p is not None]
+
+
+# --- graded edition: the course's source notebooks -------------------------------
+
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+FORM_IMPORT = "from autograders.checks.forms import form_only"
+
+
+def check_modules(nb):
+    """{name: module} of the check modules ``nb``'s code cells import
+    (``from autograders.checks import level2 as check`` gives ``{"check": level2}``)."""
+    found = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "autograders.checks":
+                for alias in node.names:
+                    found[alias.asname or alias.name] = f"autograders.checks.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("autograders.checks.") and alias.asname:
+                        found[alias.asname] = alias.name
+    return {name: importlib.import_module(module) for name, module in found.items()}
+
+
+def form_only_test(source, modules):
+    """The graded edition of the test cell ``source``: each visible call of a labelled
+    choice's check (``check.q1_2_why(why)``) becomes ``form_only(check.q1_2_why, why)``
+    and the call itself moves to the front of the hidden tests. ``source`` unchanged
+    when it has no such call."""
+    from .checks.forms import is_choice
+
+    lines = source.split("\n")
+    begin = next((i for i, line in enumerate(lines) if HIDDEN_BEGIN in line), len(lines))
+    try:
+        tree = ast.parse("\n".join(lines[:begin]))
+    except SyntaxError:
+        return source
+    moved, visible = [], list(lines[:begin])
+    for node in reversed(tree.body):
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in modules
+                and node.lineno == node.end_lineno and not call.keywords):
+            continue
+        check = getattr(modules[call.func.value.id], call.func.attr, None)
+        if not is_choice(check) or len(call.args) != 1:
+            continue
+        line = visible[node.lineno - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        value = ast.get_source_segment("\n".join(lines[:begin]), call.args[0])
+        visible[node.lineno - 1 : node.lineno] = [
+            f"{indent}{FORM_IMPORT}", f"{indent}form_only({call.func.value.id}.{call.func.attr}, {value})"
+        ]
+        moved.insert(0, line.strip())
+    if not moved:
+        return source
+    if begin == len(lines):
+        return "\n".join([*visible, HIDDEN_BEGIN, *moved, HIDDEN_END])
+    indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
+    return "\n".join([*visible, lines[begin], *(indent + m for m in moved), *lines[begin + 1 :]])
+
+
+def graded_notebook(nb):
+    """The graded edition of the source notebook ``nb`` (a new notebook), as the course's
+    ``source/`` holds it: a labelled choice's visible test checks only the form ("one of
+    A, B, C, D"); right or wrong is decided by the hidden tests, the first of which is
+    the full check (its message, naming the misconception, is in the feedback)."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    modules = check_modules(nb)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            cell.source = form_only_test(cell.source, modules)
+    return nb
+
+
+def graded_text(path):
+    """The graded edition of the notebook file ``path``, as the text to write (the file's
+    own text when nothing changes)."""
+    text = Path(path).read_text(encoding="utf-8")
+    nb = nbformat.reads(text, as_version=4)
+    graded = graded_notebook(nb)
+    if [c.source for c in graded.cells] == [c.source for c in nb.cells]:
+        return text
+    return dumps(graded)
 
 
 # --- graded release ----------------------------------------------------------
@@ -183,7 +370,7 @@ c.CourseDirectory.course_id = {course_id!r}
 # runs, or formgrader open while grading) rather than fail at once.
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db") + "?timeout=30"
 
-# The release drops the worked solutions before nbgrader's own steps
+# The release drops the worked solutions and rubrics before nbgrader's own steps
 # (solutions replaced by the stub, hidden tests removed, cells locked).
 c.GenerateAssignment.preprocessors = release_preprocessors()
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
@@ -206,6 +393,13 @@ c.IgnorePattern.pattern = r"Matplotlib is building the font cache"
 from autograders import sandbox  # noqa: E402
 
 sandbox.configure(c, course=here, hide=[{course!r}])
+
+# Each written answer's rubric (kept in source/, dropped from the release) is put
+# back below the answer at autograde, for the grader in the formgrader; every other
+# HTML page (the students' feedback first) leaves it out.
+from autograders.nbgrader_ext import configure_rubrics  # noqa: E402
+
+configure_rubrics(c)
 '''
 
 
@@ -260,7 +454,7 @@ def build_release(course="course", source=SOURCE, force=False, say=print):
             continue
         target = course / "source" / path.stem
         target.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target / path.name)
+        (target / path.name).write_text(graded_text(path), encoding="utf-8")
         pending.append(released)
     if pending:
         nbgrader(course, "generate_assignment", "*", *(["--force"] if force else []), "--log-level=WARN")

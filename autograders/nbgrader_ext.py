@@ -5,8 +5,18 @@ is ``**Solution 2.2**``. The practice edition folds it, with the problem's code
 solution, into a collapsed ``<details>`` callout (try first, then reveal);
 the graded release drops it. Both run alongside nbgrader's own preprocessors
 (``ClearSolutions``, ``ClearHiddenTests``, ...), before ``ClearSolutions``.
+
+A rubric is a markdown cell tagged ``rubric`` right after a written answer, whose
+first line is ``**Rubric 2.2 (q2_2_explain, 2 points)**``: how the grader scores
+that answer. The practice edition folds it into a collapsed "Rubric" callout; the
+release drops it; autograde puts it back, from the course's ``source/`` notebook,
+right after the submission's cell of that grade_id (:class:`InsertRubrics`), so
+the grader reads it in the formgrader; any other HTML rendering of a notebook,
+the students' feedback first, leaves it out (:class:`HideRubrics`).
 """
 
+import copy
+import os
 import re
 
 from nbconvert.exporters.exporter import ResourcesDict
@@ -26,6 +36,11 @@ from traitlets import Unicode
 
 WORKED_SOLUTION_TAG = "worked-solution"
 SOLUTION_HEADING = re.compile(r"^\*\*Solution (?P<level>\d+)\.(?P<problem>\d+)\*\*[ \t]*\n?")
+RUBRIC_TAG = "rubric"
+RUBRIC_HEADING = re.compile(
+    r"^\*\*Rubric (?P<problem>\d+\.\d+) \((?P<grade_id>[A-Za-z0-9_-]+), "
+    r"(?P<points>\d+(?:\.\d+)?|\d*½) points?\)\*\*[ \t]*\n?"
+)
 
 
 def is_worked_solution(cell):
@@ -108,23 +123,180 @@ class FoldWorkedSolutions(NbGraderPreprocessor):
         return "\n".join(parts)
 
 
+# --- rubrics -----------------------------------------------------------------
+
+
+def is_rubric(cell):
+    return cell.cell_type == "markdown" and RUBRIC_TAG in cell.metadata.get("tags", [])
+
+
+def rubric_of(cell):
+    """``(problem, grade_id, points)`` of a rubric whose first line is ``**Rubric 2.2 (q2_2_explain, 2 points)**``."""
+    match = RUBRIC_HEADING.match(cell.source)
+    if match is None:
+        first = cell.source.splitlines()[0] if cell.source else ""
+        raise ValueError(
+            f"a rubric cell should start with '**Rubric <level>.<problem> (<grade_id>, <points> points)**', not {first!r}"
+        )
+    points = match["points"]
+    return match["problem"], match["grade_id"], float(points[:-1] or 0) + 0.5 if points.endswith("½") else float(points)
+
+
+def _plain_rubrics(nb):
+    """The rubric cells of ``nb``; an error if one is an nbgrader cell (nbgrader would grade or lock it)."""
+    found = [cell for cell in nb.cells if is_rubric(cell)]
+    for cell in found:
+        if "nbgrader" in cell.metadata:
+            raise RuntimeError(f"rubric cell {cell.get('id')!r} must not be an nbgrader cell")
+    return found
+
+
+class DropRubrics(NbGraderPreprocessor):
+    """Remove the rubric cells (for the graded release)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        dropped = _plain_rubrics(nb)
+        nb.cells = [cell for cell in nb.cells if not any(cell is r for r in dropped)]
+        return nb, resources
+
+
+class FoldRubrics(NbGraderPreprocessor):
+    """Fold each rubric into a collapsed callout (the practice edition: read it after trying)."""
+
+    summary = Unicode("Rubric {problem}: how {points} of the written answer are graded",
+                      help="The callout's visible summary").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        for cell in _plain_rubrics(nb):
+            problem, _, points = rubric_of(cell)
+            body = RUBRIC_HEADING.sub("", cell.source, count=1).strip("\n")
+            shown = f"{points:g} point" + ("" if points == 1 else "s")
+            summary = self.summary.format(problem=problem, points=shown)
+            cell.source = "\n".join([f"<details><summary>{summary}</summary>", "", body, "", "</details>"])
+        return nb, resources
+
+
+class InsertRubrics(NbGraderPreprocessor):
+    """At autograde: put each rubric of the course's source notebook right after the
+    submission's cell of the rubric's grade_id, so the grader reads it in the formgrader.
+
+    The rubric is a plain markdown cell (no nbgrader metadata): nbgrader neither
+    grades nor checksums it. Cells tagged ``rubric`` in the submission are removed
+    first (a student does not write the rubric). A rubric whose cell the submission
+    lacks goes at the end. Reads ``source/<assignment>/<notebook>.ipynb`` of the
+    course (``CourseDirectory.root``).
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        nb.cells = [cell for cell in nb.cells if not is_rubric(cell)]
+        rubrics = self.rubrics(resources)
+        if not rubrics:
+            return nb, resources
+        cells = []
+        for cell in nb.cells:
+            cells.append(cell)
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            cells += rubrics.pop(grade_id, [])
+        nb.cells = cells + [cell for pending in rubrics.values() for cell in pending]
+        return nb, resources
+
+    def rubrics(self, resources):
+        """{grade_id: [rubric cells]} of the source notebook, in order."""
+        import nbformat
+        from nbgrader.coursedir import CourseDirectory
+
+        info = resources.get("nbgrader", {})
+        coursedir = CourseDirectory(config=self.config)
+        path = os.path.join(coursedir.format_path(coursedir.source_directory, ".", info.get("assignment", "")),
+                            f"{info.get('notebook', '')}.ipynb")
+        if not os.path.isfile(path):
+            self.log.warning("no source notebook %s: no rubrics shown to the grader", path)
+            return {}
+        found = {}
+        for cell in _plain_rubrics(nbformat.read(path, as_version=4)):
+            _, grade_id, _ = rubric_of(cell)
+            rubric = copy.deepcopy(cell)
+            rubric.metadata = NotebookNode(tags=[RUBRIC_TAG])
+            found.setdefault(grade_id, []).append(rubric)
+        return found
+
+
+class HideRubrics(NbGraderPreprocessor):
+    """Remove rubric cells from an HTML rendering unless it is the formgrader's (template
+    ``formgrade``): the students' feedback never shows them.
+
+    Registered on ``HTMLExporter.preprocessors`` in the course's config, so it runs in
+    every exporter nbgrader makes (``generate_feedback``, the formgrader, this
+    project's feedback) and reads the template of the exporter that runs it.
+    """
+
+    kept_for = Unicode("formgrade", help="The template whose pages show the rubrics").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        if getattr(self.parent, "template_name", None) != self.kept_for:
+            nb.cells = [cell for cell in nb.cells if not is_rubric(cell)]
+        return nb, resources
+
+
+def configure_rubrics(c):
+    """Set up the rubrics in the course's nbgrader config ``c``: inserted at autograde (after
+    whatever autograde steps ``c`` has so far), hidden from every HTML page but the formgrader's."""
+    from nbgrader.converters import Autograde
+
+    steps = (c.Autograde.autograde_preprocessors if "autograde_preprocessors" in c.Autograde
+             else Autograde.class_traits()["autograde_preprocessors"].default())
+    c.Autograde.autograde_preprocessors = [*[s for s in steps if s is not InsertRubrics], InsertRubrics]
+    c.HTMLExporter.preprocessors = [HideRubrics]
+
+
+class PracticeClearSolutions(ClearSolutions):
+    """nbgrader's ClearSolutions, except that a solution region at the top level of a
+    code cell is removed without a stub when a placeholder line comes before it
+    (``why = None  # "A", "B", "C" or "D"``): the student replaces the ``None``, and
+    Run All on a blank notebook raises nothing in the answer cell (the test below it
+    says "no answer yet"). A region inside a ``def`` keeps nbgrader's stub: the
+    function is defined, and calling it says "no answer yet" (``feedback.call``).
+    """
+
+    def _replace_solution_region(self, cell, language):
+        if cell.cell_type == "code":
+            lines = cell.source.split("\n")
+            kept, inside, before, removed = [], False, False, False
+            for line in lines:
+                top = not line[:1].isspace()
+                if self.begin_solution_delimeter in line and top and not inside and before:
+                    inside = removed = True
+                elif inside and self.end_solution_delimeter in line:
+                    inside = False
+                elif not inside:
+                    kept.append(line)
+                    before = before or bool(line.strip() and not line.lstrip().startswith("#"))
+            if removed and not inside:
+                cell.source = "\n".join(kept).rstrip("\n")
+                super()._replace_solution_region(cell, language)  # any region left inside a def
+                return True
+        return super()._replace_solution_region(cell, language)
+
+
 # The preprocessors of each edition, in order. The release's are nbgrader's
-# GenerateAssignment defaults with DropWorkedSolutions in front (the course's
-# nbgrader_config.py sets them); the practice edition runs the same clearing
-# steps in process, without the gradebook (no SaveCells), folding instead of
-# dropping the worked solutions.
+# GenerateAssignment defaults with DropWorkedSolutions and DropRubrics in front
+# (the course's nbgrader_config.py sets them); the practice edition runs the same
+# clearing steps in process, without the gradebook (no SaveCells), folding instead
+# of dropping the worked solutions and rubrics, and without a stub that raises
+# after a placeholder.
 
 
 def release_preprocessors():
     from nbgrader.converters import GenerateAssignment
 
-    return [DropWorkedSolutions, *GenerateAssignment.class_traits()["preprocessors"].default()]
+    return [DropWorkedSolutions, DropRubrics, *GenerateAssignment.class_traits()["preprocessors"].default()]
 
 
 PRACTICE_PREPROCESSORS = [
     FoldWorkedSolutions,
+    FoldRubrics,
     LockCells,
-    ClearSolutions,
+    PracticeClearSolutions,
     ClearOutput,
     CheckCellMetadata,
     ComputeChecksums,

@@ -1,7 +1,9 @@
 """The two editions built from the source notebooks: practice (self-study) and release (graded)."""
 
+import inspect
 import json
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -11,10 +13,11 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from autograders import editions
 from autograders.__main__ import main as cli
 from autograders.clean import clean_notebook
-from autograders.nbgrader_ext import SOLUTION_HEADING, code_solution, is_worked_solution
+from autograders.nbgrader_ext import SOLUTION_HEADING, code_solution, is_rubric, is_worked_solution
 from tests.conftest import (
     NOTEBOOKS,
     all_notebooks,
+    answered_practice,
     cell_text,
     ids,
     is_answer_cell,
@@ -48,9 +51,16 @@ def test_practice_has_no_solutions_or_hidden_tests(path, practice):
     for mark in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "hidden=True"):
         assert mark not in text, f"{mark!r} in the practice edition"
     built = read(practice / path.name)
+    source = by_grade_id(read(path))
     for gid, cell in by_grade_id(built).items():
         if is_answer_cell(cell):
-            assert "# YOUR CODE HERE\nraise NotImplementedError()" in cell.source.replace("    ", ""), gid
+            top_level = [line for line in source[gid].source.split("\n") if "BEGIN SOLUTION" in line and not line[:1].isspace()]
+            if top_level:  # the placeholder alone, as the prose says: the student replaces the None
+                placeholder = source[gid].source.split("\n")[0]
+                assert cell.source == placeholder and "None" in placeholder, (gid, cell.source)
+            else:  # a function: defined, its body nbgrader's stub
+                assert cell.source.lstrip().startswith("def "), gid
+                assert "# YOUR CODE HERE\nraise NotImplementedError()" in cell.source.replace("    ", ""), gid
         elif cell.cell_type == "markdown" and nbgrader_meta(cell).get("solution"):
             assert cell.source == "YOUR ANSWER HERE", gid
 
@@ -106,8 +116,8 @@ def test_practice_runs_to_the_end_and_says_no_answer_yet(path, executed_practice
             if not errors or errors[0].ename != "WrongAnswer" or "no answer yet" not in errors[0].evalue:
                 problems.append(f"{gid}: should fail with WrongAnswer '... no answer yet ...', got: {cell_text(cell)[-600:]}")
         elif is_answer_cell(cell):
-            if errors and errors[0].ename != "NotImplementedError":
-                problems.append(f"{gid}: a blank answer raised {errors[0].ename}: {cell_text(cell)[-400:]}")
+            if errors or any(o.output_type == "stream" and o.name == "stderr" for o in cell.outputs):
+                problems.append(f"{gid}: a blank answer cell showed an error: {cell_text(cell)[-400:]}")
         elif errors:
             problems.append(f"{gid}: {cell_text(cell)[-600:]}")
     assert not problems, "\n".join(problems)
@@ -149,7 +159,7 @@ def test_tiny_practice_notebook(tmp_path):
     nb = read(out / "level9_tiny.ipynb")
     assert [c.source for c in nb.cells] == [
         "### Problem 9.1 — Two",
-        "x = None  # a number\n# YOUR CODE HERE\nraise NotImplementedError()",
+        "x = None  # a number",
         '"""Problem 9.1."""\nassert x == 2',
         "<details><summary>Solution 9.1</summary>\n\nIt is two.\n\n```python\nx = 2\n```\n\n</details>",
     ]
@@ -161,11 +171,12 @@ def test_rebuild_replaces_untouched_and_keeps_changed(tmp_path, capsys):
     out = tmp_path / "workbook"
     editions.build_practice(out, source)
     manifest = json.loads((out / editions.MANIFEST).read_text())["files"]
-    assert set(manifest) == {"level9_tiny.ipynb", "self_test.ipynb"}
+    assert set(manifest) == {"level9_tiny.ipynb", "self_test.ipynb", editions.START_PAGE}
 
     # The student answers the level; the self-test stays as built.
     level, selftest = out / "level9_tiny.ipynb", out / "self_test.ipynb"
-    work = level.read_text().replace("raise NotImplementedError()", "x = 2")
+    work = level.read_text().replace("x = None  # a number", "x = 2")
+    assert work != level.read_text()
     level.write_text(work)
     # The source changes (both notebooks).
     tiny_source(tmp_path / "src", answer="x = 1 + 1")
@@ -190,7 +201,7 @@ def test_rebuild_replaces_untouched_and_keeps_changed(tmp_path, capsys):
     # A notebook the student deleted is built again.
     level.unlink()
     editions.build_practice(out, source)
-    assert read(level).cells[1].source.endswith("raise NotImplementedError()")
+    assert read(level).cells[1].source == "x = None  # a number"
     assert "x = 1 + 1" in read(level).cells[3].source
     assert not beside.exists(), "the stale .new build beside it should go once the notebook is rebuilt"
 
@@ -205,6 +216,150 @@ def test_existing_notebook_without_manifest_is_kept(tmp_path):
     assert (out / "level9_tiny.new.ipynb").exists()
 
 
+def opened_and_saved(path):
+    """What JupyterLab leaves after opening ``path``, running it and saving it: kernel
+    metadata, outputs and execution counts, cell metadata, its own JSON layout."""
+    nb = read(path)
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.2", "mimetype": "text/x-python"}
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2}}
+    for number, cell in enumerate(nb.cells, 1):
+        cell.metadata["trusted"] = True
+        if cell.cell_type == "code":
+            cell.execution_count = number
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ran\n")]
+    path.write_text(json.dumps(nb, indent=2, sort_keys=False) + "\n")
+    return path.read_bytes()
+
+
+def test_opening_and_saving_is_not_a_change(tmp_path, capsys):
+    source = tiny_source(tmp_path / "src")
+    out = tmp_path / "workbook"
+    editions.build_practice(out, source)
+    level = out / "level9_tiny.ipynb"
+    saved = opened_and_saved(level)
+    opened_and_saved(out / "self_test.ipynb")
+    (out / editions.START_PAGE).read_text()  # read, not changed
+    capsys.readouterr()
+
+    editions.build_practice(out, source)  # the README's first command, again
+    assert sorted(p.name for p in out.iterdir() if ".new." in p.name) == [], "opening and saving counted as a change"
+    assert level.read_bytes() == saved, "a notebook that holds the build already should be left as it is"
+    assert "built" not in capsys.readouterr().out
+
+    # The source changes: an untouched (opened and saved) notebook is replaced by the new build.
+    tiny_source(tmp_path / "src", answer="x = 1 + 1")
+    editions.build_practice(out, source)
+    assert "x = 1 + 1" in read(level).cells[3].source
+    assert not (out / "level9_tiny.new.ipynb").exists()
+
+    # An answer changed: never overwritten, the new build goes beside it.
+    nb = read(level)
+    nb.cells[1].source = "x = 2"
+    nbformat.write(nb, str(level))
+    work = level.read_bytes()
+    tiny_source(tmp_path / "src", answer="x = 4 // 2")
+    editions.build_practice(out, source)
+    assert level.read_bytes() == work
+    assert "x = 4 // 2" in (out / "level9_tiny.new.ipynb").read_text()
+
+
+def test_a_manifest_of_byte_hashes_still_protects_changed_work(tmp_path):
+    """A workbook built before the manifest recorded cells: its sha256 of the bytes is still honoured."""
+    source = tiny_source(tmp_path / "src")
+    out = tmp_path / "workbook"
+    editions.build_practice(out, source)
+    level = out / "level9_tiny.ipynb"
+    import hashlib
+
+    old = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.iterdir() if p.name != editions.MANIFEST}
+    (out / editions.MANIFEST).write_text(json.dumps({"files": old}))
+    nb = read(level)
+    nb.cells[1].source = "x = 2"
+    nbformat.write(nb, str(level))
+    tiny_source(tmp_path / "src", answer="x = 1 + 1")
+    editions.build_practice(out, source)
+    assert read(level).cells[1].source == "x = 2"
+    assert "x = 1 + 1" in (out / "level9_tiny.new.ipynb").read_text()
+
+
+def test_start_page_lists_every_notebook_and_says_how_to_work(practice):
+    text = (practice / editions.START_PAGE).read_text()
+    for path in all_notebooks():
+        nb = read(path)
+        title = next(c.source.splitlines()[0][2:] for c in nb.cells if c.source.startswith("# "))
+        assert f"[{title}]({path.name})" in text, path.name
+        for cell in nb.cells:
+            match = re.match(r"### Problem (\d+\.\d+)", cell.source)
+            if match:
+                assert match[1] in text, f"Problem {match[1]} is not on the start page"
+    for part in ("## How to work", "## How to get feedback", "Validate", "no answer yet".capitalize()):
+        assert part in text, part
+
+
+# --- graded edition: labelled choices, form only ----------------------------------
+
+
+def choice_checks():
+    """{check function name} of the checks that ask for a labelled choice, found by reading
+    their source for feedback.as_choice (independently of autograders.checks.forms)."""
+    from autograders import checks  # noqa: F401
+    import importlib
+    import pkgutil
+
+    import autograders.checks as package
+
+    found = set()
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"autograders.checks.{info.name}")
+        for name, function in vars(module).items():
+            if name.startswith("q") and inspect.isfunction(function) and "as_choice(" in inspect.getsource(function):
+                found.add(name)
+    return found
+
+
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_graded_edition_makes_only_choice_tests_form_only(path):
+    source, graded = read(path), editions.graded_notebook(read(path))
+    choices = choice_checks()
+    assert [c.cell_type for c in graded.cells] == [c.cell_type for c in source.cells]
+    for before, after in zip(source.cells, graded.cells):
+        calls = re.findall(r"^check\.(\w+)\((\w+)\)$", HIDDEN.sub("", before.source), re.M)
+        rewritten = [(name, value) for name, value in calls if name in choices and is_test_cell(before)]
+        if not rewritten:
+            assert after.source == before.source, nbgrader_meta(before).get("grade_id")
+            continue
+        visible, hidden = after.source.split("### BEGIN HIDDEN TESTS")
+        for name, value in rewritten:
+            assert f"form_only(check.{name}, {value})" in visible
+            assert f"check.{name}({value})" not in visible.replace(f"form_only(check.{name}, {value})", "")
+            assert hidden.lstrip("\n").startswith(f"check.{name}({value})\n"), "the full check should lead the hidden tests"
+        assert HIDDEN.sub("", before.source) != HIDDEN.sub("", after.source)
+    found = {name for c in source.cells if is_test_cell(c) for name in re.findall(r"check\.(\w+)\(", c.source)}
+    assert not (found & choices) or editions.graded_text(path) != path.read_text()
+
+
+def test_form_only_checks_the_form_and_says_so(capsys):
+    from autograders.checks import level1
+    from autograders.checks.forms import form_only
+    from autograders.feedback import WrongAnswer
+
+    options = level1.WHY_OPTIONS
+    wrong = next(o for o in options if o != level1.WHY_CORRECT)
+    form_only(level1.q1_2_why, wrong.lower())
+    said = capsys.readouterr().out
+    assert said.startswith("✔ Answer recorded") and ", ".join(options) in said and "graded" in said
+    with pytest.raises(WrongAnswer, match="no answer yet"):
+        form_only(level1.q1_2_why, None)
+    with pytest.raises(WrongAnswer, match="should be one of"):
+        form_only(level1.q1_2_why, 2)
+    with pytest.raises(TypeError):
+        form_only(level1.q1_1_d_k, 3)
+    # The practice edition's (full) check tells at once.
+    with pytest.raises(WrongAnswer) as info:
+        level1.q1_2_why(wrong)
+    assert "Answer recorded" not in str(info.value) and repr(wrong) in str(info.value)
+
+
 # --- graded release -------------------------------------------------------------
 
 
@@ -212,7 +367,7 @@ def test_existing_notebook_without_manifest_is_kept(tmp_path):
 def test_release_layout(path, course):
     name = path.stem
     assert name in course.names
-    assert (course.root / "source" / name / path.name).read_bytes() == path.read_bytes()
+    assert (course.root / "source" / name / path.name).read_text() == editions.graded_text(path)
     released = read(course.root / "release" / name / path.name)
     assert editions.leaks(released, folded=False) == []
     assert not any(is_worked_solution(c) for c in released.cells), "a worked solution in the release"
@@ -228,7 +383,9 @@ def test_course_config(course):
     assert Path(config.CourseDirectory.root) == course.root
     assert config.CourseDirectory.db_url == f"sqlite:///{course.root / 'gradebook.db'}?timeout=30"
     assert config.Execute.timeout == editions.CELL_TIMEOUT
-    assert config.GenerateAssignment.preprocessors[0].__name__ == "DropWorkedSolutions"
+    assert [p.__name__ for p in config.GenerateAssignment.preprocessors[:2]] == ["DropWorkedSolutions", "DropRubrics"]
+    assert config.Autograde.autograde_preprocessors[-1].__name__ == "InsertRubrics"
+    assert [p.__name__ for p in config.HTMLExporter.preprocessors] == ["HideRubrics"]
 
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
@@ -249,3 +406,177 @@ def test_validate_button_passes_on_answered_practice(path, validation):
     answers every problem right gets Success from JupyterLab's Validate button."""
     output = validation["answered practice"][path.stem]
     assert "Success! Your notebook passes all the tests." in output, output[-3000:]
+
+
+# --- rubrics and labelled choices through nbgrader: a one-level course ---------------
+
+LEVEL1 = NOTEBOOKS / "level1_recognition.ipynb"
+RUBRIC_MARK = "rubric-marker-7f3a: one point per width named"
+FORGED = "forged-rubric-91c2: full marks whatever is written"
+
+
+def with_rubric(directory):
+    """Level 1 in ``directory`` with one rubric of ours (``RUBRIC_MARK``) right after q1_2_explain."""
+    nb = read(LEVEL1)
+    nb.cells = [c for c in nb.cells if not is_rubric(c)]
+    index = next(i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
+    points = nbgrader_meta(nb.cells[index])["points"]
+    rubric = new_markdown_cell(f"**Rubric 1.2 (q1_2_explain, {points} points)**\n\n- **{points} points**: {RUBRIC_MARK}",
+                               metadata={"tags": ["rubric"]})
+    nb.cells.insert(index + 1, rubric)
+    directory.mkdir(parents=True, exist_ok=True)
+    nbformat.write(clean_notebook(nb), str(directory / LEVEL1.name))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def small_course(tmp_path_factory):
+    """Level 1 (with our rubric) released, two students autograded: ``right`` (every
+    answer of the source) and ``wrong`` (the same, a wrong labelled choice for 1.2, and
+    a rubric cell of its own); nbgrader's feedback and the project's, both kept."""
+    from autograders.feedback_html import generate_feedback
+    from autograders.gradebooks import course_config
+    from autograders.checks import level1
+
+    tmp = tmp_path_factory.mktemp("small")
+    source = with_rubric(tmp / "notebooks")
+    root = tmp / "course"
+    editions.build_release(root, source, say=lambda message: None)
+    name = LEVEL1.stem
+    released = root / "release" / name / LEVEL1.name
+    right = answered_practice(source / LEVEL1.name, released, tmp / "right")
+    nb = read(right)
+    wrong_choice = next(o for o in level1.WHY_OPTIONS if o != level1.WHY_CORRECT)
+    for cell in nb.cells:
+        if nbgrader_meta(cell).get("grade_id") == "q1_2_why":
+            cell.source = f'why = "{wrong_choice}"'
+    nb.cells.insert(0, new_markdown_cell(f"**Rubric 1.2 (q1_2_explain, 2 points)**\n\n- {FORGED}", metadata={"tags": ["rubric"]}))
+    for student, submission in (("right", read(right)), ("wrong", nb)):
+        target = root / "submitted" / student / name
+        target.mkdir(parents=True)
+        nbformat.write(submission, str(target / LEVEL1.name))
+    autograde = editions.nbgrader(root, "autograde", name, "--log-level=WARN", check=False, capture=True)
+    feedback = {}
+    editions.nbgrader(root, "generate_feedback", name, "--log-level=WARN", check=False, capture=True)
+    for student in ("right", "wrong"):
+        html = root / "feedback" / student / name / f"{name}.html"
+        feedback[("nbgrader", student)] = html.read_text() if html.exists() else ""
+        files = generate_feedback(root, course_config(root), name, student)
+        feedback[("project", student)] = files[f"{name}.html"][1].decode()
+    return dict(root=root, source=source, name=name, released=released, wrong_choice=wrong_choice,
+                log=autograde.stdout + autograde.stderr, feedback=feedback)
+
+
+def small_grades(small_course, student):
+    from nbgrader.api import Gradebook
+
+    root, name = small_course["root"], small_course["name"]
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        notebook = gb.find_submission_notebook(name, name, student)
+        return {g.name: (g.auto_score, g.max_score) for g in notebook.grades if g.cell.cell_type == "code"}
+
+
+def test_rubric_is_dropped_from_the_release_and_folded_in_practice(small_course, tmp_path):
+    released = read(small_course["released"])
+    assert not any(is_rubric(c) for c in released.cells)
+    assert RUBRIC_MARK not in small_course["released"].read_text()
+    assert editions.leaks(released, folded=False) == []
+    course_source = read(small_course["root"] / "source" / small_course["name"] / LEVEL1.name)
+    assert sum(RUBRIC_MARK in c.source for c in course_source.cells) == 1, "the course's source keeps the rubric"
+
+    editions.build_practice(tmp_path / "practice", small_course["source"], say=lambda message: None)
+    practice = read(tmp_path / "practice" / LEVEL1.name)
+    assert editions.leaks(practice) == []
+    index = next(i for i, c in enumerate(practice.cells) if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
+    folded = practice.cells[index + 1]
+    assert is_rubric(folded) and RUBRIC_MARK in folded.source
+    assert re.match(r"<details><summary>Rubric 1\.2\b[^<]*</summary>\n", folded.source), folded.source[:80]
+    assert folded.source.rstrip().endswith("</details>") and "**Rubric" not in folded.source
+
+
+@pytest.mark.parametrize("student", ["right", "wrong"])
+def test_autograde_puts_the_rubric_right_after_its_written_answer(small_course, student):
+    path = small_course["root"] / "autograded" / student / small_course["name"] / LEVEL1.name
+    assert path.exists(), small_course["log"][-3000:]
+    cells = read(path).cells
+    rubrics = [i for i, c in enumerate(cells) if is_rubric(c)]
+    answer = next(i for i, c in enumerate(cells) if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
+    assert rubrics == [answer + 1], f"rubric cells at {rubrics}, the written answer at {answer}"
+    assert RUBRIC_MARK in cells[answer + 1].source and "nbgrader" not in cells[answer + 1].metadata
+    assert not any(FORGED in c.source for c in cells), "a rubric the student wrote should not reach the grader"
+
+
+def test_formgrader_shows_the_rubric(small_course):
+    """The formgrader's page of a submission (nbgrader's HTMLExporter with the course's
+    config and the 'formgrade' template, as the formgrader builds it) shows the rubric."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+    from autograders.gradebooks import course_config
+
+    config = course_config(small_course["root"])
+    config.HTMLExporter.template_name = "formgrade"
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    path = small_course["root"] / "autograded" / "right" / small_course["name"] / LEVEL1.name
+    resources = {"assignment_id": small_course["name"], "notebook_id": LEVEL1.stem, "submission_id": "x", "index": 0,
+                 "total": 1, "base_url": "/", "student": "right", "last_name": None, "first_name": None,
+                 "notebook_path": str(path)}
+    html, _ = HTMLExporter(config=config).from_filename(str(path), resources=resources)
+    assert RUBRIC_MARK in html
+
+
+@pytest.mark.parametrize("kind", ["nbgrader", "project"])
+@pytest.mark.parametrize("student", ["right", "wrong"])
+def test_feedback_never_shows_the_rubric(small_course, kind, student):
+    html = small_course["feedback"][(kind, student)]
+    answer = next(c.source for c in read(LEVEL1).cells if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
+    assert answer.split("\n")[0][:40] in html, "the feedback should show the written answer"
+    assert RUBRIC_MARK not in html and "Rubric 1.2" not in html and FORGED not in html
+
+
+def test_release_checks_only_the_form_of_a_choice(small_course):
+    """In the release a wrong labelled choice passes the visible test ("Answer recorded"),
+    a blank one says "no answer yet"; the practice edition's test tells at once."""
+    from autograders.checks import level1
+    from autograders.feedback import WrongAnswer
+
+    released = by_grade_id(read(small_course["released"]))["q1_2_why_test"].source
+    assert "form_only(check.q1_2_why, why)" in released and "hidden=True" not in released
+    wrong = small_course["wrong_choice"]
+    exec(compile(released, "<release>", "exec"), {"check": level1, "why": wrong})  # noqa: S102 (passes: no exception)
+    with pytest.raises(WrongAnswer, match="no answer yet"):
+        exec(compile(released, "<release>", "exec"), {"check": level1, "why": None})  # noqa: S102
+    practice = editions.practice_notebook(read(small_course["source"] / LEVEL1.name))
+    visible = by_grade_id(practice)["q1_2_why_test"].source
+    with pytest.raises(WrongAnswer) as info:
+        exec(compile(visible, "<practice>", "exec"), {"check": level1, "why": wrong})  # noqa: S102
+    assert repr(wrong) in str(info.value)
+
+
+def test_autograde_scores_a_choice_by_its_hidden_test(small_course):
+    right, wrong = small_grades(small_course, "right"), small_grades(small_course, "wrong")
+    assert right, small_course["log"][-3000:]
+    assert all(score == top for score, top in right.values()), right
+    assert wrong["q1_2_why_test"] == (0, right["q1_2_why_test"][1])
+    assert {k: v for k, v in wrong.items() if k != "q1_2_why_test"} == {k: v for k, v in right.items() if k != "q1_2_why_test"}
+    # The feedback names the misconception (the full check leads the hidden tests).
+    from autograders.checks import level1
+
+    shown = small_course["feedback"][("project", "wrong")]
+    assert level1.WHY_MISCONCEPTIONS[small_course["wrong_choice"]].split(":")[0][:30] in shown.replace("&#x27;", "'")
+
+
+def test_hide_rubrics_keeps_them_only_for_the_formgrader():
+    from traitlets import Unicode
+    from traitlets.config import Configurable
+
+    from autograders.nbgrader_ext import HideRubrics
+
+    class Exporter(Configurable):  # what HideRubrics reads of the exporter that runs it
+        template_name = Unicode()
+
+    nb = new_notebook(cells=[new_markdown_cell("answer"), new_markdown_cell("**Rubric 1.2 (q1_2_explain, 2 points)**",
+                                                                            metadata={"tags": ["rubric"]})])
+    for template, kept in (("formgrade", 2), ("feedback", 1), ("lab", 1)):
+        exporter = Exporter(template_name=template)
+        shown, _ = HideRubrics(parent=exporter).preprocess(nbformat.from_dict(nb), {})
+        assert len(shown.cells) == kept, template
