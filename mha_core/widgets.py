@@ -28,7 +28,7 @@ from PIL import Image as PILImage
 
 from . import _validate as check
 from . import heads
-from .attention import causal_mask, head_dim, softmax
+from .attention import causal_mask, head_dim, scaled_dot_product_attention, softmax
 from .counting import shape_table
 from .counting import flop_count, parameter_count
 from .layer import MultiHeadAttention, shared_projection_attention, summed_heads_attention
@@ -43,6 +43,7 @@ from .plots import (
     cross_heatmap,
     draw_bars,
     draw_flops,
+    draw_heatmap,
     draw_parameters,
     example_embeddings,
     head_options,
@@ -851,11 +852,229 @@ def head_grid_explorer(tokens=None, patterns=PATTERNS, source="constructed", sha
     return HeadGridExplorer(tokens, patterns, source, shared, seed, dpi)
 
 
+# --- (g) Level 4: parameters against h ----------------------------------------------------------------
+
+
+class ParameterExplorer(Explorer):
+    """d_model -> the parameters of W_Q, W_K, W_V, W_O for every h: 4·d_model², whatever h (Problem 4.1)."""
+
+    def __init__(self, d_model=256, dpi=80):
+        d_model = check.positive_int("d_model", d_model)
+        controls = {"d_model": widgets.IntSlider(value=d_model, min=8, max=max(1024, d_model), step=8,
+                                                 description="d_model", continuous_update=False)}
+        self.dpi = dpi
+        self.readout = widgets.HTML()
+        canvas = FigureImage()
+        super().__init__(controls, [self.readout, canvas.widget, canvas.caption], canvas)
+        self.update()
+
+    def update(self, change=None):
+        d_model = self.controls["d_model"].value
+        hs = head_options(d_model)
+        counts = [parameter_count(d_model, h) for h in hs]
+        if self.canvas.drawing:
+            if self.canvas.figure is None:
+                figure = WorkbookFigure(figsize=(8, 4.4), dpi=self.dpi)
+                draw_parameters(figure.add_subplot(), d_model, hs)
+                figure.suptitle("Problem 4.1: parameters of a block against h", fontsize=12)
+                self.canvas.show(figure, [])
+            else:
+                draw_parameters(self.figure.axes[0], d_model, hs)
+                self.canvas.redraw()
+        self.readout.value = (
+            "<div style='font-size:14px;line-height:1.6' aria-live='polite'>"
+            f"d_model = {d_model}: each head's W<sub>i</sub><sup>Q</sup>, W<sub>i</sub><sup>K</sup>, "
+            f"W<sub>i</sub><sup>V</sup> is d_model × d_k; h of them make d_model × d_model for each of Q, K, V<br>"
+            f"4·d_model² = 4·{d_model}² = <b>{4 * d_model**2:,}</b> for every one of the {len(hs)} possible h "
+            f"({', '.join(map(str, hs))})</div>"
+        )
+        self.canvas.describe(f"Stacked bars of parameters against h (log scale) for d_model = {d_model}: W_Q, W_K, "
+                             f"W_V and W_O are {d_model * d_model:,} each, {4 * d_model**2:,} in all, the same bar "
+                             f"for each of the {len(hs)} values of h.")
+        self.state = {"d_model": d_model, "hs": hs, "counts": counts, "alt": self.canvas.alt}
+
+
+def parameter_explorer(d_model=256, dpi=80):
+    """Level 4, Problem 4.1: a d_model slider; the parameters of the block against every
+    h that divides d_model, flat at 4·d_model²."""
+    return ParameterExplorer(d_model, dpi)
+
+
+# --- (h) Level 4: one causal query, step by step -------------------------------------------------------
+
+# Problem 4.2's keys and values (row j is k_j, v_j); its query is NOT the explorer's default.
+STEP_K = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (2.0, 0.0))
+STEP_V = ((1.0, 0.0), (0.0, 2.0), (3.0, 0.0), (0.0, 4.0))
+Q_RANGE = 3.0
+
+
+class CausalStepExplorer(Explorer):
+    """A 2-D query q (two sliders) at a position of a causal sequence: the mask, the scores q·k_j,
+    the scaled scores q·k_j/√d_k, the weights and the output Σ w_j v_j, one panel each."""
+
+    def __init__(self, q=(0.0, 1.0), K=STEP_K, V=STEP_V, position=None, dpi=80):
+        K = check.array("K", K, ndim=2)
+        if K.shape[1] != 2:
+            raise ValueError(f"K must have d_k = 2 columns (the query is moved by two sliders), got shape {K.shape}")
+        V = check.array("V", V, ndim=2)
+        if V.shape != K.shape:
+            raise ValueError(f"V must have the shape of K {K.shape} (one 2-D value per key), got {V.shape}")
+        q = check.array("q", q, ndim=1)
+        if q.shape != (2,) or np.abs(q).max() > Q_RANGE:
+            raise ValueError(f"q must hold 2 numbers between -{Q_RANGE:g} and {Q_RANGE:g}, got {q.tolist()}")
+        n = len(K)
+        position = n if position is None else check.positive_int("position", position)
+        if position > n:
+            raise ValueError(f"position must be at most n = {n}, got {position}")
+        self.K, self.V, self.n, self.dpi = K, V, n, dpi
+        slider = dict(min=-Q_RANGE, max=Q_RANGE, step=0.1, readout_format=".1f", continuous_update=True,
+                      style={"description_width": "initial"})
+        controls = {
+            "q1": widgets.FloatSlider(value=float(q[0]), description="q₁ (first entry of q)", **slider),
+            "q2": widgets.FloatSlider(value=float(q[1]), description="q₂ (second entry of q)", **slider),
+            "position": widgets.IntSlider(value=position, min=1, max=n, description="query position",
+                                          continuous_update=False, style={"description_width": "initial"}),
+        }
+        self.readout = widgets.HTML()
+        canvas = FigureImage()
+        super().__init__(controls, [self.readout, canvas.widget, canvas.caption], canvas)
+        self.update()
+
+    def compute(self):
+        q = np.array([self.controls["q1"].value, self.controls["q2"].value])
+        position = self.controls["position"].value
+        d_k = self.K.shape[1]
+        allowed = np.arange(self.n) < position  # the causal mask's row for this position
+        scores = self.K @ q  # (n,) q·k_j
+        out, w = scaled_dot_product_attention(q[None], self.K, self.V, mask=allowed[None])  # (1, 2), (1, n)
+        return q, position, allowed, scores, scores / np.sqrt(d_k), w[0], out[0]
+
+    def update(self, change=None):
+        q, position, allowed, scores, scaled, w, out = self.compute()
+        if self.canvas.drawing:
+            if self.canvas.figure is None:
+                self._build()
+            self._set(position, allowed, scores, scaled, w, out)
+            self.canvas.refresh()
+        rows = "".join(
+            f"<tr><td>k<sub>{j + 1}</sub></td><td>{scores[j]:.2f}</td><td>{scaled[j]:.4f}</td>"
+            f"<td>{w[j]:.4f}</td></tr>" if allowed[j] else
+            f"<tr><td>k<sub>{j + 1}</sub></td><td>{scores[j]:.2f}</td><td colspan='2'><i>masked: position "
+            f"{position} may not look at key {j + 1}</i></td></tr>"
+            for j in range(self.n))
+        self.readout.value = (
+            "<div style='font-size:14px' aria-live='polite'>"
+            f"q = ({q[0]:.1f}, {q[1]:.1f}) at position {position}, d_k = {self.K.shape[1]}"
+            "<table style='border-collapse:collapse;margin:4px 0'><tr><th>key</th><th>q·k<sub>j</sub></th>"
+            "<th>÷ √d_k</th><th>weight</th></tr>" + rows + "</table>"
+            f"output = Σ w<sub>j</sub> v<sub>j</sub> = <b>({out[0]:.4f}, {out[1]:.4f})</b></div>"
+        )
+        seen = np.flatnonzero(allowed)
+        top = seen[w[seen] >= w[seen].max() - 1e-12] + 1
+        self.canvas.describe(
+            f"Query q = ({q[0]:.1f}, {q[1]:.1f}) at position {position} sees keys 1 to {position}. Scores "
+            + ", ".join(f"{v:.2f}" for v in scores) + "; scaled " + ", ".join(f"{v:.2f}" for v in scaled)
+            + "; weights " + ", ".join(f"{v:.2f}" for v in w)
+            + f": key{'s' * (len(top) > 1)} {' and '.join(map(str, top))} highest; output "
+            f"({out[0]:.2f}, {out[1]:.2f})."
+        )
+        self.state = {"q": q, "position": position, "allowed": allowed, "scores": scores, "scaled": scaled,
+                      "weights": w, "output": out, "alt": self.canvas.alt}
+
+    def _build(self):
+        from matplotlib.patches import Rectangle
+
+        n = self.n
+        figure = WorkbookFigure(figsize=(13, 3.4), dpi=self.dpi)
+        axes = figure.subplots(1, 5, width_ratios=[1, 1.1, 1.1, 1.1, 1.2])
+        mask_ax, *bar_axes, out_ax = axes
+        image, _ = draw_heatmap(mask_ax, causal_mask(n).astype(float), causal_mask(n),
+                                norm=matplotlib_norm(0, 1))
+        names = [str(j + 1) for j in range(n)]
+        mask_ax.set_xticks(range(n), names)
+        mask_ax.set_yticks(range(n), names)
+        mask_ax.set_xlabel("key j", fontsize=10)
+        mask_ax.set_ylabel("query position", fontsize=10)
+        mask_ax.set_title("causal mask\n(hatched: may not attend)", fontsize=10)
+        self.row = Rectangle((-0.5, -0.5), n, 1, fill=False, edgecolor=PALETTE[5], lw=2.5, zorder=3)
+        mask_ax.add_patch(self.row)
+        bound = Q_RANGE * np.abs(self.K).sum(axis=1).max()
+        self.bars, self.texts = [], []
+        for ax, title, limit in zip(bar_axes, ["1. scores q·k_j", "2. scaled: q·k_j / √d_k", "3. weights (softmax)"],
+                                    [bound, bound / np.sqrt(self.K.shape[1]), None]):
+            bars, texts = draw_bars(ax, np.zeros(n), [f"k{j + 1}" for j in range(n)])
+            for text in texts:
+                text.set_fontsize(9)
+            if limit is not None:
+                ax.set_ylim(-limit * 1.15, limit * 1.15)
+                ax.axhline(0, color="0.5", lw=0.8)
+                ax.set_ylabel("")
+            ax.set_title(title, fontsize=10)
+            self.bars.append(list(bars.patches))
+            self.texts.append(texts)
+        lo, hi = self.V.min(axis=0), self.V.max(axis=0)
+        pad = 0.15 * np.maximum(hi - lo, 1)
+        out_ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
+        out_ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
+        out_ax.scatter(self.V[:, 0], self.V[:, 1], color=PALETTE[0], zorder=2)
+        for j, v in enumerate(self.V):
+            out_ax.annotate(f"v{j + 1}", v, textcoords="offset points", xytext=(5, 4), fontsize=9)
+        self.links = [out_ax.plot([0, 0], [0, 0], color=PALETTE[1], lw=1)[0] for _ in range(n)]
+        (self.star,) = out_ax.plot([0], [0], marker="*", ms=16, color=PALETTE[5], ls="none", zorder=3)
+        out_ax.set_title("4. output Σ w_j v_j (star)", fontsize=10)
+        out_ax.set_aspect("equal", adjustable="box")
+        out_ax.spines[["top", "right"]].set_visible(False)
+        dynamic = [self.row, *[b for bars in self.bars for b in bars], *[t for ts in self.texts for t in ts],
+                   *self.links, self.star]
+        self.canvas.show(figure, dynamic)
+
+    def _set(self, position, allowed, scores, scaled, w, out):
+        self.row.set_y(position - 1.5)
+        for values, bars, texts in zip((scores, scaled, w), self.bars, self.texts):
+            for j, (bar, text, v) in enumerate(zip(bars, texts, values)):
+                shown = v if allowed[j] or values is scores else 0.0
+                bar.set_height(shown)
+                bar.set_facecolor(PALETTE[0] if allowed[j] else "0.8")
+                bar.set_hatch(None if allowed[j] else "///")
+                text.set_text(f"{v:.2f}" if allowed[j] else ("masked" if values is not scores else f"{v:.2f}"))
+                text.set_fontsize(9 if allowed[j] or values is scores else 7)
+                text.set_y(max(shown, 0) + 0.02 * (1 if values is w else abs(bars[0].axes.get_ylim()[1])))
+        for link, v, weight in zip(self.links, self.V, w):
+            link.set_data([out[0], v[0]], [out[1], v[1]])
+            link.set_linewidth(0.3 + 4 * weight)
+            link.set_alpha(0.2 + 0.8 * weight)
+        self.star.set_data([out[0]], [out[1]])
+
+
+def matplotlib_norm(vmin, vmax):
+    from matplotlib import colors
+
+    return colors.Normalize(vmin, vmax)
+
+
+def causal_step_explorer(q=(0.0, 1.0), K=STEP_K, V=STEP_V, position=None, dpi=80):
+    """Level 4, Problem 4.2: move a 2-D query q with two sliders (it starts at (0, 1), not at
+    the problem's q) and the query's position; see the causal mask, the scores q·k_j, the
+    scaled scores q·k_j/√d_k, the weights and the output Σ w_j v_j. ``K`` and ``V`` default
+    to the problem's keys and values; ``position`` to the last (n)."""
+    return CausalStepExplorer(q, K, V, position, dpi)
+
+
 __all__ = [
+    "CausalStepExplorer",
     "CrossAttentionExplorer",
+    "FlopExplorer",
+    "HeadGridExplorer",
+    "ParameterExplorer",
     "ShapeExplorer",
     "SoftmaxPlayground",
+    "SumConcatExplorer",
+    "causal_step_explorer",
     "cross_attention_explorer",
+    "flop_explorer",
+    "head_grid_explorer",
+    "parameter_explorer",
     "shape_explorer",
     "softmax_playground",
+    "sum_concat_explorer",
 ]

@@ -136,6 +136,11 @@ def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
     (lambda: widgets.shape_explorer(d_model=64, h=4, n=5), "n", 6),
     (lambda: widgets.softmax_playground(), "temperature", 2.0),
     (lambda: widgets.cross_attention_explorer(n_q=3, n_k=5), "n_q", 4),
+    (lambda: widgets.flop_explorer(d_model=64, n=4), "n", 5),
+    (lambda: widgets.sum_concat_explorer(), "token", "cat"),
+    (lambda: widgets.head_grid_explorer(), "shared", True),
+    (lambda: widgets.parameter_explorer(d_model=64), "d_model", 72),
+    (lambda: widgets.causal_step_explorer(), "position", 2),
 ])
 def test_under_nbgrader_explorers_compute_everything_but_draw_nothing(make, control, value, monkeypatch):
     drawn = make()
@@ -172,7 +177,9 @@ def test_controls_have_names_and_announce_what_they_show():
     import ipywidgets
 
     for explorer in (widgets.shape_explorer(d_model=64, h=4, n=5), widgets.softmax_playground(),
-                     widgets.cross_attention_explorer()):
+                     widgets.cross_attention_explorer(), widgets.flop_explorer(d_model=64, n=4),
+                     widgets.sum_concat_explorer(), widgets.head_grid_explorer(), widgets.parameter_explorer(64),
+                     widgets.causal_step_explorer()):
         for name, control in explorer.controls.items():
             assert control.description, f"{name} has no accessible name"
             assert not isinstance(control, (ipywidgets.SelectionSlider, ipywidgets.Checkbox,
@@ -286,3 +293,74 @@ def test_head_grid_explorer_sharing_head_1s_projections_gives_identical_panels()
     assert g.state["distinct"] == 4
     for image, w in zip(g.images, g.state["weights"]):
         np.testing.assert_allclose(np.ma.getdata(image.get_array()), w)
+
+
+# --- Level 4 explorers -----------------------------------------------------------------------------
+
+
+def test_parameter_explorer_is_flat_at_4_d_model_squared_for_every_h():
+    p = widgets.parameter_explorer(d_model=256)
+    assert p.state["counts"] == [4 * 256**2] * len(plots.head_options(256))
+    figure, png = p.figure, p.image.value
+    p.controls["d_model"].value = 96
+    assert p.state["hs"] == [d for d in range(1, 97) if 96 % d == 0]
+    assert p.state["counts"] == [4 * 96 * 96] * len(p.state["hs"]) and f"{4 * 96 * 96:,}" in p.readout.value
+    assert p.figure is figure and p.canvas.builds == 1 and p.image.value != png
+    ax = p.figure.axes[0]
+    tops = {}
+    for bar in ax.patches:
+        x = round(bar.get_x(), 9)
+        tops[x] = max(tops.get(x, 0), bar.get_y() + bar.get_height())
+    assert sorted(tops.values()) == [4 * 96 * 96] * len(p.state["hs"])
+
+
+PROBLEM_Q = np.array([1.0, 0.0])
+K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+V = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 0.0], [0.0, 4.0]])
+
+
+def by_hand(q, position):
+    """Problem 4.2 step by step with a loop: scores, scaled scores, weights over keys 1..position, output."""
+    scores = np.array([q @ k for k in K])
+    scaled = scores / np.sqrt(2)
+    e = np.array([np.exp(s) if j < position else 0.0 for j, s in enumerate(scaled)])
+    w = e / e.sum()
+    return scores, scaled, w, sum(w_j * v for w_j, v in zip(w, V))
+
+
+def test_causal_step_explorer_does_not_start_at_the_problems_query():
+    c = widgets.causal_step_explorer()
+    assert not np.allclose(c.state["q"], PROBLEM_Q), "the student must not see 4.2's answer before answering"
+    assert c.state["position"] == 4 and c.state["allowed"].all()
+    _, _, _, answer = by_hand(PROBLEM_Q, 4)
+    assert f"{answer[0]:.4f}" not in c.readout.value and f"{answer[0]:.2f}" not in c.image.tooltip
+
+
+def test_causal_step_explorer_follows_the_query_and_its_position():
+    c = widgets.causal_step_explorer()
+    for q, position in [((0.0, 1.0), 4), ((2.0, -1.0), 4), ((2.0, -1.0), 2), ((-3.0, 3.0), 1)]:
+        with c.paused():
+            c.controls["q1"].value, c.controls["q2"].value = q
+            c.controls["position"].value = position
+        scores, scaled, w, out = by_hand(np.array(q), position)
+        np.testing.assert_allclose(c.state["scores"], scores)
+        np.testing.assert_allclose(c.state["scaled"], scaled)
+        np.testing.assert_allclose(c.state["weights"], w, atol=1e-12)
+        np.testing.assert_allclose(c.state["output"], out)
+        np.testing.assert_allclose([b.get_height() for b in c.bars[2]], w, atol=1e-12)
+        assert [t.get_text() for t in c.texts[2]][position:] == ["masked"] * (4 - position)
+        assert c.row.get_y() == position - 1.5, "the mask's row is the query's position"
+        np.testing.assert_allclose(c.star.get_xdata(), [out[0]])
+        assert f"({out[0]:.4f}, {out[1]:.4f})" in c.readout.value
+    assert c.canvas.builds == 1, "moving q redraws the bars, not the figure"
+
+
+def test_causal_step_explorer_rejects_bad_data():
+    with pytest.raises(ValueError, match="K"):
+        widgets.causal_step_explorer(K=np.ones((4, 3)))
+    with pytest.raises(ValueError, match="V"):
+        widgets.causal_step_explorer(V=np.ones((3, 2)))
+    with pytest.raises(ValueError, match="q"):
+        widgets.causal_step_explorer(q=(5.0, 0.0))
+    with pytest.raises(ValueError, match="position"):
+        widgets.causal_step_explorer(position=5)
