@@ -7,6 +7,7 @@ behind it. It never lets a numpy traceback from deep inside reach the student.
 """
 
 import numbers
+import re
 import warnings
 
 import numpy as np
@@ -16,9 +17,17 @@ class WrongAnswer(AssertionError):
     """An answer is wrong; the message says why, kindly. Fails the test cell."""
 
 
+def sentence(text):
+    """``text`` with a capital if it starts with an ordinary word ("your function ..." ->
+    "Your function ..."); a symbol or a name from the code (``d_k``, ``h``, ``softmax(...)``) is kept."""
+    if re.match(r"[a-z]{2,}(?![\w(·^/])", text):
+        return text[0].upper() + text[1:]
+    return text
+
+
 def correct(message):
     """Print a short confirmation (to stdout: nbgrader scores a cell with stderr 0)."""
-    print(f"✔ Correct. {message}")
+    print(f"✔ Correct. {sentence(message)}")
 
 
 def unanswered(name, value):
@@ -48,17 +57,41 @@ def as_int(name, value):
     return int(number)
 
 
+def _whole(number):
+    """``number`` as an int if it is a real, finite, whole number (``64``, ``64.0``, ``np.int64(64)``), else None."""
+    if isinstance(number, np.ndarray) and number.ndim == 0:
+        number = number.item()
+    if isinstance(number, bool) or not isinstance(number, numbers.Real):
+        return None
+    if isinstance(number, numbers.Integral):
+        return int(number)
+    number = float(number)
+    return int(number) if np.isfinite(number) and number == int(number) else None
+
+
 def as_shape(name, value, ndim=None):
-    """``value`` as a tuple of ints (a shape), or WrongAnswer saying what was expected."""
+    """``value`` as a tuple of ints (a shape), or WrongAnswer saying what was expected.
+
+    A tuple, a list or a 1-D array of whole numbers is a shape; whole-number floats count
+    (``(512, 512 / 8)`` is ``(512, 64)``), other numbers get "not a whole number".
+    """
     unanswered(name, value)
     example = "(10, 64)" if ndim in (None, 2) else str(tuple(range(1, ndim + 1)))
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = list(value)
     if not isinstance(value, (tuple, list)) or not all(
-        isinstance(d, numbers.Integral) and not isinstance(d, bool) for d in value
+        (isinstance(d, numbers.Real) or isinstance(d, np.ndarray) and d.ndim == 0) and not isinstance(d, bool)
+        for d in value
     ):
         raise WrongAnswer(f"`{name}` should be a shape: a tuple of whole numbers like {example}, got {_describe(value)}.")
-    if ndim is not None and len(value) != ndim:
-        raise WrongAnswer(f"`{name}` should have {ndim} numbers (like {example}), got {len(value)}: {tuple(value)}.")
-    return tuple(int(d) for d in value)
+    dims = [_whole(d) for d in value]
+    if None in dims:
+        bad = next(d for d, w in zip(value, dims) if w is None)
+        raise WrongAnswer(f"`{name}` should be a shape: a tuple of whole numbers like {example}, got "
+                          f"{_describe(value)}: {bad} is not a whole number.")
+    if ndim is not None and len(dims) != ndim:
+        raise WrongAnswer(f"`{name}` should have {ndim} numbers (like {example}), got {len(dims)}: {tuple(dims)}.")
+    return tuple(dims)
 
 
 def as_array(name, value, shape=None):
@@ -73,6 +106,19 @@ def as_array(name, value, shape=None):
     if not np.isfinite(array).all():
         raise WrongAnswer(f"`{name}` contains NaN or infinity; every entry should be a finite number.")
     return array
+
+
+def as_vector(name, value, size):
+    """``value`` as a float vector of ``size`` entries: a flat array, a list, or a row
+    (1, size) or column (size, 1) array; otherwise WrongAnswer saying what was expected."""
+    unanswered(name, value)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        array = None
+    if array is not None and array.ndim == 2 and array.size == size and 1 in array.shape:
+        value = array.reshape(size)
+    return as_array(name, value, shape=(size,))
 
 
 def as_choice(name, value, options):
@@ -115,11 +161,26 @@ def _describe(value):
     return f"{type(value).__name__} {text}"
 
 
+# JupyterLab's output area sets `word-break: break-all` on <pre>, which splits a long message
+# inside its words ("gr" / "ows"); wrap at spaces instead, breaking a word only when it is longer
+# than the line. `body` makes the rule outweigh the page's own.
+WRAP_STYLE = ("<style>body .jp-OutputArea-output pre, body .output_area pre "
+              "{ white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; }</style>")
+
+
+def shown(message):
+    """A check's message as the notebook shows it: after "✘ Not yet.", without a second "Not yet"."""
+    text = re.sub(r"^not yet\b[.:,;!]?\s*", "", str(message).strip(), flags=re.IGNORECASE)
+    return f"✘ Not yet. {sentence(text)}"
+
+
 def short_tracebacks():
     """In IPython, show a WrongAnswer as its message alone, not a traceback.
 
     The cell still ends in an error output, so nbgrader and the Validate
-    button still count the test as failed.
+    button still count the test as failed. The message stays one line (the
+    class report looks for phrases in it); a style rule makes the page wrap
+    it between words.
     """
     try:
         shell = get_ipython()  # noqa: F821 (defined inside IPython only)
@@ -128,6 +189,8 @@ def short_tracebacks():
 
     def show(shell, etype, value, tb, tb_offset=None):
         # An error output (as a traceback would be) whose only line is the message.
-        shell._showtraceback(etype, value, [f"\x1b[0;31m✘ Not yet.\x1b[0m {value}"])
+        shell._showtraceback(etype, value, [shown(value).replace("✘ Not yet.", "\x1b[0;31m✘ Not yet.\x1b[0m", 1)])
 
     shell.set_custom_exc((WrongAnswer,), show)
+    # An invisible output of the setup cell: the style rule, for every output of the page.
+    shell.display_pub.publish(data={"text/html": WRAP_STYLE, "text/plain": ""}, metadata={})

@@ -83,7 +83,7 @@ def test_d_k_hidden_gives_nothing_away():
         ((6, 512), "Rows: one per token"),
         ((6, 768, 1), "should be a 2-D shape"),
         ("6x768", "should be a shape"),
-        ((6.0, 768.0), "should be a shape"),
+        ((6.5, 768), "6.5 is not a whole number"),
         (None, "no answer yet"),
     ],
 )

@@ -128,14 +128,26 @@ def test_softmax_mistakes(func, says):
     rejects(check.q2_3_softmax, func, says)
 
 
-def test_softmax_hidden_finds_overflow_and_hard_coding_without_warnings(recwarn):
-    assert _unstable(np.array([4.0, 2.0, 5.0])) is not None
-    message = rejects(check.q2_3_softmax, _unstable, "overflows", hidden=True)
+@pytest.mark.parametrize("hidden", [False, True])
+def test_softmax_finds_overflow_and_hard_coding_visible_and_hidden_alike(hidden, recwarn):
+    assert np.allclose(_unstable(np.array([4.0, 2.0, 5.0])), stable_softmax(np.array([4.0, 2.0, 5.0])))
+    message = rejects(check.q2_3_softmax, _unstable, "overflows", "Subtract the largest score", hidden=hidden)
     assert "1000" in message
     hard_coded = lambda s: np.array([0.2595, 0.0351, 0.7054])  # noqa: E731
-    check.q2_3_softmax(hard_coded)
-    rejects(check.q2_3_softmax, hard_coded, "should return an array of 4 weights", hidden=True)
+    rejects(check.q2_3_softmax, hard_coded, "1000" if not hidden else "should return an array of 4 weights",
+            hidden=hidden)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_loop_softmax_with_math_exp_is_told_about_overflow():
+    import math as m
+
+    def loop(scores):
+        exps = [m.exp(s) for s in scores]
+        return [e / sum(exps) for e in exps]
+
+    for hidden in (False, True):
+        rejects(check.q2_3_softmax, loop, "raised OverflowError", "Subtract the largest score", hidden=hidden)
 
 
 @pytest.mark.parametrize(

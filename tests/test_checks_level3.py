@@ -105,7 +105,7 @@ def test_cost_ratio_accepts_one(value, capsys):
 
 
 @pytest.mark.parametrize(
-    "value, says", [(8, "h heads cost h times more"), (0.125, "only one of the 8 heads"), (2, "Not yet")]
+    "value, says", [(8, "h heads cost h times more"), (0.125, "only one of the 8 heads"), (2, "Divide the multi-head cost")]
 )
 def test_cost_ratio_names_the_misconception(value, says):
     _rejects(check.q3_1_cost_ratio, value, says)
@@ -155,7 +155,7 @@ def test_concat_shape_accepts(value, capsys):
         ((8, 10, 64), "stacked"),
         ((512, 10), "Rows are tokens"),
         ((10, 8), "not 1"),
-        ((10, 256), "Not yet"),
+        ((10, 256), "widths add up side by side"),
         ((10, 512, 1), "should have 2 numbers"),
     ],
 )
@@ -163,7 +163,7 @@ def test_concat_shape_names_the_misconception(value, says):
     _rejects(check.q3_2_concat_shape, value, says)
 
 
-@pytest.mark.parametrize("value", ["(10, 512)", 512, (10.0, 512.0), None])
+@pytest.mark.parametrize("value", ["(10, 512)", 512, (10.5, 512.0), None])
 def test_concat_shape_wrong_type(value):
     with pytest.raises(WrongAnswer, match="should be a shape|no answer yet"):
         check.q3_2_concat_shape(value)
@@ -180,7 +180,7 @@ def test_wo_shape_accepts(capsys):
         ((512, 64), "maps back to d_model"),
         ((10, 512), "shape of the block's output"),
         ((512,), "should have 2 numbers"),
-        ((256, 512), "Not yet"),
+        ((256, 512), "gives back width d_model"),
     ],
 )
 def test_wo_shape_names_the_misconception(value, says):

@@ -128,7 +128,7 @@ def test_scaled_scores_accept_exact_rounded_and_row_vectors(hidden, capsys):
         ([0.7071, 0.0, 0.7071, -np.inf], "causal mask applied wrongly"),
         ([0.7071, 0.0, 0.7071, -1e9], "causal mask applied wrongly"),
         ([0.707, 0.0, 0.707, 1.41], "close but not within"),
-        ([1.0, 2.0, 3.0, 4.0], "Not yet"),
+        ([1.0, 2.0, 3.0, 4.0], "compute the dot product"),
         ([0.7071, 0.0, 0.7071], "should have shape (4,)"),
         ("0.7071, 0, 0.7071, 1.4142", "should be an array of numbers"),
         ([np.nan, 0.0, 0.7071, 1.4142], "NaN"),
@@ -164,7 +164,7 @@ def _softmax(x):
         ([0.25, 0.25, 0.25, 0.25], "ignore the scores"),
         ([0.3, 0.3, 0.3, 0.3], "add up to 1"),
         ([0.22, 0.11, 0.22, 0.45], "close but not within"),
-        ([0.1, 0.2, 0.3, 0.4], "Not yet"),
+        ([0.1, 0.2, 0.3, 0.4], "Apply the softmax"),
         ([[0.2212, 0.1091], [0.2212, 0.4486]], "should have shape (4,)"),
     ],
 )
@@ -194,7 +194,7 @@ def test_the_sheets_2_0123_is_its_rounded_terms_added():
         ([1.0, 0.0], "causal mask wrongly"),
         (None, "no answer yet"),
         ([0.88, 2.01], "close but not within"),
-        ([1.0, 1.0], "Not yet"),
+        ([1.0, 1.0], "the values weighted by"),
         ([0.8847, 2.0124, 0.0], "should have shape (2,)"),
     ],
 )
@@ -205,6 +205,7 @@ def test_output_names_the_misconception(value, says):
 def test_output_weighted_sum_of_keys():
     _, weights, _ = _known()
     _rejects(check.q4_2_output, weights @ check.K, "weighted sum of the keys")
+
 
 
 # --- Problem 4.3 ---------------------------------------------------------------

@@ -60,7 +60,7 @@ def q1_1_head_dim(head_dim, hidden=False):
             "inside one head when d_model numbers are shared evenly by h heads?"
         )
     if not hidden:
-        correct("d_k = d_v = d_model / h: the width is split evenly across the heads.")
+        correct("Each head gets d_k = d_v = d_model / h: the width is split evenly across the heads.")
     else:
         correct("Your head_dim also works for other widths and numbers of heads.")
 
@@ -70,7 +70,7 @@ def q1_1_d_k(d_k, hidden=False):
     value = as_number("d_k", d_k)
     expected = mha.head_dim(D_MODEL, H)
     if hidden:
-        if value != expected:
+        if not close(value, expected, 1e-9):  # the visible test's tolerance: 64, 64.0, np.int64(64) all pass
             raise WrongAnswer("`d_k` should be exactly one head's width for d_model = 768, h = 12 (a whole number).")
         correct("And d_k is a whole number: 12 divides 768 exactly.")
         return

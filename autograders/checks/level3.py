@@ -57,6 +57,10 @@ def _traced_cost(d_model, h, n):
     return trace.scores.size * d_k + trace.heads.size * n_k
 
 
+TWO_FLOPS = ("You counted 2 FLOPs per multiply-add (a multiplication and an addition); this problem counts "
+             "multiply-adds, so your count is twice the one asked for.")
+
+
 def _cost_misconception(value, d_model, h, n):
     """The misconception behind a known wrong cost, or None."""
     expected = attention_cost_expected(d_model, h, n)
@@ -105,6 +109,13 @@ def q3_1_attention_cost(fn, hidden=False):
         expected = _traced_cost(d_model, h, n) if hidden else attention_cost_expected(d_model, h, n)
         if close(value, expected, 1e-9 * expected):
             continue
+        if close(value, 2 * expected, 2e-9 * expected):  # a legitimate convention, but not this problem's
+            raise WrongAnswer(f"`attention_cost({d_model}, {h}, {n})`: {TWO_FLOPS}")
+        if hidden and (d_model, h, n) == (D_MODEL, H, N):
+            raise WrongAnswer(
+                f"`attention_cost({d_model}, {h}, {n})` is not the number of multiply-adds of the scores and the "
+                "weighted sums of all the heads: the visible test's message says more."
+            )
         if hidden:
             raise WrongAnswer(
                 f"attention_cost gives the right count for d_model={D_MODEL}, h={H}, n={N} but not for "
@@ -112,6 +123,9 @@ def q3_1_attention_cost(fn, hidden=False):
                 "from the example."
             )
         message = _cost_misconception(value, d_model, h, n)
+        doubled = _cost_misconception(value / 2, d_model, h, n)
+        if message is None and doubled is not None:
+            message = f"{TWO_FLOPS} And, counting multiply-adds: {doubled}"
         raise WrongAnswer(message or (
             f"attention_cost({d_model}, {h}, {n}) returned {value:,.0f}, which is not the count. Per head: the "
             "scores are an n×n matrix of dot products of length d_k, and the weighted sum is an n×n matrix "
@@ -145,7 +159,7 @@ def q3_1_cost_ratio(value, hidden=False):
             "but all 8 of them run."
         )
     raise WrongAnswer(
-        "Not yet: divide the multi-head cost (8 heads of width d_k = 64) by the single-head cost (1 head of width "
+        "Divide the multi-head cost (8 heads of width d_k = 64) by the single-head cost (1 head of width "
         "512), both for n = 10 tokens, counting the scores and the weighted sum."
     )
 
@@ -205,7 +219,7 @@ def q3_2_concat_shape(value, hidden=False):
         raise WrongAnswer(f"`concat_shape` should have 2 numbers (rows, columns), like (10, 64); got {shape}.")
     if shape == expected[::-1]:
         raise WrongAnswer("Rows are tokens and columns are features: write the shape as (tokens, width).")
-    raise WrongAnswer("Not yet: there is one row per token, and the heads' widths add up side by side.")
+    raise WrongAnswer("There is one row per token, and the heads' widths add up side by side.")
 
 
 def wo_shape_expected():
@@ -231,7 +245,7 @@ def q3_2_wo_shape(value, hidden=False):
         raise WrongAnswer("(10, 512) is the shape of the block's output, not of W^O: W^O does not depend on n.")
     if len(shape) != 2:
         raise WrongAnswer(f"`W_O_shape` should have 2 numbers (rows, columns), like (64, 512); got {shape}.")
-    raise WrongAnswer("Not yet: W^O multiplies the concatenated heads from the right and gives back width d_model.")
+    raise WrongAnswer("W^O multiplies the concatenated heads from the right and gives back width d_model.")
 
 
 # --- Problem 3.3: heads that share their projections --------------------------

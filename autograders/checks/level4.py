@@ -14,7 +14,7 @@ import numpy as np
 import mha_core as mha
 
 from . import own_work
-from ..feedback import WrongAnswer, as_array, as_number, call, close, correct
+from ..feedback import WrongAnswer, as_array, as_number, as_vector, call, close, correct
 
 TOL = 1e-3
 
@@ -159,14 +159,12 @@ def _vector(name, value, size):
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         array = None
-    if array is not None and array.size == size and array.ndim == 2 and 1 in array.shape:
-        array = array.reshape(size)
-    if array is not None and array.shape == (size,) and np.isneginf(array).any():
+    if array is not None and array.size == size and array.ndim <= 2 and np.isneginf(array).any():
         raise WrongAnswer(
             f"`{name}` has -inf in it: that is a causal mask applied wrongly. The query at position 4 is the last "
             "position, so it may attend to all 4 keys: no score is masked."
         )
-    return as_array(name, value if array is None or array.shape != (size,) else array, shape=(size,))
+    return as_vector(name, value, size)
 
 
 def _near_miss(name, value, expected):
@@ -180,7 +178,7 @@ def q4_2_scaled_scores(value, hidden=False):
     value = _vector("scaled_scores", value, N)
     expected = _by_hand()[0] if hidden else expected_4_2()[0]
     if close(value, expected, TOL):
-        correct("q·k_j / √2 for the 4 keys." if not hidden else "Hidden checks passed too.")
+        correct("The scaled scores are q·k_j / √2 for the 4 keys." if not hidden else "Hidden checks passed too.")
         return
     masked = np.abs(value - expected) > TOL
     if masked.any() and (value[masked] < -100).all():
@@ -192,7 +190,7 @@ def q4_2_scaled_scores(value, hidden=False):
         if scores is not None and close(value, scores, TOL):
             raise WrongAnswer(message)
     raise WrongAnswer(_near_miss("scaled_scores", value, expected) or (
-        "Not yet: for each key k_j compute the dot product q·k_j, then divide it by √d_k."
+        "For each key k_j compute the dot product q·k_j, then divide it by √d_k."
     ))
 
 
@@ -200,7 +198,7 @@ def q4_2_weights(value, hidden=False):
     value = _vector("attention_weights", value, N)
     expected = _by_hand()[1] if hidden else expected_4_2()[1]
     if close(value, expected, TOL):
-        correct("softmax of the scaled scores; they sum to 1." if not hidden else "Hidden checks passed too.")
+        correct("The weights are the softmax of the scaled scores; they sum to 1." if not hidden else "Hidden checks passed too.")
         return
     for _, weights, message in _wrong_4_2():
         if close(value, weights, TOL):
@@ -208,7 +206,7 @@ def q4_2_weights(value, hidden=False):
     if not close(value.sum(), 1.0, 1e-2):
         raise WrongAnswer(f"Your weights add up to {value.sum():.4f}; attention weights add up to 1 (softmax).")
     raise WrongAnswer(_near_miss("attention_weights", value, expected) or (
-        "Not yet: apply the softmax to the scaled scores: e^{s_j} divided by the sum of e^{s_j} over the 4 keys."
+        "Apply the softmax to the scaled scores: e^{s_j} divided by the sum of e^{s_j} over the 4 keys."
     ))
 
 
@@ -216,7 +214,7 @@ def q4_2_output(value, hidden=False):
     value = _vector("output", value, V.shape[1])
     expected = _by_hand()[2] if hidden else expected_4_2()[2]
     if close(value, expected, TOL):
-        correct("the weighted sum of the values: Σ_j w_j v_j." if not hidden else "Hidden checks passed too.")
+        correct("The output is the weighted sum of the values: Σ_j w_j v_j." if not hidden else "Hidden checks passed too.")
         return
     weights = expected_4_2()[1]
     for _, wrong_weights, message in _wrong_4_2():
@@ -225,7 +223,7 @@ def q4_2_output(value, hidden=False):
     if close(value, weights @ K, TOL):
         raise WrongAnswer("That is the weighted sum of the keys: the output weights the values v_j, not the keys.")
     raise WrongAnswer(_near_miss("output", value, expected) or (
-        "Not yet: the output is the sum over the 4 keys of w_j v_j, the values weighted by the attention weights."
+        "The output is the sum over the 4 keys of w_j v_j, the values weighted by the attention weights."
     ))
 
 

@@ -1,0 +1,340 @@
+"""Every right answer is accepted in every reasonable form, by the visible check AND by
+the hidden one, with the same tolerances.
+
+:data:`ACCEPTED` maps each autograded answer (its grade_id) to alternative right
+answers: ints for floats, numpy scalars, Fractions, lists and arrays for shapes,
+whole-number floats in shapes (``(512, 512 / 8)``), row and column vectors where a
+vector is asked, values rounded to the precision the prompt states (4 decimals), and
+loop implementations of the functions. Each right answer is computed here, with
+plain Python, numpy or ``tests.reference`` (independent of the checks), then written
+in each form. Every row runs against the visible and the hidden check: a form the
+visible test accepts and the hidden one rejects would cost a student the points
+after a green visible test.
+
+The feedback's wording (no doubled "Not yet", a capital after "Correct.", wrapping
+between words, the conventions named) is tested at the end.
+"""
+
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import mha_core as mha
+from autograders import feedback
+from autograders.checks import level1, level2, level3, level4, level5
+from autograders.feedback import WrongAnswer
+from tests import reference
+from tests.checking import rejects
+
+# --- right answers, computed independently of the checks -----------------------------
+
+D_K_1 = 768 // 12  # Problem 1.1
+OUTPUT_1_2 = (6, 768)  # 1.2: (n, d_model), the input's shape
+D_K_2 = 512 // 8  # Problem 2.1
+SCORES = [4.0, 2.0, 5.0]  # Problem 2.3
+_EXPS = [math.exp(s) for s in SCORES]
+WEIGHTS = [e / sum(_EXPS) for e in _EXPS]
+COST_8 = 8 * 2 * 10 * 10 * D_K_2  # 3.1: h heads x (scores + weighted sum), each n*n*d_k multiply-adds
+COST_1 = 1 * 2 * 10 * 10 * 512
+Q_4_2, K_4_2, V_4_2 = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0]], [[1.0, 0.0], [0.0, 2.0], [3.0, 0.0], [0.0, 4.0]]
+OUT_4_2, W_4_2 = reference.attention(Q_4_2, K_4_2, V_4_2)  # one head, the query sees all 4 keys
+SCALED_4_2 = [sum(a * b for a, b in zip(Q_4_2[0], k)) / math.sqrt(2) for k in K_4_2]
+
+
+def numbers(x, decimals=4):
+    """A right number in the forms a student may write it."""
+    forms = [x, float(x), np.float64(x), np.array(x), np.array([x]), round(x, decimals), Fraction(x).limit_denominator(10**6)]
+    if float(x) == int(x):
+        forms += [int(x), np.int64(x), np.int32(x), np.float32(x)]
+    return forms
+
+
+def shapes(shape):
+    """A right shape in the forms a student may write it."""
+    return [
+        tuple(shape), list(shape), np.array(shape), tuple(np.int64(d) for d in shape),
+        tuple(float(d) for d in shape), (shape[0], shape[1] * 8 / 8), np.zeros(shape).shape,
+    ]
+
+
+def vectors(v, decimals=4):
+    """A right vector in the forms a student may write it."""
+    a = np.array(v, dtype=float)
+    return [a, list(v), tuple(v), a[None, :], a[:, None], np.round(a, decimals), np.round(a, decimals).tolist(),
+            [Fraction(x).limit_denominator(10**6) for x in v]]
+
+
+# --- right functions, several ways --------------------------------------------------
+
+
+def head_dim_loop(d_model, h):
+    d_k = 0
+    while (d_k + 1) * h <= d_model:  # how many numbers each of the h heads gets
+        d_k += 1
+    return d_k
+
+
+def softmax_loop(scores):
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    return [e / sum(exps) for e in exps]
+
+
+def softmax_logsumexp(scores):
+    top = np.max(scores)
+    return np.exp(scores - top - np.log(np.sum(np.exp(scores - top))))
+
+
+def cost_loop(d_model, h, n):
+    total = 0
+    for _head in range(h):
+        d_k = d_model // h
+        total += n * n * d_k  # the scores: n*n dot products of length d_k
+        total += n * n * d_k  # the weighted sum: (n x n) times (n x d_k)
+    return total
+
+
+def distinct_loop(weights):
+    seen = []
+    for head in weights:
+        if not any(np.array_equal(head, s) for s in seen):
+            seen.append(head)
+    return len(seen)
+
+
+def params_loop(d_model, h):
+    d_k = d_model // h
+    total = 0
+    for _head in range(h):
+        for _matrix in ("W_Q", "W_K", "W_V"):
+            total += d_model * d_k
+    return total + d_model * d_model
+
+
+def output_loop(weights, values):
+    n_q, n_k = len(weights), len(values)
+    return [[sum(weights[i][j] * values[j][c] for j in range(n_k)) for c in range(len(values[0]))] for i in range(n_q)]
+
+
+ACCEPTED = {
+    # Level 1
+    "q1_1_head_dim": (level1.q1_1_head_dim, [
+        lambda d_model, h: d_model // h, lambda d_model, h: d_model / h, head_dim_loop,
+        lambda d_model, h: Fraction(d_model, h), lambda d_model, h: np.int64(d_model) // np.int64(h),
+        lambda d_model, h: np.float64(d_model / h),
+    ]),
+    "q1_1_d_k": (level1.q1_1_d_k, numbers(D_K_1)),
+    "q1_2_output_shape": (level1.q1_2_output_shape, shapes(OUTPUT_1_2) + [(6, 64 * 12), (6, 768.0)]),
+    "q1_2_why": (level1.q1_2_why, ["B", "b", " B "]),
+    # Level 2
+    "q2_1_wq_shape": (level2.q2_1_wq_shape, shapes((512, D_K_2)) + [(512, 512 / 8)]),
+    "q2_1_q_shape": (level2.q2_1_q_shape, shapes((10, D_K_2))),
+    "q2_1_scores_shape": (level2.q2_1_scores_shape, shapes((10, 10))),
+    "q2_1_head_shape": (level2.q2_1_head_shape, shapes((10, D_K_2))),
+    "q2_2_scaled_score": (level2.q2_2_scaled_score, numbers(40 / math.sqrt(64)) + [40 / np.sqrt(64)]),
+    "q2_2_why": (level2.q2_2_why, ["A", "a"]),
+    "q2_3_softmax": (level2.q2_3_softmax, [
+        lambda s: np.exp(s - s.max()) / np.exp(s - s.max()).sum(), softmax_loop, softmax_logsumexp,
+        lambda s: tuple(softmax_loop(list(s))), lambda s: np.array(softmax_loop(list(s)))[:, None],
+    ]),
+    "q2_3_weights": (level2.q2_3_weights, vectors(WEIGHTS) + [np.round(WEIGHTS, 3), np.round(WEIGHTS, 3).tolist()]),
+    "q2_3_winner": (level2.q2_3_winner, numbers(max(range(3), key=lambda j: SCORES[j]) + 1)),
+    "q2_3_ratio": (level2.q2_3_ratio, numbers(WEIGHTS[2] / WEIGHTS[0]) + [math.e, round(math.e, 2)]),
+    # Level 3
+    "q3_1_claim": (level3.q3_1_claim, ["B", "b"]),
+    "q3_1_attention_cost": (level3.q3_1_attention_cost, [
+        cost_loop, lambda d_model, h, n: 2 * n * n * d_model, lambda d_model, h, n: 2.0 * n**2 * h * (d_model / h),
+        lambda d_model, h, n: np.int64(2) * h * n * n * (d_model // h),
+    ]),
+    "q3_1_cost_ratio": (level3.q3_1_cost_ratio, numbers(COST_8 / COST_1) + [Fraction(COST_8, COST_1)]),
+    "q3_2_wrong_step": (level3.q3_2_wrong_step, ["C", "c"]),
+    "q3_2_concat_shape": (level3.q3_2_concat_shape, shapes((10, 8 * D_K_2))),
+    "q3_2_wo_shape": (level3.q3_2_wo_shape, shapes((8 * D_K_2, 512))),
+    "q3_3_shared_outcome": (level3.q3_3_shared_outcome, ["A", "a"]),
+    "q3_3_count_distinct_heads": (level3.q3_3_count_distinct_heads, [
+        distinct_loop, lambda w: len(np.unique(w.reshape(len(w), -1), axis=0)), lambda w: float(distinct_loop(w)),
+        lambda w: np.int64(len({head.tobytes() for head in w})),
+    ]),
+    # Level 4
+    "q4_1_parameter_count": (level4.q4_1_parameter_count, [
+        params_loop, lambda d_model, h: 4 * d_model**2, lambda d_model, h: 3.0 * h * d_model * (d_model / h) + d_model**2,
+    ]),
+    "q4_1_params_512": (level4.q4_1_params_512, numbers(params_loop(512, 8))),
+    "q4_2_scaled_scores": (level4.q4_2_scaled_scores, vectors(SCALED_4_2)),
+    "q4_2_weights": (level4.q4_2_weights, vectors(W_4_2[0])),
+    "q4_2_output": (level4.q4_2_output, vectors(OUT_4_2[0]) + [[0.8847, 2.0123]]),  # the sheet's rounded sum
+    # Level 5
+    "q5_1_d_k_limit": (level5.q5_1_d_k_limit, numbers(512 / 512)),
+    "q5_1_sweet_spot_heads": (level5.q5_1_sweet_spot_heads, numbers(512 // 64)),
+    "q5_1_refutation": (level5.q5_1_refutation, ["C", "c", " C "]),
+    "q5_2_attention_output": (level5.q5_2_attention_output, [
+        lambda w, v: w @ v, output_loop, lambda w, v: np.einsum("ij,jd->id", w, v), lambda w, v: (w @ v).tolist(),
+    ]),
+    "q5_2_power": (level5.q5_2_power, ["C", "c"]),
+    "q5_3_score_shape": (level5.q5_3_score_shape, shapes((4, 6)) + [mha.MultiHeadAttention.from_seed(64, 4).trace(
+        np.ones((4, 64)), np.ones((6, 64))).scores[0].shape]),
+    "q5_3_output_shape": (level5.q5_3_output_shape, shapes((4, 64)) + [(4, 64.0), (4, 16 * 4)]),
+    "q5_3_unchanged": (level5.q5_3_unchanged, ["B", "b"]),
+}
+
+ROWS = [(cell, i) for cell, (_, forms) in ACCEPTED.items() for i in range(len(forms))]
+
+
+def _label(form):
+    text = getattr(form, "__name__", None) or repr(form)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+@pytest.mark.parametrize("cell, i", ROWS, ids=[f"{c}[{i}]:{_label(ACCEPTED[c][1][i])}" for c, i in ROWS])
+def test_every_accepted_form_passes_the_visible_and_the_hidden_check(cell, i, hidden, capsys):
+    check, forms = ACCEPTED[cell]
+    check(forms[i], hidden=hidden)
+    out, err = capsys.readouterr()
+    assert out.startswith("✔ Correct.") and out.count("\n") == 1 and err == "", (out, err)
+
+
+def test_the_table_covers_every_autograded_answer_of_the_notebooks():
+    import nbformat
+
+    from tests.conftest import NOTEBOOKS, is_test_cell
+
+    graded = set()
+    for path in sorted(NOTEBOOKS.glob("level*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if is_test_cell(cell):
+                graded.add(cell.metadata.nbgrader["grade_id"].removesuffix("_test"))
+    missing = graded - set(ACCEPTED) - {"q4_3_multi_head_attention"}  # 4.3: tests/test_checks_level4.py
+    assert not missing, f"no accepted forms for {sorted(missing)}"
+
+
+# --- a rejected form says why, visible and hidden alike ---------------------------------
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+@pytest.mark.parametrize(
+    "check, value",
+    [
+        (level1.q1_2_output_shape, (6, 768.5)),
+        (level2.q2_1_wq_shape, (512, 64.5)),
+        (level3.q3_2_concat_shape, [10, 512.25]),
+        (level5.q5_3_score_shape, np.array([4.5, 6])),
+    ],
+)
+def test_a_shape_with_a_fraction_in_it_is_not_a_whole_number(check, value, hidden):
+    rejects(check, value, "is not a whole number", hidden=hidden)
+
+
+def test_weights_to_three_decimals_pass_and_their_sum_tolerance_follows_from_the_entries():
+    three = np.round(WEIGHTS, 3)
+    assert abs(three.sum() - 1) >= 1e-3  # 0.999: the hidden check's old sum tolerance (1e-3) rejected it
+    assert level2.SUM_TOL >= len(SCORES) * level2.WEIGHT_TOL
+    for hidden in (False, True):
+        level2.q2_3_weights(three, hidden=hidden)
+    # off by more than the tolerance in one entry: rejected by both
+    off = np.array(WEIGHTS) + [2 * level2.WEIGHT_TOL, -2 * level2.WEIGHT_TOL, 0]
+    for hidden in (False, True):
+        with pytest.raises(WrongAnswer):
+            level2.q2_3_weights(off, hidden=hidden)
+
+
+# --- conventions and forgotten steps are named -----------------------------------------
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_two_flops_per_multiply_add_is_named_and_loses_the_point(hidden):
+    message = rejects(level3.q3_1_attention_cost, lambda d, h, n: 2 * cost_loop(d, h, n),
+                      "You counted 2 FLOPs per multiply-add", "this problem counts multiply-adds", hidden=hidden)
+    assert f"{COST_8:,}" not in message and str(COST_8) not in message
+
+
+def test_two_flops_with_a_known_misconception_names_both():
+    rejects(level3.q3_1_attention_cost, lambda d, h, n: 2 * 2 * h * n * n * d, "2 FLOPs per multiply-add",
+            "h heads cost h times more")
+
+
+def test_counting_biases_is_named():
+    rejects(level4.q4_1_params_512, params_loop(512, 8) + 4 * 512, "includes biases")
+    rejects(level4.q4_1_parameter_count, lambda d, h: params_loop(d, h) + 4 * d, "includes biases")
+
+
+@pytest.mark.parametrize(
+    "check, value",
+    [
+        (level2.q2_3_weights, SCORES),
+        (level2.q2_3_softmax, lambda s: s),
+        (level2.q2_3_softmax, lambda s: np.array(s, dtype=float)),
+        (level4.q4_2_weights, SCALED_4_2),
+    ],
+)
+def test_weights_equal_to_the_scores_name_the_forgotten_softmax(check, value):
+    rejects(check, value, "forgot the softmax")
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_naive_softmax_is_told_about_overflow_and_the_fix(hidden):
+    message = rejects(level2.q2_3_softmax, lambda s: np.exp(s) / np.exp(s).sum(), "overflows",
+                      "Subtract the largest score", hidden=hidden)
+    assert "1000" in message
+    assert [1000.0, 1001.0, 1002.0] in level2.HIDDEN_SCORES  # the visible large case is tried hidden too
+
+
+# --- the feedback's wording -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cell", sorted(ACCEPTED))
+def test_a_confirmation_starts_with_a_capital_or_a_symbol(cell, capsys):
+    check, forms = ACCEPTED[cell]
+    for hidden in (False, True):
+        check(forms[0], hidden=hidden)
+    for line in capsys.readouterr().out.splitlines():
+        message = line.removeprefix("✔ Correct. ")
+        assert not re.match(r"[a-z]{2,}(?![\w(·^/])", message), line
+
+
+def test_shown_never_doubles_not_yet_and_keeps_the_message_whole():
+    for message in ("Not yet: divide by two.", "not yet. divide by two.", "Not yet divide by two."):
+        assert feedback.shown(message) == "✘ Not yet. Divide by two."
+    long = "word " * 60 + "grows"
+    assert feedback.shown(long) == f"✘ Not yet. Word {long[5:].strip()}"  # one line: the report reads phrases in it
+    assert feedback.shown("`d_k` is 3.") == "✘ Not yet. `d_k` is 3."
+    assert feedback.shown("d_k should be 64.") == "✘ Not yet. d_k should be 64."  # a symbol keeps its case
+
+
+def test_the_wrap_style_breaks_between_words_only():
+    style = feedback.WRAP_STYLE
+    assert "word-break: normal" in style and "overflow-wrap: break-word" in style and "break-all" not in style
+    assert ".jp-OutputArea-output pre" in style  # JupyterLab's rule there says break-all
+
+
+class _FakeShell:
+    def __init__(self):
+        self.shown, self.published, self.handler = [], [], None
+
+        class Publisher:
+            def publish(pub, data, metadata=None, **kwargs):
+                self.published.append(data)
+
+        self.display_pub = Publisher()
+
+    def set_custom_exc(self, types, handler):
+        self.handler = handler
+
+    def _showtraceback(self, etype, value, lines):
+        self.shown.append(lines)
+
+
+def test_short_tracebacks_shows_one_line_and_sets_the_wrap_style(monkeypatch):
+    import builtins
+
+    shell = _FakeShell()
+    monkeypatch.setattr(builtins, "get_ipython", lambda: shell, raising=False)
+    feedback.short_tracebacks()
+    assert shell.published == [{"text/html": feedback.WRAP_STYLE, "text/plain": ""}]
+    error = WrongAnswer("Not yet: the output grows with h.")
+    shell.handler(shell, WrongAnswer, error, None)
+    (lines,) = shell.shown
+    assert len(lines) == 1 and re.sub(r"\x1b\[[0-9;]*m", "", lines[0]) == "✘ Not yet. The output grows with h."
