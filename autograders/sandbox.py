@@ -41,6 +41,7 @@ import signal
 import stat
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -335,6 +336,7 @@ def parse(argv):
     parser.add_argument("--file-size", type=int, default=FILE_SIZE_LIMIT, help="largest file (bytes; 0: none)")
     parser.add_argument("--processes", type=int, default=PROCESS_LIMIT, help="processes and threads of the user")
     parser.add_argument("--open-files", type=int, default=OPEN_FILES_LIMIT)
+    parser.add_argument("--output-limit", type=int, default=OUTPUT_LIMIT, help="characters a cell may print")
     parser.add_argument("--uid", type=int, default=None, help="as root: the throwaway user to become")
     parser.add_argument("--workdir", required=True, help="the private directory: working directory and home")
     parser.add_argument("--keep", default=None, help="the private directory to keep visible (default: workdir)")
@@ -364,7 +366,7 @@ def launch(argv=None):
 def isolate(args):
     """Isolate this process as the launcher's ``args`` say (namespaces, mounts, limits,
     the throwaway user); return the environment for the command inside."""
-    report = {"memory": args.memory, "file_size": args.file_size}
+    report = {"memory": args.memory, "file_size": args.file_size, "output_limit": args.output_limit}
     userns = False
     if args.no_namespaces:
         report["filesystem"] = report["network"] = "shared (namespaces off)"
@@ -442,8 +444,9 @@ class Sandbox:
     """
 
     def __init__(self, memory=MEMORY_LIMIT, file_size=FILE_SIZE_LIMIT, processes=PROCESS_LIMIT, hide=(), copy_from=None,
-                 namespaces=True, zygote=True):
+                 namespaces=True, zygote=True, output_limit=OUTPUT_LIMIT):
         self.memory, self.file_size, self.processes, self.zygote = memory, file_size, processes, zygote
+        self.output_limit = output_limit
         self.hide = [str(Path(p).resolve()) for p in hide if p]
         self.namespaces = namespaces
         self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
@@ -471,7 +474,8 @@ class Sandbox:
         warm zygote (:mod:`autograders.zygote`) unless ``zygote`` (default: the sandbox's) is
         false. ``fds``: file descriptors besides the standard streams that ``inner`` uses."""
         cmd = [sys.executable, "-m", "autograders.sandbox", f"--memory={self.memory}", f"--file-size={self.file_size}",
-               f"--processes={self.processes}", f"--workdir={self.work}", f"--keep={self.root}"]
+               f"--processes={self.processes}", f"--output-limit={self.output_limit}", f"--workdir={self.work}",
+               f"--keep={self.root}"]
         cmd += [f"--hide={p}" for p in self.hide] + [f"--own={p}" for p in own]
         cmd += [f"--uid={self.uid}"] if self.uid is not None else []
         cmd += [] if self.namespaces else ["--no-namespaces"]
@@ -571,7 +575,7 @@ def _nbgrader_side():
         memory_limit = Integer(MEMORY_LIMIT, help="address space of a kernel, bytes (0: no limit)").tag(config=True)
         file_size_limit = Integer(FILE_SIZE_LIMIT, help="largest file a kernel may write, bytes").tag(config=True)
         process_limit = Integer(PROCESS_LIMIT, help="processes and threads of a kernel").tag(config=True)
-        output_limit = Integer(OUTPUT_LIMIT, help="characters of output kept per cell").tag(config=True)
+        output_limit = Integer(OUTPUT_LIMIT, help="characters a cell may print; past them the kernel stops the cell").tag(config=True)
         hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
         namespaces = Bool(True, help="new network and mount namespaces where the OS allows").tag(config=True)
         zygote = Bool(True, help="fork kernels from a warm process (autograders.zygote)").tag(config=True)
@@ -588,7 +592,7 @@ def _nbgrader_side():
 
         def sandbox_options(self):
             return dict(memory=self.memory_limit, file_size=self.file_size_limit, processes=self.process_limit,
-                        hide=self.hide, namespaces=self.namespaces, zygote=self.zygote)
+                        hide=self.hide, namespaces=self.namespaces, zygote=self.zygote, output_limit=self.output_limit)
 
         def create_kernel_manager(self):
             km = super().create_kernel_manager()
@@ -623,11 +627,12 @@ def _nbgrader_side():
 
         def _output_note(self, cell, cell_index):
             """A note (not a stream: nbgrader's LimitOutput keeps the first lines of those) that output was dropped."""
-            if cell_index in self._output_limited:
+            said = any(OUTPUT_MARK in str(o.get("text", "")) + str(o.get("evalue", "")) for o in cell.get("outputs", []))
+            if cell_index in self._output_limited and not said:  # the kernel's own note, if it got here, is enough
                 cell.outputs.append(NotebookNode(
                     output_type="display_data", metadata={},
                     data={"text/plain": f"{OUTPUT_MARK} this cell printed more than {self.output_limit} characters; "
-                                        "the rest was dropped]"},
+                                        "the rest was dropped]"},  # what got here; the kernel stops the cell itself
                 ))
 
         @staticmethod
@@ -774,13 +779,19 @@ def _nbgrader_side():
 # --- inside the kernel: the output limit -------------------------------------
 
 
+class OutputLimitExceeded(BaseException):
+    """Raised in a cell that prints past the output limit: the flood stops there, at once, whatever
+    the machine's load (printing on, even into nothing, cost a 200,000-line loop seconds of CPU)."""
+
+
 class _Budget:
     def __init__(self, limit):
         self.limit, self.used, self.noted = limit, 0, False
 
 
 class _CappedStream:
-    """A stream that passes on at most ``budget.limit`` characters per cell (shared by stdout and stderr)."""
+    """A stream that passes on at most ``budget.limit`` characters per cell (shared by stdout and
+    stderr), then stops the cell (:class:`OutputLimitExceeded`; other threads' output is dropped)."""
 
     def __init__(self, stream, budget, notice_stream=None):
         self._stream, self._budget, self._notice = stream, budget, notice_stream
@@ -793,11 +804,12 @@ class _CappedStream:
             return self._stream.write(text)
         if room > 0:
             self._stream.write(text[:room])
+        message = f"{OUTPUT_MARK} this cell printed more than {budget.limit} characters and was stopped]"
         if not budget.noted:
             budget.noted = True
-            (self._notice or self._stream).write(
-                f"\n{OUTPUT_MARK} this cell printed more than {budget.limit} characters; the rest was dropped]\n"
-            )
+            (self._notice or self._stream).write(f"\n{message}\n")
+        if threading.current_thread() is threading.main_thread():
+            raise OutputLimitExceeded(message)
         return len(text)
 
     def writelines(self, lines):
@@ -810,7 +822,11 @@ class _CappedStream:
 
 def load_ipython_extension(ip):
     """Cap what a cell may print (``--IPKernelApp.extra_extensions=autograders.sandbox``)."""
-    budget = _Budget(int(os.environ.get("MHA_OUTPUT_LIMIT", OUTPUT_LIMIT)))
+    try:  # the course's c.SandboxExecute.output_limit, handed down by the launcher (see isolate)
+        limit = int(json.loads(os.environ.get("MHA_SANDBOX", "{}")).get("output_limit", OUTPUT_LIMIT))
+    except (ValueError, TypeError, AttributeError):
+        limit = OUTPUT_LIMIT
+    budget = _Budget(limit)
     stdout = sys.stdout
     sys.stdout = _CappedStream(stdout, budget)
     sys.stderr = _CappedStream(sys.stderr, budget, notice_stream=stdout)
