@@ -9,7 +9,11 @@ all alike), by their medians:
   controls (``.value = ...``), from the callback to ``Image.value`` set;
 - ``full redraw``: the same figure redrawn whole (``canvas.draw()``) and encoded,
   what an explorer without blitting pays per change;
-- ``n``: a layout change through the explorer (a new figure: 16 <-> 15 tokens).
+- ``n``: a layout change through the explorer (a new figure: 16 <-> 15 tokens);
+- the other explorers' data-only changes: Problem 4.2's query slider (continuous,
+  so it must keep up while dragged), the head grid's "share head 1" switch, the
+  concatenate-versus-sum head swap, and the FLOP explorer's n (a full redraw of
+  its two plots, no new figure).
 
 The target is for the data-only changes: median <= 50 ms. The load average is
 printed: on a machine shared with other jobs, multithreaded BLAS in the maths
@@ -44,6 +48,18 @@ def _toggler(explorer, name, values):
         assert len(explorer.image.value) > 0
 
     return change
+
+
+def _other_explorers():
+    """A data-only change in each of the other explorers with a slider or switch."""
+    from mha_core import widgets
+
+    return {
+        "4.2 query q1 (data)": _toggler(widgets.causal_step_explorer(), "q1", [0.0, 0.5]),
+        "3.3 share head 1 (data)": _toggler(widgets.head_grid_explorer(), "shared", [False, True]),
+        "3.2 swap heads (data)": _toggler(widgets.sum_concat_explorer(), "order", [False, True]),
+        "3.1 FLOPs n (redraw)": _toggler(widgets.flop_explorer(), "n", [8, 9]),
+    }
 
 
 def _full_redraw(explorer):
@@ -103,6 +119,7 @@ def main():
         "d_model 512<->520 (data)": _toggler(explorer, "d_model", [512, 520]),
         "full redraw (no blit)": _full_redraw(explorer),
         "n 16<->15 (layout)": _toggler(explorer, "n", [16, 15]),
+        **_other_explorers(),
     }
     for change in cases.values():  # warm up: caches, first layouts
         change()

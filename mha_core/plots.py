@@ -558,7 +558,7 @@ def draw_flops(left, right, d_model, n, hs):
     left.text(max(hs) * 1.4, total, f"{total:,} for every h", ha="right", va="bottom", fontsize=9)
     left.set_ylim(0, total * 1.35)
     left.set_ylabel("multiply-adds", fontsize=11)
-    left.yaxis.set_major_formatter(_THOUSANDS)
+    left.yaxis.set_major_formatter(_ENG)
     left.set_title(f"Every matrix product, stacked: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)",
                    fontsize=11)
     left.legend(loc="upper left", fontsize=8, ncols=2, frameon=False)
@@ -581,6 +581,7 @@ def draw_flops(left, right, d_model, n, hs):
     right.set_yscale("log")
     right.set_ylim(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max()) * 8)
     right.set_ylabel("operations, log scale", fontsize=11)
+    right.yaxis.set_major_formatter(_ENG)  # 100 k, 1 M: plain text, quicker to draw than 10^5
     right.set_title("The stages Problem 3.1 is about, on their own scale:\nflat, while the claim grows with h",
                     fontsize=11)
     right.legend(loc="upper left", fontsize=8, frameon=False)
@@ -618,7 +619,7 @@ def draw_parameters(ax, d_model, hs):
             va="bottom", fontsize=9)
     ax.set_ylim(0, 4 * d_model**2 * 1.3)
     ax.set_ylabel("parameters (no biases)", fontsize=11)
-    ax.yaxis.set_major_formatter(_THOUSANDS)
+    ax.yaxis.set_major_formatter(_ENG)
     ax.legend(loc="upper left", fontsize=9, ncols=4, frameon=False,
               title="each of $W^Q, W^K, W^V$: h · d_model · d_k = d_model²;  $W^O$: d_model · d_model", title_fontsize=9,
               alignment="left")
@@ -683,6 +684,7 @@ def shape_table_html(rows):
 
 
 _THOUSANDS = ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
+_ENG = ticker.EngFormatter(sep=" ")  # 10 k, 2.5 M
 _TD = "padding:2px 10px;border-bottom:1px solid #ddd"
 
 

@@ -249,8 +249,8 @@ class ShapeExplorer(Explorer):
             # A dropdown, not a selection slider: a slider's handle would announce its index, not h.
             "h": widgets.Dropdown(options=head_options(d_model), value=h, description="h (heads)",
                                   style={"description_width": "initial"}),
-            "n": widgets.IntSlider(value=n, min=1, max=max_n, description="n (tokens)", continuous_update=False,
-                                   style={"description_width": "initial"}),
+            "n": widgets.IntSlider(value=n, min=1, max=max_n, description="n", continuous_update=False,
+                                   tooltip="n: the number of tokens"),
             "causal": switch("causal mask", "off", "on", causal),
             "seed": widgets.IntSlider(value=seed, min=0, max=99, description="seed", continuous_update=False),
             "source": source_control(source),
@@ -511,9 +511,9 @@ class CrossAttentionExplorer(Explorer):
         self.patterns = cycled_patterns(CROSS_PATTERNS, h)
         self._built = {}
         controls = {
-            "n_q": widgets.IntSlider(value=n_q, min=1, max=MAX_CROSS, description="n_q (decoder, target)",
+            "n_q": widgets.IntSlider(value=n_q, min=1, max=MAX_CROSS, description="n_q (decoder)",
                                      continuous_update=False, style={"description_width": "initial"}),
-            "n_k": widgets.IntSlider(value=n_k, min=1, max=MAX_CROSS, description="n_k (encoder, source)",
+            "n_k": widgets.IntSlider(value=n_k, min=1, max=MAX_CROSS, description="n_k (encoder)",
                                      continuous_update=False, style={"description_width": "initial"}),
             "head": widgets.Dropdown(options=[(f"head {i + 1}", i + 1) for i in range(h)], value=1,
                                      description="head"),
@@ -629,6 +629,7 @@ class FlopExplorer(Explorer):
                 figure.suptitle("Problem 3.1: FLOPs against h at a fixed d_model", fontsize=12)
                 draw_flops(left, right, d_model, n, hs)
                 self.canvas.show(figure, [])
+                figure.set_layout_engine("none")  # laid out once: a slider change only redraws
             else:
                 draw_flops(*self.figure.axes[:2], d_model, n, hs)
                 self.canvas.redraw()
@@ -878,6 +879,7 @@ class ParameterExplorer(Explorer):
                 draw_parameters(figure.add_subplot(), d_model, hs)
                 figure.suptitle("Problem 4.1: parameters of a block against h", fontsize=12)
                 self.canvas.show(figure, [])
+                figure.set_layout_engine("none")  # laid out once: a slider change only redraws
             else:
                 draw_parameters(self.figure.axes[0], d_model, hs)
                 self.canvas.redraw()
