@@ -162,9 +162,10 @@ def _describe(value):
 
 
 # JupyterLab's output area sets `word-break: break-all` on <pre>, which splits a long message
-# inside its words ("gr" / "ows"); wrap at spaces instead, breaking a word only when it is longer
-# than the line. `body` makes the rule outweigh the page's own.
-WRAP_STYLE = ("<style>body .jp-OutputArea-output pre, body .output_area pre "
+# inside its words ("gr" / "ows"), and nbgrader's Validate dialog does not wrap its <pre> at all;
+# wrap at spaces instead, breaking a word only when it is longer than the line. `body` makes the
+# rule outweigh the page's own.
+WRAP_STYLE = ("<style>body .jp-OutputArea-output pre, body .output_area pre, body #validation-message pre "
               "{ white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; }</style>")
 
 

@@ -142,7 +142,9 @@ ACCEPTED = {
     ]),
     "q2_3_weights": (level2.q2_3_weights, vectors(WEIGHTS) + [np.round(WEIGHTS, 3), np.round(WEIGHTS, 3).tolist()]),
     "q2_3_winner": (level2.q2_3_winner, numbers(max(range(3), key=lambda j: SCORES[j]) + 1)),
-    "q2_3_ratio": (level2.q2_3_ratio, numbers(WEIGHTS[2] / WEIGHTS[0]) + [math.e, round(math.e, 2)]),
+    "q2_3_ratio": (level2.q2_3_ratio, numbers(WEIGHTS[2] / WEIGHTS[0]) + [
+        math.e, round(math.e, 2), round(WEIGHTS[2], 3) / round(WEIGHTS[0], 3), round(WEIGHTS[2], 2) / round(WEIGHTS[0], 2),
+    ]),
     # Level 3
     "q3_1_claim": (level3.q3_1_claim, ["B", "b"]),
     "q3_1_attention_cost": (level3.q3_1_attention_cost, [
@@ -241,6 +243,32 @@ def test_weights_to_three_decimals_pass_and_their_sum_tolerance_follows_from_the
             level2.q2_3_weights(off, hidden=hidden)
 
 
+@pytest.mark.parametrize(
+    "check, wrong, secrets",
+    [
+        (level1.q1_1_d_k, D_K_1 + 1, [str(D_K_1)]),
+        (level1.q1_2_output_shape, (6, 64), [str(OUTPUT_1_2), "768)"]),
+        (level2.q2_1_wq_shape, (512, 128), [str(D_K_2)]),
+        (level2.q2_2_scaled_score, 40 / 64, ["5.0", "= 5"]),
+        (level2.q2_3_weights, [0.3, 0.3, 0.4], [f"{w:.4f}" for w in WEIGHTS] + [f"{w:.3f}" for w in WEIGHTS]),
+        (level2.q2_3_softmax, lambda s: np.full(len(s), 1 / len(s)), [f"{w:.4f}" for w in WEIGHTS]),
+        (level2.q2_3_ratio, 3.0, ["2.718", "2.72"]),
+        (level3.q3_1_cost_ratio, 2.0, ["= 1 ", "= 1.", "is 1", "ratio 1"]),
+        (level3.q3_1_attention_cost, lambda d, h, n: 7, [f"{COST_8:,}", str(COST_8)]),
+        (level3.q3_2_concat_shape, (10, 256), ["(10, 512)"]),
+        (level3.q3_2_wo_shape, (256, 512), ["(512, 512)"]),
+        (level4.q4_2_scaled_scores, [1.0, 2.0, 3.0, 4.0], [f"{x:.4f}" for x in SCALED_4_2]),
+        (level4.q4_2_weights, [0.1, 0.2, 0.3, 0.4], [f"{x:.4f}" for x in W_4_2[0]]),
+        (level4.q4_2_output, [1.0, 1.0], [f"{x:.4f}" for x in OUT_4_2[0]] + ["2.0123"]),
+        (level5.q5_1_sweet_spot_heads, 16, ["= 8", " 8 "]),
+        (level5.q5_3_output_shape, (6, 64), ["(4, 64)"]),
+    ],
+)
+def test_a_hidden_check_never_gives_the_answer_away(check, wrong, secrets):
+    message = rejects(check, wrong, hidden=True)
+    assert not [s for s in secrets if s in message], message
+
+
 # --- conventions and forgotten steps are named -----------------------------------------
 
 
@@ -308,6 +336,7 @@ def test_the_wrap_style_breaks_between_words_only():
     style = feedback.WRAP_STYLE
     assert "word-break: normal" in style and "overflow-wrap: break-word" in style and "break-all" not in style
     assert ".jp-OutputArea-output pre" in style  # JupyterLab's rule there says break-all
+    assert "#validation-message pre" in style  # nbgrader's Validate dialog: no wrapping at all
 
 
 class _FakeShell:
