@@ -165,7 +165,7 @@ def _slots(pattern, codes, queries, keys):
         "same word": len(codes.words) + codes.positions,
         "first": 1,
         "pronoun": len(set(PRONOUNS.values())) + codes.positions,
-        "translation": len(EN_FR) + 1,
+        "translation": len(_meanings(codes)) + 1,
         "same position": codes.positions + 1,
         "random": 1,
     }[pattern]
@@ -203,7 +203,7 @@ def _head(pattern, codes, queries, keys, d_model, d_k, strength, rng):
             Wq[codes.position(p), len(classes) + p] = half
             Wk[codes.position(p), len(classes) + p] = 1.0
     elif pattern == "translation":
-        meanings = list(EN_FR)
+        meanings = _meanings(codes)
         for w in codes.words:
             if w in EN_FR:
                 Wk[codes.word(w), meanings.index(w)] = 1.0
@@ -224,6 +224,11 @@ def _head(pattern, codes, queries, keys, d_model, d_k, strength, rng):
         limit = np.sqrt(6 / (d_model + d_model))
         Wq, Wk = rng.uniform(-limit, limit, size=(2, d_model, d_k))
     return Wq, Wk
+
+
+def _meanings(codes):
+    """The source words of :data:`EN_FR` present in the sentences: one d_k slot each."""
+    return [w for w in EN_FR if w in codes.words]
 
 
 def _build(queries, keys, patterns, d_model, sharpness, seed):

@@ -572,6 +572,8 @@ class CrossAttentionExplorer(Explorer):
             f"(softmax over each row's {n_k} keys)<br>"
             f"output: n_q × d_model = <b>{n_q} × {self.d_model}</b> (one vector per query)"
             + (f"<br><b>{UNTRAINED}</b>" if untrained else "<br>heads built from a small English → French lexicon")
+            + (" (constructed heads need a wider d_k for these words and positions)"
+               if untrained and source == "constructed" else "")
             + "</div>"
         )
         self.canvas.describe(describe_matrix(shown, targets, sources, f"Cross-attention weights of {name}, "
