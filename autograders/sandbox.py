@@ -502,7 +502,7 @@ class Sandbox:
 
 # Defined on first use (``autograders.sandbox.SandboxExecute``): the launcher and the
 # kernel extension import this module too, and importing nbgrader takes seconds.
-NBGRADER_SIDE = ("SandboxKernelManager", "SandboxExecute", "RestoreMissingCells")
+NBGRADER_SIDE = ("SandboxKernelManager", "SandboxExecute", "RestoreCellMetadata", "RestoreMissingCells")
 
 
 def __getattr__(name):
@@ -523,7 +523,7 @@ def _nbgrader_side():
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from nbformat import NotebookNode
     from nbgrader import utils as nbgrader_utils
-    from nbgrader.preprocessors import Execute, OverwriteCells
+    from nbgrader.preprocessors import Execute, NbGraderPreprocessor, OverwriteCells
     from traitlets import Bool, Integer, List, Unicode
 
 
@@ -723,6 +723,36 @@ def _nbgrader_side():
                     output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
                     output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
 
+    class RestoreCellMetadata(NbGraderPreprocessor):
+        """Give every cell the assignment grades, locks or asks an answer in the nbgrader metadata
+        the gradebook has for it (:func:`restore_metadata`), before nbgrader's own steps: those
+        fail the whole submission on edited metadata ("Inconsistent checksums", "the nbgrader
+        metadata may be corrupted"). A note at the top of the notebook says what was restored."""
+
+        def preprocess(self, nb, resources):
+            from nbgrader.api import Gradebook
+
+            info = resources["nbgrader"]
+            with Gradebook(info["db_url"]) as gb:
+                source_nb = gb.find_notebook(info["notebook"], info["assignment"])
+                grades = {c.name: c.max_score for c in source_nb.grade_cells}
+                solutions = {c.name for c in source_nb.solution_cells}
+                tasks = {c.name: c.max_score for c in source_nb.task_cells}
+                source = []
+                for cell in source_nb.source_cells:
+                    meta = {"grade": cell.name in grades, "grade_id": cell.name, "locked": bool(cell.locked),
+                            "schema_version": 3, "solution": cell.name in solutions, "task": cell.name in tasks}
+                    if cell.name in grades or cell.name in tasks:
+                        meta["points"] = grades.get(cell.name, tasks.get(cell.name))
+                    source.append((cell.name, cell.cell_type, meta, cell.source or ""))
+            changes = restore_metadata(nb.cells, source)
+            for change in changes:
+                self.log.warning("Restored the nbgrader metadata of a cell: %s", change)
+            if changes:
+                nb.cells.insert(0, NotebookNode(cell_type="markdown", metadata={}, source=METADATA_NOTE.format(
+                    changes="; ".join(changes)), id="mha-metadata-note"))
+            return nb, resources
+
     class RestoreMissingCells(OverwriteCells):
         """nbgrader's OverwriteCells, robust to what students do to cells: a deleted test
         cell is added back even when the cells around it were deleted too, and pasted
@@ -771,7 +801,7 @@ def _nbgrader_side():
 
 
     classes = {"SandboxKernelManager": SandboxKernelManager, "SandboxExecute": SandboxExecute,
-               "RestoreMissingCells": RestoreMissingCells}
+               "RestoreCellMetadata": RestoreCellMetadata, "RestoreMissingCells": RestoreMissingCells}
     globals().update(classes)
     return classes
 
@@ -844,23 +874,91 @@ def configure(c, course=None, hide=()):
     under another name, or not a notebook at all, is graded with a note (see
     :func:`prepare_submission`)."""
     from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute, OverwriteCells
+    from nbgrader.preprocessors import DeduplicateIds, Execute, OverwriteCells
 
     classes = _nbgrader_side()
     steps = Autograde.class_traits()
     c.Autograde.autograde_preprocessors = [
         classes["SandboxExecute"] if step is Execute else step for step in steps["autograde_preprocessors"].default()
     ]
-    c.Autograde.sanitize_preprocessors = [
-        classes["RestoreMissingCells"] if step is OverwriteCells else step
-        for step in steps["sanitize_preprocessors"].default()
-    ]
+    sanitize = []
+    for step in steps["sanitize_preprocessors"].default():
+        if step is DeduplicateIds:  # edited metadata restored first: nbgrader's steps fail on it
+            sanitize.append(classes["RestoreCellMetadata"])
+        sanitize.append(classes["RestoreMissingCells"] if step is OverwriteCells else step)
+    c.Autograde.sanitize_preprocessors = sanitize
     c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run
     c.Autograde.pre_convert_hook = prepare_submission
     c.SandboxExecute.hide = sorted({str(p) for p in [course, *hide] if p})
 
 
 NOTE = "**Note from the grader:** "
+METADATA_NOTE = NOTE + "the nbgrader metadata of some cells was edited; it was restored from the assignment ({changes})."
+
+
+def _nbgrader_meta(cell):
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta if isinstance(meta, dict) else None
+
+
+def restore_metadata(cells, source):
+    """Give every cell of ``cells`` that the assignment knows its nbgrader metadata from the
+    assignment, in place; return what changed (one phrase per cell).
+
+    ``source``: ``[(grade_id, cell_type, nbgrader metadata, source code)]`` in the assignment's
+    order. A cell with nbgrader metadata whose grade_id the assignment does not know (renamed,
+    emptied, removed) is taken for one of the assignment's cells missing from the submission: the
+    one expected at its place (between the known cells around it), by cell type, kind and
+    content when several are; with none, its nbgrader metadata goes (a plain cell: a test it held
+    is put back from the assignment by ``RestoreMissingCells``)."""
+    import difflib
+
+    order = {gid: i for i, (gid, _, _, _) in enumerate(source)}
+    entries = {gid: (kind, meta, code) for gid, kind, meta, code in source}
+    changes, orphans, present = [], [], set()
+    for index, cell in enumerate(cells):
+        if "nbgrader" not in cell.get("metadata", {}):
+            continue
+        meta = _nbgrader_meta(cell)
+        gid = meta.get("grade_id") if meta else None
+        if gid in entries:
+            present.add(gid)
+            wanted = entries[gid][1]
+            if {k: v for k, v in meta.items() if k != "checksum" and k != "cell_type"} != wanted:
+                changes.append(f"`{gid}`: edited")
+                cell.metadata["nbgrader"] = dict(wanted)
+        elif meta is None or gid is not None or any(meta.get(k) for k in ("grade", "solution", "locked", "task")):
+            orphans.append(index)  # (nbgrader metadata saying nothing is graded: a plain cell, left alone)
+    missing = [gid for gid, _, _, _ in source if gid not in present]
+    for index in orphans:
+        cell = cells[index]
+        before = [order[g] for g in (_grade_id_of(c) for c in cells[:index]) if g in order and g in present]
+        after = [order[g] for g in (_grade_id_of(c) for c in cells[index + 1:]) if g in order and g in present]
+        low, high = max(before, default=-1), min(after, default=len(source))
+        candidates = [gid for gid in missing if low < order[gid] < high]
+        meta = _nbgrader_meta(cell) or {}
+        old = meta.get("grade_id")
+        if not candidates:
+            del cell.metadata["nbgrader"]
+            changes.append(f"a cell marked `{old}` is not part of the assignment: graded as a plain cell")
+            continue
+
+        def fit(gid):
+            kind, wanted, code = entries[gid]
+            return (kind == cell.get("cell_type"), bool(wanted.get("solution")) == bool(meta.get("solution")),
+                    difflib.SequenceMatcher(None, str(cell.get("source", "")), code).ratio())
+
+        gid = max(candidates, key=fit)  # the first of equals: the assignment's order
+        missing.remove(gid)
+        present.add(gid)
+        cell.metadata["nbgrader"] = dict(entries[gid][1])
+        changes.append(f"`{gid}`: found by its place" + (f" (it was marked `{old}`)" if old else ""))
+    return changes
+
+
+def _grade_id_of(cell):
+    meta = _nbgrader_meta(cell)
+    return meta.get("grade_id") if meta else None
 RENAMED_NOTE = NOTE + "this notebook was submitted as `{got}`; it was graded as `{expected}`, the name the assignment expects."
 INVALID_NOTE = NOTE + "`{got}` is not a valid notebook ({error}); it was graded as an empty notebook. The file is kept as `{kept}`."
 

@@ -25,6 +25,7 @@ import nbformat
 import pytest
 
 from autograders import sandbox
+from tests.corpus import world_writable
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1024**2
@@ -205,7 +206,10 @@ def test_course_config_runs_autograde_in_the_sandbox(tmp_path, kernels):
     config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
     steps = [step.__name__ for step in config.Autograde.autograde_preprocessors]
     assert steps[0] == "SandboxExecute" and "Execute" not in steps
-    assert "RestoreMissingCells" in [step.__name__ for step in config.Autograde.sanitize_preprocessors]
+    sanitize = [step.__name__ for step in config.Autograde.sanitize_preprocessors]
+    assert "RestoreMissingCells" in sanitize and "OverwriteCells" not in sanitize
+    # edited metadata restored before any of nbgrader's steps reads it
+    assert sanitize.index("RestoreCellMetadata") < sanitize.index("DeduplicateIds") < sanitize.index("CheckCellMetadata")
     assert str(tmp_path.resolve()) in config.SandboxExecute.hide
     assert config.Autograde.pre_convert_hook is sandbox.prepare_submission
 
@@ -424,6 +428,8 @@ seen["remount"] = attempt(lambda: remount_writable(cfg["mounted"]))
 seen["umount"] = attempt(lambda: umount(cfg["mounted"]))
 seen["umount_own_ns"] = attempt(lambda: unhide_from_own_namespace(cfg["mounted"]))
 seen["mounted_after"] = attempt(lambda: sorted(os.listdir(cfg["mounted"])))
+seen["world_writable"] = {d: attempt(lambda: open(os.path.join(d, cfg["ww_name"]), "w").close())
+                          for d in cfg["world_writable"]}
 print(json.dumps(seen))
 '''
 
@@ -465,6 +471,7 @@ def grader(listener):
     visible.chmod(0o644)
     written = Path(f"/tmp/mha-nonroot-written-{os.getpid()}.txt")
     python = os.path.realpath(sys.executable)
+    ww_name = f"mha-nonroot-ww-{os.getpid()}.txt"
     reach = sorted({os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), str(ROOT), python})
     course = str(Path(_mount_point_for_course(reach)) / "course")
     env = {k: v for k, v in os.environ.items() if k not in ("HOME",)}
@@ -473,7 +480,7 @@ def grader(listener):
     def run(launcher_argv=None, observe=True, **options):
         launcher = launcher_argv or [sys.executable, "-m", "autograders.sandbox"]
         inner = {"port": port, "visible": str(visible), "written": str(written), "course": course,
-                 "mounted": str(ROOT / "autograders"),
+                 "mounted": str(ROOT / "autograders"), "world_writable": list(world_writable()), "ww_name": ww_name,
                  "hidden": [course, str(ROOT / "notebooks"), str(ROOT / "tests")],
                  "secret_files": [f"{course}/source/hidden.txt", str(ROOT / "notebooks" / "level1_recognition.ipynb")]}
         command = [*launcher, f"--memory={512 * MiB}", f"--file-size={1 * MiB}", f"--workdir={work}", f"--keep={home}",
@@ -492,6 +499,7 @@ def grader(listener):
 
     run.uid, run.home, run.work, run.course, run.visible, run.written, run.accepted = (
         uid, home, work, course, visible, written, accepted)
+    run.world_writable = [os.path.join(d, ww_name) for d in world_writable()]
     run.kept = [str(home), os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), str(ROOT / "autograders"),
                 str(ROOT / "mha_core")]
     try:
@@ -500,6 +508,8 @@ def grader(listener):
         sandbox.kill_user(uid)
         visible.unlink(missing_ok=True)
         written.unlink(missing_ok=True)
+        for path in run.world_writable:
+            Path(path).unlink(missing_ok=True)
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(stage, ignore_errors=True)
 
@@ -553,6 +563,9 @@ def test_non_root_grader_isolated_in_a_user_namespace(grader):
     assert seen["write_package"] == "EROFS" and not (ROOT / "autograders" / "pwned.py").exists()
     assert seen["remount"] == "EPERM" and seen["umount"] == "EPERM"
     assert seen["umount_own_ns"] != "ok" and "sandbox.py" in seen["mounted_after"]
+    # Every world-writable directory of the machine: written inside (private) or refused; nothing outside.
+    assert set(seen["world_writable"]) == set(world_writable())
+    assert [p for p in grader.world_writable if os.path.exists(p)] == []
 
 
 def test_non_root_launcher_started_from_a_threaded_process(grader):
@@ -600,3 +613,211 @@ def test_non_root_uid_map_refused_after_unshare(grader):
         assert seen["connect_host"] == "ENETUNREACH"
     assert report["user"] == f"unchanged ({grader.uid})"
     assert seen["env"]["MHA_TEST_SECRET"] is None and seen["limits"]["RLIMIT_AS"] == 512 * MiB
+
+
+# --- edited nbgrader metadata (restored from the assignment before nbgrader's checks) -----
+
+
+def _assignment(path):
+    """(the notebook, its graded cells as the gradebook describes them) from a source notebook."""
+    nb = nbformat.read(str(path), as_version=4)
+    source = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") or meta.get("solution") or meta.get("locked") or meta.get("task"):
+            source.append((meta["grade_id"], cell.cell_type, dict(meta), cell.source))
+    return nb, source
+
+
+def _by_id(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def test_restore_metadata_flipped_renamed_emptied_and_foreign():
+    nb, source = _assignment(ROOT / "notebooks" / "level1_recognition.ipynb")
+    expected = {gid: meta for gid, _, meta, _ in source}
+    assert sandbox.restore_metadata(nb.cells, source) == []  # an untouched notebook: nothing to say
+    _by_id(nb, "q1_1_d_k_test").metadata.nbgrader.update(solution=True, locked=False)  # "solution + grade"
+    why = _by_id(nb, "q1_2_why")
+    why.metadata.nbgrader["grade_id"] = "my_answer"
+    head_dim = _by_id(nb, "q1_1_head_dim")
+    del head_dim.metadata.nbgrader["grade_id"]
+    foreign = nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade": True, "grade_id": "mine", "points": 5,
+                                                                        "solution": False, "locked": True}})
+    nb.cells.insert(1, foreign)  # before the setup cell: no assignment cell is missing there
+    plain = nbformat.v4.new_code_cell("y = 2", metadata={"nbgrader": {"grade": False, "solution": False, "locked": False}})
+    nb.cells.append(plain)
+    changes = sandbox.restore_metadata(nb.cells, source)
+    assert len(changes) == 4 and "`q1_2_why`: found by its place (it was marked `my_answer`)" in changes
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in expected:
+            assert cell.metadata.nbgrader == expected[gid], gid
+    assert why.metadata.nbgrader == expected["q1_2_why"] and head_dim.metadata.nbgrader == expected["q1_1_head_dim"]
+    assert "nbgrader" not in foreign.metadata  # not the assignment's: a plain cell
+    assert plain.metadata.nbgrader == {"grade": False, "solution": False, "locked": False}  # says nothing: left alone
+
+
+def test_restore_metadata_two_renamed_in_one_gap_by_order_and_kind():
+    nb, source = _assignment(ROOT / "notebooks" / "level1_recognition.ipynb")
+    expected = {gid: meta for gid, _, meta, _ in source}
+    shape, shape_test = _by_id(nb, "q1_2_output_shape"), _by_id(nb, "q1_2_output_shape_test")
+    shape.metadata.nbgrader["grade_id"] = "a"
+    shape_test.metadata.nbgrader["grade_id"] = "b"
+    shape_test.metadata.nbgrader["solution"] = True  # flipped too: the place and the content decide
+    sandbox.restore_metadata(nb.cells, source)
+    assert shape.metadata.nbgrader == expected["q1_2_output_shape"]
+    assert shape_test.metadata.nbgrader == expected["q1_2_output_shape_test"]
+
+
+# --- the kernel's file system: an allow-list ---------------------------------------
+
+
+def _launcher(work, keep, uid, code, pythonpath, cwd=None, extra=()):
+    """Run ``code`` in the launcher (as root: the throwaway ``uid``) with ``pythonpath``; return its stdout."""
+    command = [sys.executable, "-m", "autograders.sandbox", f"--workdir={work}", f"--keep={keep}", *extra]
+    command += [f"--uid={uid}"] if uid is not None else []
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(pythonpath)
+    result = subprocess.run([*command, "--", sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=cwd or work,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+SURVEY = r"""
+import glob, json, os, subprocess, sys
+import autograders, mha_core
+seen = {"report": json.loads(os.environ["MHA_SANDBOX"]), "packages": [autograders.__file__, mha_core.__file__]}
+git = subprocess.run(["git", "-C", ROOT, "show", "HEAD:notebooks/level1_recognition.ipynb"], capture_output=True)
+seen["git_show"] = [git.returncode, len(git.stdout)]
+seen["git_objects"] = glob.glob(ROOT + "/.git/*") + ([ROOT + "/.git"] if os.path.lexists(ROOT + "/.git") else [])
+installed = os.path.dirname(os.path.dirname(autograders.__file__))
+seen["installed"] = sorted(os.listdir(installed))
+seen["top"] = sorted(os.listdir("/"))
+names = []  # every name it can see, /proc and /sys aside
+for top in seen["top"]:
+    if top in ("proc", "sys"):
+        continue
+    for folder, dirs, files in os.walk("/" + top):
+        names += [os.path.join(folder, n) for n in dirs + files
+                  if n == ".git" or n.startswith(("level1_recognition", "level2_application", "level5_mastery"))]
+seen["names"] = names
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.skipif(not (NAMESPACES and ROOT_USER), reason="needs a mount namespace and root (the non-root path: below)")
+def test_kernel_sees_nothing_of_the_repository_nor_the_course(tmp_path):
+    """git show, .git/objects, where the package is installed, a walk of everything visible:
+    nothing of the repository but its two packages, nothing of the course."""
+    box = sandbox.Sandbox(hide=[tmp_path])
+    try:
+        out = subprocess.run(box.command([sys.executable, "-c", f"ROOT = {str(ROOT)!r}\n" + SURVEY], zygote=False),
+                             env=box.env(), capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        seen = json.loads(out.stdout.splitlines()[-1])
+    finally:
+        box.close()
+    assert seen["report"]["filesystem"] == "isolated"
+    assert seen["git_show"][0] != 0 and seen["git_show"][1] == 0 and seen["git_objects"] == []
+    assert set(seen["installed"]) <= {"autograders", "mha_core", ".venv"}  # the editable install's repository
+    assert seen["names"] == []
+    assert set(seen["top"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "sbin", "sys",
+                                "tmp", "usr", "var", *Path(ROOT).parts[1:2], *Path(sys.prefix).parts[1:2]}
+
+
+@pytest.mark.skipif(not (NAMESPACES and ROOT_USER), reason="needs a mount namespace and root")
+def test_clone_under_tmp_shows_only_its_packages():
+    """The project cloned under /tmp (its venv elsewhere): the clone's packages are shown, its
+    notebooks, tests and .git are not, although /tmp is where the kernel's own directory is."""
+    clone = Path(tempfile.mkdtemp(prefix="mha-clone-"))
+    box = sandbox.Sandbox()
+    try:
+        for name in sandbox.PACKAGES:
+            shutil.copytree(ROOT / name, clone / name, ignore=shutil.ignore_patterns("__pycache__"))
+        (clone / "notebooks").mkdir()
+        shutil.copy(ROOT / "notebooks" / "level1_recognition.ipynb", clone / "notebooks")
+        (clone / ".git").mkdir()
+        (clone / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        (clone / "pyproject.toml").write_text("[project]\nname = 'clone'\n")
+        for path in [clone, *clone.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        code = f"ROOT = {str(clone)!r}\n" + SURVEY
+        seen = json.loads(_launcher(box.work, box.root, box.uid, code, clone).splitlines()[-1])
+    finally:
+        box.close()
+        shutil.rmtree(clone, ignore_errors=True)
+    assert seen["report"]["filesystem"] == "isolated"
+    assert all(p.startswith(str(clone)) for p in seen["packages"])  # the clone's code, not the repository's
+    assert sorted(seen["installed"]) == ["autograders", "mha_core"]
+    assert seen["git_objects"] == [] and seen["names"] == []
+
+
+def _files_of(paths):
+    return {p: p.read_text(errors="replace") for root in paths for p in Path(root).rglob("*") if p.is_file()
+            and "__pycache__" not in p.parts}
+
+
+def _lines(text):
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def test_the_packages_shown_to_the_kernel_hold_no_solution_nor_hidden_test():
+    """What the kernel is shown of the project (autograders/, mha_core/) holds none of the
+    notebooks' solutions or hidden tests: no three consecutive lines of one of them. (The
+    checks' own reference computations and mha_core are public by design: the practice
+    edition ships them.)"""
+    import re
+
+    shown = {p: "\n".join(_lines(t)) for p, t in _files_of([ROOT / n for n in sandbox.PACKAGES]).items()}
+    blocks = 0
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(str(path), as_version=4).cells:
+            for begin, end in (("### BEGIN SOLUTION", "### END SOLUTION"), ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")):
+                for found in re.finditer(re.escape(begin) + "(.*?)" + re.escape(end), cell.source, re.S):
+                    blocks += 1
+                    lines = _lines(found.group(1))
+                    windows = ["\n".join(lines[i:i + 3]) for i in range(max(1, len(lines) - 2))]
+                    for window in windows:
+                        if len(window) < 30:
+                            continue
+                        holders = [str(p) for p, text in shown.items() if window in text]
+                        assert not holders, (path.name, window, holders)
+    assert blocks >= 20  # the notebooks were read
+
+
+# --- world-writable directories: private to the kernel or read-only -----------------
+
+
+def test_world_writable_directories_are_private_to_the_kernel():
+    """Every world-writable directory of this machine (found now, not a fixed list): the kernel
+    writes a file in each; none appears outside."""
+    from tests.corpus import world_writable
+
+    directories = world_writable()
+    assert "/tmp" in directories  # the search found them
+    name = f"mha-sandbox-ww-{os.getpid()}.txt"
+    box = sandbox.Sandbox()
+    try:
+        report, out = run_inside(box, f"""
+            import json, os
+            print(os.environ["MHA_SANDBOX"])
+            for d in {list(directories)!r}:
+                try:
+                    open(os.path.join(d, {name!r}), "w").write("x")
+                    print(d, "wrote")
+                except OSError as error:
+                    print(d, type(error).__name__)
+            """)
+        written = [os.path.join(d, name) for d in directories if os.path.exists(os.path.join(d, name))]
+    finally:
+        box.close()
+        for d in directories:
+            Path(d, name).unlink(missing_ok=True)
+    if report["filesystem"] == "isolated":
+        assert written == []
+        seen = dict(line.rsplit(" ", 1) for line in out.splitlines())
+        assert all(seen[d] == "wrote" for d in sandbox.PRIVATE_DIRS if d in seen)  # its own, private ones
+    else:  # the documented gap without a mount namespace: only what a throwaway user may not write is safe
+        assert not NAMESPACES
