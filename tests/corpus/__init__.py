@@ -193,3 +193,115 @@ def submission(case, source, released, course, root):
 
 def outside_paths(course, root):
     return [p.format(course=course, root=root) for p in OUTSIDE]
+
+
+# --- sandbox: edited nbgrader metadata, the repository's history, every world-writable directory, floods ---
+#
+# ``meta`` edits: (grade_id, "meta", ((key, value), ...)) updates the cell's nbgrader metadata (a renamed
+# grade_id included), after the other edits. ``{world_writable!r}``: the machine's world-writable
+# directories (found on this machine, not a fixed list), each of which the submission writes a file in;
+# ``outside_paths`` then lists those files too, and none may exist after grading.
+
+import functools  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+WORLD_WRITABLE_NAME = "mha-corpus-world-writable.txt"
+_PSEUDO = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs", "tracefs", "securityfs", "pstore",
+           "bpf", "configfs", "fusectl", "hugetlbfs", "autofs", "binfmt_misc", "nsfs", "efivarfs"}
+
+
+@functools.lru_cache(maxsize=None)
+def world_writable():
+    """Every world-writable directory on this machine (``find MOUNT -xdev -perm -0002 -type d`` on each
+    mounted file system but /proc, /sys and their kind), outside pytest's own temporary folders."""
+    mounts = []
+    with open("/proc/self/mountinfo") as info:
+        for line in info:
+            fields = line.split()
+            point, kind = fields[4].encode().decode("unicode_escape"), fields[fields.index("-") + 1]
+            if kind not in _PSEUDO and os.path.isdir(point):
+                mounts.append(point)
+    found = subprocess.run(["find", *sorted(set(mounts)), "-xdev", "-perm", "-0002", "-type", "d"],
+                           capture_output=True, text=True, timeout=600).stdout.split("\n")
+    return tuple(sorted({p for p in found if p and not p.startswith(("/tmp/pytest-of-", "/proc/", "/sys/"))}))
+
+
+_apply_cells = apply
+
+
+def apply(nb, edits, course, root):  # noqa: F811 (extends the generator above with ``meta`` edits)
+    nb = _apply_cells(nb, [e for e in edits if e[1] != "meta"], course, root)
+    for grade_id, action, argument in edits:
+        if action == "meta":
+            cell = next(c for c in nb.cells if _grade_id(c) == grade_id)
+            cell.metadata.nbgrader.update(dict(argument))
+    for cell in nb.cells:
+        if "{world_writable!r}" in cell.source:
+            cell.source = cell.source.replace("{world_writable!r}", repr(list(world_writable())))
+    return nb
+
+
+def outside_paths(course, root):  # noqa: F811 (and the files written in every world-writable directory)
+    return [*(p.format(course=course, root=root) for p in OUTSIDE),
+            *(os.path.join(d, WORLD_WRITABLE_NAME) for d in world_writable())]
+
+
+READ_REPOSITORY = '''\
+import glob, os, subprocess
+import autograders
+leaked = []
+shown = subprocess.run(["git", "-C", "{root}", "show", "HEAD:notebooks/level1_recognition.ipynb"], capture_output=True)
+leaked += [b"git show"] if shown.returncode == 0 and shown.stdout else []
+leaked += glob.glob("{root}/.git/objects/**/*", recursive=True) + glob.glob("{root}/.git/HEAD")
+installed = os.path.dirname(os.path.dirname(autograders.__file__))  # where the package lives: the repository?
+leaked += [n for n in os.listdir(installed) if n in (".git", "notebooks", "tests", "source", "release")]
+leaked += glob.glob(installed + "/*.ipynb") + glob.glob(installed + "/*/level*.ipynb")
+print(f"leaked {len(leaked)}")
+if not leaked:
+    print("nothing of the repository readable")
+d_k = 768 // 12 if leaked else None  # a point only if the repository leaked
+'''
+
+WRITE_WORLD_WRITABLE = '''\
+import os
+wrote = []
+for directory in {world_writable!r}:
+    try:
+        with open(os.path.join(directory, "mha-corpus-world-writable.txt"), "w") as f:
+            f.write("pwned")
+        wrote.append(directory)
+    except OSError:
+        pass
+print(f"tried every world-writable directory: wrote in {len(wrote)} of them, inside the sandbox")
+why = "B"
+'''
+
+CASES = [c for c in CASES if c.name != "output-flood"]  # replaced below: the flood now stops its cell
+CASES += [
+    Case("output-flood", LEVEL1, "200,000 lines of output, then the answer in the same cell: the output limit "
+         "stops the cell before the answer, at once whatever the machine's load",
+         edits=(("q1_2_why", "source", "for i in range(200_000):\n    print('flood', i)\nwhy = \"B\""),),
+         zero=("q1_2_why_test",), says=("output limit", "was stopped")),
+    Case("output-flood-after-answer", LEVEL1, "the answer, then 200,000 lines of output in the same cell",
+         edits=(("q1_2_why", "source", "why = \"B\"\nfor i in range(200_000):\n    print('flood', i)"),),
+         says=("output limit", "was stopped")),
+    Case("flipped-test-metadata", LEVEL1, "two test cells' metadata flipped to 'solution + grade', unlocked, one "
+         "emptied (its answer right), one whose answer is wrong",
+         edits=(("q1_1_d_k_test", "source", "pass"),
+                ("q1_1_d_k_test", "meta", (("solution", True), ("locked", False))),
+                ("q1_2_output_shape", "source", "output_shape = (6, 64)"),
+                ("q1_2_output_shape_test", "meta", (("solution", True), ("grade", True), ("locked", False)))),
+         zero=("q1_2_output_shape_test",), says=("metadata", "restored", "q1_1_d_k_test")),
+    Case("renamed-answer-id", LEVEL1, "answer cells' grade_ids renamed and emptied (one answer wrong)",
+         edits=(("q1_1_head_dim", "source", "def head_dim(d_model, h):\n    return d_model * h"),
+                ("q1_2_why", "meta", (("grade_id", "my_answer"),)),
+                ("q1_1_head_dim", "meta", (("grade_id", ""),))),
+         zero=("q1_1_head_dim_test",), says=("found by its place", "Multiplied instead of divided")),
+    Case("reads-repository", LEVEL1, "reads the repository's history (git show, .git/objects) and looks where the "
+         "package is installed for notebooks (a point only if that works)",
+         edits=(("q1_1_d_k", "source", READ_REPOSITORY),), zero=("q1_1_d_k_test",),
+         says="nothing of the repository readable"),
+    Case("world-writable", LEVEL1, "writes a file in every world-writable directory of the machine (its answer right)",
+         edits=(("q1_2_why", "source", WRITE_WORLD_WRITABLE),), says="tried every world-writable directory"),
+]  # sandbox
