@@ -39,7 +39,6 @@ from .plots import (
     build_head_grid,
     CMAP,
     PALETTE,
-    WEIGHT_LABEL,
     cross_heatmap,
     draw_bars,
     draw_flops,
@@ -724,8 +723,9 @@ class SumConcatExplorer(Explorer):
         found = ""
         if source == "constructed":
             V = len(self.built.words)
-            found = "; ".join(f"{name.replace(': ', ' (') + ')'} found <b>{self.built.words[int(np.argmax(concat[row, k * d_k:k * d_k + V]))]}</b>"
-                              for k, name in enumerate(names))
+            words = [self.built.words[int(np.argmax(concat[row, k * d_k:k * d_k + V]))] for k in range(h)]
+            found = "; ".join(f"{name.replace(': ', ' (') + ')'} found <b>{word}</b>"
+                              for name, word in zip(names, words))
             found = (f"<br>token <b>{html.escape(token)}</b>: {found}. The sum mixes these words "
                      "and keeps no trace of which head found which.")
         self.readout.value = (
@@ -834,8 +834,8 @@ class HeadGridExplorer(Explorer):
                 self.canvas.refresh()
         self.readout.value = (f"<div style='font-size:14px' aria-live='polite'><b>{distinct}</b> different "
                               f"pattern{'s' * (distinct > 1)} among {h} heads</div>")
-        self.canvas.describe(f"{h} panels of attention weights ({UNTRAINED if source == 'random' else 'constructed heads'}"
-                             f"{', all sharing head 1' if shared else ''}). "
+        kind = UNTRAINED if source == "random" else "constructed heads"
+        self.canvas.describe(f"{h} panels of attention weights ({kind}{', all sharing head 1' if shared else ''}). "
                              + "; ".join(describe_head(weights[k], names[k]) for k in range(h)) + ".")
         self.state = {"source": source, "shared": shared, "weights": weights, "names": names,
                       "distinct": distinct, "alt": self.canvas.alt}
@@ -1004,8 +1004,8 @@ class CausalStepExplorer(Explorer):
         mask_ax.add_patch(self.row)
         bound = Q_RANGE * np.abs(self.K).sum(axis=1).max()
         self.bars, self.texts = [], []
-        for ax, title, limit in zip(bar_axes, ["1. scores q·k_j", "2. scaled: q·k_j / √d_k", "3. weights (softmax)"],
-                                    [bound, bound / np.sqrt(self.K.shape[1]), None]):
+        titles = ["1. scores q·k_j", "2. scaled: q·k_j / √d_k", "3. weights (softmax)"]
+        for ax, title, limit in zip(bar_axes, titles, [bound, bound / np.sqrt(self.K.shape[1]), None]):
             bars, texts = draw_bars(ax, np.zeros(n), [f"k{j + 1}" for j in range(n)])
             for text in texts:
                 text.set_fontsize(9)
