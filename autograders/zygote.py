@@ -126,6 +126,8 @@ def run(path, fds, launcher):
         pid = json.loads(connection.recv(MESSAGE))["pid"]
     except (OSError, ValueError, KeyError):  # no zygote after all: the launcher itself
         os.execvp(launcher[0], launcher)
+    for fd in fds[3:]:  # the child has them: when it closes one (or dies), its reader sees the end at once
+        os.close(fd)
 
     def forward(signum, frame):
         try:

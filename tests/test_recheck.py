@@ -1,8 +1,14 @@
 """The clean re-check (autograders/recheck.py): answers cross as data, checks run apart."""
 
 import base64
+import contextlib
 import io
 import math
+import os
+import struct
+import sys
+import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -63,7 +69,7 @@ def test_functions_cross_as_handles():
     assert "function" in data and len(functions) == 1
 
     class Remote:
-        def call(self, handle, args):
+        def call(self, handle, args, name):
             return functions[handle](*args)
 
     proxy = rc.decode(data, Remote())
@@ -117,7 +123,9 @@ def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_pat
 def test_a_student_side_that_dies_loses_only_what_it_had_not_handed_over(tmp_path, kernels):
     answers = {"q1_1_head_dim": "def head_dim(d_model, h):\n    import os\n    os._exit(3)"}
     results = rc.recheck(LEVEL1, graded_copy(tmp_path, "dies", answers), timeout=20)
-    assert results["q1_1_head_dim_test"].score == 0 and "could not run" in results["q1_1_head_dim_test"].message
+    message = results["q1_1_head_dim_test"].message
+    assert results["q1_1_head_dim_test"].score == 0 and rc.NOT_CONFIRMED in message and "`head_dim`" in message
+    assert "tampering" not in message
     # the data answers were handed over before the function was called
     assert results["q1_1_d_k_test"].score == 1 and results["q1_2_why_test"].score == 1
 
@@ -126,3 +134,188 @@ def test_an_unreadable_notebook_scores_nothing(tmp_path):
     missing = tmp_path / "nobody" / "level1_recognition.ipynb"
     results = rc.recheck(LEVEL1, missing)
     assert set(results) == set(TESTS) and all(r.score == 0 and "not graded" in r.message for r in results.values())
+
+
+# --- the protocol under attack: everything from the student side is untrusted -------
+
+
+def npy(array):
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def nested(depth):
+    value = 1
+    for _ in range(depth):
+        value = {"list": [value]}
+    return value
+
+
+def forged_header(dtype_descr, shape, data=b""):
+    header = repr({"descr": dtype_descr, "fortran_order": False, "shape": shape}).encode()
+    header += b" " * (63 - len(header) % 64) + b"\n"
+    return base64.b64encode(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + data).decode()
+
+
+HOSTILE_DATA = {
+    "a bare list": [1, 2],
+    "an unknown key": {"pickle": "gASV"},
+    "two shapes at once": {"int": "5", "float": "nan"},
+    "an extra key": {"tuple": [], "x": 1},
+    "a bool for a handle": {"function": True, "name": "f"},
+    "a negative handle": {"function": -1, "name": "f"},
+    "a long function name": {"function": 0, "name": "f" * 101},
+    "a number for a repr": {"opaque": "T", "repr": 3},
+    "a long repr": {"opaque": "T", "repr": "x" * 201},
+    "a malformed int": {"int": "--5"},
+    "digits forever": {"int": "9" * 5000},
+    "a big bare int": 2**60,
+    "a float spelled out": {"float": "1e400"},
+    "a complex of strings": {"complex": ["1", "2"]},
+    "a complex of three": {"complex": [1, 2, 3]},
+    "a dict of a list": {"dict": [1]},
+    "an ellipsis of 0": {"ellipsis": 0},
+    "nested too deep": nested(rc.MAX_DEPTH + 2),
+    "too many values": {"list": [1] * (rc.MAX_ITEMS + 1)},
+    "an array of objects": {"npy": forged_header("|O", (1,), b"\0" * 8), "scalar": False},
+    "a structured array": {"npy": forged_header([("a", "<f8")], (1,), b"\0" * 8), "scalar": False},
+    "an array longer than its data": {"npy": forged_header("<f8", (10**12,), b"\0" * 8), "scalar": False},
+    "an array shorter than its data": {"npy": forged_header("<f8", (1,), b"\0" * 16), "scalar": False},
+    "an array that is not base64": {"npy": "!!!!", "scalar": False},
+    "a scalar with a shape": {"npy": npy(np.zeros(3)), "scalar": True},
+    "a scalar flag that is a string": {"npy": npy(np.zeros(3)), "scalar": "no"},
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE_DATA)
+def test_data_that_encode_would_not_make_is_refused(name):
+    with pytest.raises(rc.ProtocolError):
+        rc.decode(HOSTILE_DATA[name])
+
+
+def test_what_encode_makes_is_accepted_at_its_limits():
+    for value in [nested(rc.MAX_DEPTH), {"list": [1] * 1000}, {"int": "-" + "9" * 4000}, {"float": "-inf"},
+                  {"npy": npy(np.float32(2.5)), "scalar": True}, {"npy": npy(np.array(["a", "bc"])), "scalar": False}]:
+        rc.decode(value)
+    assert rc.decode(rc.encode(complex(float("nan"), 1.0))).imag == 1.0
+
+
+def framed(payload):
+    return struct.pack(">Q", len(payload)) + payload
+
+
+def receive_from(data, close=True, seconds=2.0):
+    """What ``_receive`` makes of ``data`` written to a pipe (then closed, if ``close``)."""
+    read_fd, write_fd = os.pipe()
+
+    def write():  # in a thread: more than a pipe holds blocks until it is read
+        with contextlib.suppress(OSError):
+            os.write(write_fd, data)
+        if close:
+            os.close(write_fd)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        return rc._receive(read_fd, time.monotonic() + seconds)
+    finally:
+        os.close(read_fd)
+        writer.join()
+        if not close:
+            os.close(write_fd)
+
+
+@pytest.mark.parametrize("data", [
+    struct.pack(">Q", rc.MAX_MESSAGE + 1),  # oversized, announced
+    framed(b"{not json"),
+    framed(b"\xff\xfe"),  # not UTF-8
+    framed(b"[" * 100_000 + b"]" * 100_000),  # nested past the parser's recursion limit
+    framed(b'{"seq": 1, "seq": 2, "done": true}'),  # a key twice
+    framed(b"[1, 2]"),  # not an object
+    framed(b'{"seq": 1, "done": ' + b"1" * 5000 + b"}"),  # a number Python will not parse
+], ids=["oversized", "not-json", "not-utf8", "deep", "repeated-key", "not-object", "huge-number"])
+def test_malformed_messages_are_protocol_errors(data):
+    with pytest.raises(rc.ProtocolError):
+        receive_from(data)
+
+
+def test_reads_are_bounded_in_time_and_notice_the_end():
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):  # a length, then nothing: the deadline, not a hang
+        receive_from(struct.pack(">Q", 100) + b"{", close=False, seconds=0.5)
+    assert time.monotonic() - start < 5
+    with pytest.raises(EOFError):
+        receive_from(struct.pack(">Q", 100) + b"{")
+
+
+@pytest.mark.parametrize("reply, op", [
+    ({"done": True}, "run"),  # no sequence number
+    ({"seq": True, "done": True}, "run"),  # a bool is not a number here
+    ({"seq": 6, "done": True}, "run"),  # a reply to another request
+    ({"seq": 7, "done": True, "timeout": True}, "run"),  # two answers
+    ({"seq": 7, "value": 1}, "run"),  # an answer this request cannot have
+    ({"seq": 7, "done": 1}, "run"),
+    ({"seq": 7, "passed": True}, "call"),  # a verdict: never the student side's to give
+    ({"seq": 7, "raised": {"type": "ValueError"}}, "call"),
+    ({"seq": 7, "raised": {"type": "E" * 101, "message": ""}}, "call"),
+    ({"seq": 7, "value": {"pickle": "x"}}, "get"),
+])
+def test_replies_must_answer_the_request_just_sent_in_its_schema(reply, op):
+    with pytest.raises(rc.ProtocolError):
+        rc.check_reply(reply, op, 7)
+
+
+def test_well_formed_replies_pass():
+    assert rc.check_reply({"seq": 3, "done": True}, "run", 3) == ("done", True)
+    assert rc.check_reply({"seq": 3, "value": {"tuple": [6, 768]}}, "get", 3) == ("value", {"tuple": [6, 768]})
+    kind, info = rc.check_reply({"seq": 3, "raised": {"type": "ZeroDivisionError", "message": "x"}}, "call", 3)
+    assert kind == "raised" and isinstance(rc._raised(info), ZeroDivisionError)
+    assert not isinstance(rc._raised({"type": "SystemExit", "message": ""}), SystemExit)  # only Exceptions by name
+
+
+FAKE_SIDE = """\
+import json, os, struct, sys, time
+fd_in, fd_out = int(sys.argv[-2]), int(sys.argv[-1])
+def send(obj):
+    data = json.dumps(obj).encode()
+    os.write(fd_out, struct.pack(">Q", len(data)) + data)
+def receive():
+    size = struct.unpack(">Q", os.read(fd_in, 8))[0]
+    return json.loads(os.read(fd_in, size))
+{body}
+"""
+
+FAKES = {
+    "garbage": ("send({'seq': receive()['seq'], 'hello': True})\nreceive()\nos.write(fd_out, os.urandom(64))\n"
+                "time.sleep(30)", "interfered"),
+    "reply-to-another-request": ("send({'seq': receive()['seq'], 'hello': True})\nsend({'seq': receive()['seq'] + 1, "
+                                 "'done': True})\ntime.sleep(30)", "interfered"),
+    "speaks-unasked": ("send({'seq': receive()['seq'], 'hello': True})\nsend({'seq': 2, 'done': True})\n"
+                       "time.sleep(30)", "interfered"),
+    "closes-its-pipe": ("send({'seq': receive()['seq'], 'hello': True})\nreceive()\nos.close(fd_out)\ntime.sleep(30)",
+                        "stopped"),
+    "sleeps-forever": ("send({'seq': receive()['seq'], 'hello': True})\ntime.sleep(300)", "timeout"),
+    "forks-a-child-that-holds-the-pipe": ("send({'seq': receive()['seq'], 'hello': True})\nreceive()\n"
+                                          "os.fork() or time.sleep(300)\nos._exit(0)", "timeout"),
+}
+
+
+@pytest.mark.parametrize("fake", FAKES)
+def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
+    body, kind = FAKES[fake]
+    side = rc.StudentSide(memory=0, command=[sys.executable, "-c", FAKE_SIDE.replace("{body}", body)])
+    try:
+        assert side.ask("hello", 30) == ("hello", True)
+        if fake == "speaks-unasked":
+            time.sleep(0.5)  # its message arrives before the checker asks anything
+        start = time.monotonic()
+        with pytest.raises(rc.Stopped) as stopped:
+            # sleeps-forever is sent more than a pipe holds: the write is bounded in time too
+            side.ask("run", 2, source="x" * (300_000 if fake == "sleeps-forever" else 1), timeout=1)
+        assert stopped.value.kind == kind and time.monotonic() - start < 10
+        assert not side.alive and side.process.poll() is not None
+        with pytest.raises(rc.Stopped):
+            side.ask("run", 2, source="", timeout=1)
+    finally:
+        side.close()
