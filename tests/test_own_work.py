@@ -5,6 +5,7 @@ import functools
 import sys
 import threading
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -12,6 +13,7 @@ import mha_core as mha
 from autograders import recheck
 from autograders.checks import level2, level3, level4, own_work
 from autograders.feedback import WrongAnswer
+from tests.conftest import NOTEBOOKS
 
 SAYS = "Write it with numpy: this is the point of the problem"
 SCORES = np.array([4.0, 2.0, 5.0])
@@ -251,3 +253,75 @@ def test_problem_4_3_multi_head_attention():
         for hidden in (False, True):
             with pytest.raises(own_work.NotOwnWork, match=SAYS):
                 level4.q4_3_multi_head_attention(answer, hidden=hidden)
+
+
+# --- the re-check reads the student's source ------------------------------------------------
+
+SETUP = "import numpy as np\nimport mha_core as mha\nfrom autograders.checks import level4 as check\n"
+READS = {
+    "numpy only": ("def f(X):\n    return np.exp(X)", None),
+    "a local variable called mha": ("def f(X):\n    mha = np.exp(X)\n    return mha / mha.sum()", None),
+    "mha_core used in another answer": ("w = mha.softmax(np.ones(3))\ndef f(X):\n    return np.exp(X) * w", None),
+    "an inner helper": ("def f(X):\n    def split(A):\n        return A.T\n    return split(X)", None),
+    "the setup's mha": ("def f(X):\n    return mha.softmax(X)", "refers to mha_core (as `mha`)"),
+    "a from-import alias": ("from mha_core import softmax as s\ndef f(X):\n    return s(X)",
+                            "refers to mha_core.softmax (as `s`)"),
+    "a helper of the student's": ("def g(x):\n    return mha.softmax(x)\ndef f(X):\n    return g(X)", "refers to mha_core"),
+    "an alias made in another cell": ("g = mha.softmax\ndef f(X):\n    return g(X)", "refers to mha_core"),
+    "an import inside": ("def f(X):\n    import mha_core\n    return mha_core.softmax(X)", "imports mha_core"),
+    "a string import": ("def f(X):\n    return __import__('mha_' + 'core').softmax(X)", "uses `__import__`"),
+    "getattr on numpy": ("def f(X):\n    return getattr(np, 'exp')(X)", None),
+    "sys for a constant": ("import sys\ndef f(X):\n    return X + sys.float_info.epsilon", None),
+    "sys.modules": ("import sys\ndef f(X):\n    return getattr(sys.modules['mha_' + 'core'], 'softmax')(X)",
+                    "uses `sys.modules`"),
+    "exec": ("def f(X):\n    ns = {}\n    exec('import mha_core', ns)\n    return ns['mha_core'].softmax(X)", "uses `exec`"),
+    "an assignment": ("f = mha.softmax", "refers to mha_core"),
+    "a lambda": ("f = lambda X: mha.softmax(X)", "refers to mha_core"),
+    "the check module": ("def f(X):\n    return check.mha_variant(X)", "refers to autograders.checks.level4"),
+}
+
+
+@pytest.mark.parametrize("source, says", READS.values(), ids=READS.keys())
+def test_source_references(source, says):
+    found = own_work.source_references([SETUP, "x = 1", source], "f")
+    assert found == says if says is None else says in found, found
+
+
+def test_source_references_without_a_definition_or_source_find_nothing():
+    assert own_work.source_references(None, "f") is None
+    assert own_work.source_references([SETUP, "def g(X):\n    return mha.softmax(X)", "def broken(:"], "f") is None
+
+
+class _Session:
+    def __init__(self, cells):
+        self.cells = [(f"cell {i}", source) for i, source in enumerate(cells)]
+
+
+def test_a_remote_function_is_refused_by_its_source():
+    """In the re-check the function runs in the student's process, where anything could be switched
+    off: its source, which the re-check holds as data, decides."""
+    class Remote(_FakeSession):
+        session = _Session([SETUP, "def softmax(scores):\n    return mha.softmax(scores)"])
+
+    remote = recheck.RemoteFunction(Remote(numpy_softmax), 0, "softmax")
+    assert "refers to mha_core (as `mha`)" in refused(remote)
+    Remote.session = _Session([SETUP, "def softmax(scores):\n    e = np.exp(scores)\n    return e / e.sum()"])
+    own_work.call("softmax", remote, SCORES)
+
+
+def test_the_real_recheck_refuses_an_answer_that_switched_the_check_off(tmp_path, kernels):
+    """A submission that replaces own_work.call in its kernel passes nbgrader's run; the clean re-check does not."""
+    source = NOTEBOOKS / "level4_synthesis.ipynb"
+    nb = nbformat.read(str(source), as_version=4)
+    attack = ("from autograders import feedback\ncheck.own_work.call = feedback.call\n"
+              "def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):\n"
+              "    return mha.multi_head_attention(X, None, W_Q, W_K, W_V, W_O, h, causal=causal)[0]\n")
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "q4_3_multi_head_attention":
+            cell.source = attack
+    path = tmp_path / "level4_synthesis.ipynb"
+    nbformat.write(nb, str(path))
+    results = recheck.recheck(source, path, timeout=20)
+    assert results["q4_3_multi_head_attention_test"].score == 0
+    assert SAYS in results["q4_3_multi_head_attention_test"].message
+    assert all(r.score == r.max_score for gid, r in results.items() if gid != "q4_3_multi_head_attention_test")

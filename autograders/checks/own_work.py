@@ -19,11 +19,13 @@ with two looks at the student's function, either of which refuses it:
 
 numpy (and any other library) is allowed. The re-check (:mod:`autograders.recheck`)
 calls a student's function through a :class:`~autograders.recheck.RemoteFunction` that
-runs it in another process: there is no code to inspect, and the re-check's own code
-(autograders) runs on this side, so only mha_core is watched for; the student's code is
-watched where it ran, in nbgrader's pass.
+runs it in another process, where the student could have switched anything off: there,
+the student's code cells (the re-check's session holds them, as data) are read instead
+(:func:`source_references`), and the run is watched for mha_core only (the re-check's
+own code, autograders, runs on this side).
 """
 
+import ast
 import dis
 import functools
 import os
@@ -59,10 +61,9 @@ def call(name, func, *args, hint=""):
     if func is None or func is Ellipsis or not callable(func):
         return feedback.call(name, func, *args, hint=hint)  # "no answer yet" / "should be a function"
     remote = _is_remote(func)
-    if not remote:
-        uses = references(func)
-        if uses:
-            raise NotOwnWork(name, uses)
+    uses = source_references(_remote_sources(func), name) if remote else references(func)
+    if uses:
+        raise NotOwnWork(name, uses)
     watch = Watch(ignore=_TRANSPORT if remote else ())
     try:
         result = feedback.call(name, watch.wrap(func), *args, hint=hint)
@@ -109,6 +110,91 @@ def _is_remote(func):
     """True for the re-check's handle on a function that runs in the student's process."""
     recheck = sys.modules.get("autograders.recheck")
     return recheck is not None and type(func) is getattr(recheck, "RemoteFunction", None)
+
+
+def _remote_sources(func):
+    """The student's code cells behind a re-check's remote function, or None if unknown."""
+    cells = getattr(getattr(getattr(func, "remote", None), "session", None), "cells", None)
+    try:
+        return [source for _, source in cells]
+    except (TypeError, ValueError):
+        return None
+
+
+# --- the student's source (the re-check) --------------------------------------------------
+
+# Ways to reach a module from a string, or to run code the reader cannot see.
+_INDIRECT = {"__import__", "importlib", "exec", "eval", "compile", "globals", "vars", "builtins", "__builtins__"}
+
+
+def source_references(sources, name):
+    """What the definition of ``name`` in the code cells ``sources`` refers to of :data:`PACKAGES`
+    (following the student's own functions it calls), or a way to reach a module from a string,
+    as a phrase; None if nothing, or if ``sources`` is None or holds no definition of ``name``."""
+    if sources is None:
+        return None
+    aliases, definitions = {}, {}
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = node.module if isinstance(node, ast.ImportFrom) else None
+                for alias in node.names:
+                    full = f"{module}.{alias.name}" if module else alias.name
+                    if _library_module(full) or _library_module(module):
+                        aliases[alias.asname or alias.name.split(".")[0]] = full
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                definitions[node.name] = node
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        definitions[target.id] = node.value
+    if name not in definitions:
+        return None
+    todo, done = [name], set()
+    while todo:
+        current = todo.pop()
+        if current in done or current not in definitions:
+            continue
+        done.add(current)
+        definition = definitions[current]
+        local = _local_names(definition)
+        called = {n.func.id for n in ast.walk(definition) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        for node in ast.walk(definition):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+                if _library_module(module) or any(_library_module(a.name) for a in node.names):
+                    return f"imports {module}"
+            elif isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name) \
+                    and node.value.id == "sys":
+                return "uses `sys.modules`, a way to reach code a reader cannot see"
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
+                if node.id in aliases:
+                    full = aliases[node.id]
+                    return f"refers to {full}" + (f" (as `{node.id}`)" if not full.endswith(node.id) else "")
+                if node.id in _INDIRECT:
+                    return f"uses `{node.id}`, a way to reach code a reader cannot see"
+                target = definitions.get(node.id)
+                if node.id in called or isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                                            ast.Lambda)):
+                    todo.append(node.id)  # the student's own function (not a value computed elsewhere)
+    return None
+
+
+def _local_names(definition):
+    """Names a definition binds itself: its (and its inner functions') parameters and assignments."""
+    names = set()
+    for node in ast.walk(definition):
+        if isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not definition:
+            names.add(node.name)
+    return names
 
 
 # --- the function's code ----------------------------------------------------------------
