@@ -178,6 +178,17 @@ def test_the_library_itself_is_untouched_while_the_answer_runs():
 # --- the pieces --------------------------------------------------------------------------
 
 
+def test_the_refusal_is_tagged_and_survives_pickling():
+    import pickle
+
+    with pytest.raises(own_work.NotOwnWork) as info:
+        own_work.call("softmax", mha.softmax, SCORES)
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert isinstance(copy, WrongAnswer) and str(copy) == str(info.value)
+    assert copy.uses == info.value.uses == "is mha_core.attention.softmax"
+    assert copy.misconception == "not written with numpy (calls mha_core)"
+
+
 def test_library_name():
     assert own_work.library_name(mha) == "mha_core"
     assert own_work.library_name(mha.softmax) == "mha_core.attention.softmax"

@@ -46,13 +46,14 @@ class NotOwnWork(WrongAnswer):
     """The answer calls the library it is asked to write; ``uses`` names what it used."""
 
     misconception = "not written with numpy (calls mha_core)"
+    uses = None
 
-    def __init__(self, name, uses):
-        self.uses = uses
-        super().__init__(
-            f"`{name}` {uses}. {WHY}. An answer that calls mha_core (or autograders) earns no points; once "
-            "yours works, compare it with mha_core's in a cell of your own."
-        )
+
+def _refuse(name, uses):
+    wrong = NotOwnWork(f"`{name}` {uses}. {WHY}. An answer that calls mha_core (or autograders) earns no points; "
+                       "once yours works, compare it with mha_core's in a cell of your own.")
+    wrong.uses = uses  # kept by pickle and copy, unlike an argument of a custom __init__
+    return wrong
 
 
 def call(name, func, *args, hint=""):
@@ -63,16 +64,16 @@ def call(name, func, *args, hint=""):
     remote = _is_remote(func)
     uses = source_references(_remote_sources(func), name) if remote else references(func)
     if uses:
-        raise NotOwnWork(name, uses)
+        raise _refuse(name, uses)
     watch = Watch(ignore=_TRANSPORT if remote else ())
     try:
         result = feedback.call(name, watch.wrap(func), *args, hint=hint)
     except WrongAnswer:
         if watch.uses:  # a crash inside mha_core (e.g. called with the wrong arguments): the cause is the call
-            raise NotOwnWork(name, watch.uses) from None
+            raise _refuse(name, watch.uses) from None
         raise
     if watch.uses:
-        raise NotOwnWork(name, watch.uses)
+        raise _refuse(name, watch.uses)
     return result
 
 
