@@ -272,6 +272,10 @@ def _run_job(job, root, result):
                 },
                 "comments": {c.name: c.auto_comment for c in notebook.comments},
             }
+    from .feedback_html import neutralise_file
+
+    for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
+        neutralise_file(path)  # the formgrader renders it in the instructor's Jupyter: no active content
     result["files"] = _read_tree(root / "autograded" / student / assignment)
     if job.get("feedback", True):
         from .feedback_html import generate_feedback

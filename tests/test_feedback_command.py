@@ -9,6 +9,7 @@ each test works on a copy of it.
 """
 
 import html
+import os
 import re
 import shutil
 from pathlib import Path
@@ -128,3 +129,193 @@ def test_missing_or_broken_autograded_notebook_fails_alone(course, capsys):
     out = run(capsys, "--course", str(course), "--student", "bob")
     assert f"FAILED bob/{LEVEL}: NotJSONError: Notebook does not appear to be JSON" in out
     assert "feedback written 0, failed 1" in out
+
+
+# --- no active content from a submission ----------------------------------------------
+
+PWNED = "pwned.invalid"  # every payload below sets window.pwned or asks this host for something
+HOSTILE_CODE = r'''from IPython.display import HTML, SVG, Javascript, Markdown, display
+display(HTML('<script>window.pwned = "html script"</script><img src="x" onerror="window.pwned = 1">'
+             '<iframe src="javascript:parent.pwned = 2"></iframe><iframe srcdoc="<script>parent.pwned = 3</script>"></iframe>'
+             '<meta http-equiv="refresh" content="0; url=http://pwned.invalid/meta">'
+             '<a id="jslink" href="javascript:window.pwned = 4">click</a><b>bold survives</b>'
+             '<img src="http://pwned.invalid/beacon" onload="window.pwned = 5">'))
+display(Javascript('window.pwned = "javascript output"'))
+display(SVG('<svg xmlns="http://www.w3.org/2000/svg" onload="window.pwned = 6"><script>window.pwned = 7</script></svg>'))
+display(Markdown('<img src="y" onerror="window.pwned = 8"> **markdown survives**'))
+print('<script>window.pwned = "printed"</script>')
+'''
+HOSTILE_MARKDOWN = ('Written: <img src="z" onerror="window.pwned = 9"><script>window.pwned = 10</script> '
+                    "[a link](javascript:window.pwned=11) <details open ontoggle=\"window.pwned = 12\">x</details> "
+                    "$\\sqrt{d_k}$ and *markdown kept*")
+EVIL_SVG = '<svg xmlns="http://www.w3.org/2000/svg" onload="window.pwned = 13"><script>window.pwned = 14</script></svg>'
+
+
+def hostile_notebook(nb):
+    """``nb`` with a cell displaying every kind of active output, a markdown cell with raw
+    HTML and a javascript: link, an SVG attachment, a raw HTML cell and widget state."""
+    import base64
+
+    import nbformat
+
+    nb = nbformat.from_dict(nb)
+    nb.cells.append(nbformat.v4.new_code_cell(HOSTILE_CODE))
+    nb.cells.append(nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN))
+    nb.cells.append(nbformat.v4.new_markdown_cell(
+        "![an attachment](attachment:evil.svg)",
+        attachments={"evil.svg": {"image/svg+xml": base64.b64encode(EVIL_SVG.encode()).decode()}}))
+    nb.cells.append(nbformat.v4.new_raw_cell('<script>window.pwned = 15</script><p onclick="x">raw</p>',
+                                             metadata={"raw_mimetype": "text/html"}))
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {
+        "version_major": 2, "version_minor": 0, "state": {"m": {"model_name": "HTMLModel", "state": {
+            "value": '<img src=x onerror="window.pwned = 16">'}}}}}
+    return nb
+
+
+@pytest.fixture(scope="module")
+def hostile(graded, tmp_path_factory):
+    """The graded class's course with mallory's hostile submission graded too (her answers
+    are the source's: full marks)."""
+    import nbformat
+
+    course = Path(shutil.copytree(graded, tmp_path_factory.mktemp("hostile") / "course"))
+    target = course / "submitted/mallory" / LEVEL
+    target.mkdir(parents=True)
+    nbformat.write(hostile_notebook(editions.read(ROOT / "notebooks" / f"{LEVEL}.ipynb")), str(target / f"{LEVEL}.ipynb"))
+    summary = grading.grade(course, students=["mallory"], backend="serial", recheck=False)
+    assert summary.graded == [("mallory", LEVEL)], summary.failed
+    return course
+
+
+def test_the_autograded_notebook_keeps_no_active_content(hostile):
+    """The formgrader renders the autograded notebook in the instructor's Jupyter: the
+    grading job leaves no active output, markup or widget state in it."""
+    from autograders.feedback_html import _markdown_html, has_active_content
+
+    nb = editions.read(hostile / "autograded/mallory" / LEVEL / f"{LEVEL}.ipynb")
+    assert "widgets" not in nb.metadata
+    mimes = {m for c in nb.cells for o in c.get("outputs", []) for m in o.get("data", {})}
+    assert not mimes & {"application/javascript", "image/svg+xml", "text/markdown"}, mimes
+    html_outputs = [o.data["text/html"] for c in nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
+    assert any("bold survives" in h for h in html_outputs) and any("markdown survives" in h for h in html_outputs)
+    assert not [h for h in html_outputs if has_active_content(h)]
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            assert not has_active_content(_markdown_html(cell.source, cell.get("attachments"))), cell.source
+            assert all(m.startswith("image/") for b in cell.get("attachments", {}).values() for m in b)
+        if cell.cell_type == "raw":
+            assert not has_active_content(cell.source) and "raw" in cell.source
+    assert any("markdown kept" in c.source for c in nb.cells)
+
+
+def test_an_honest_feedback_page_loses_nothing_to_the_sanitiser(course, capsys, monkeypatch):
+    """ada's feedback with and without the sanitiser: the same text, links and pictures."""
+    from autograders import feedback_html
+
+    run(capsys, "--course", str(course), "--student", "ada")
+    raw_sanitised, text_sanitised = feedback(course, "ada")
+    monkeypatch.setattr(feedback_html, "sanitise_page", lambda page: page)
+    monkeypatch.setattr(feedback_html, "neutralise", lambda nb: 0)
+    run(capsys, "--course", str(course), "--student", "ada")
+    raw, text = feedback(course, "ada")
+    assert "<script" in raw.split("</head>")[0], "nbconvert's MathJax stays in the head"
+    assert text_sanitised.split() == text.split(), "the same words (the sanitiser may drop blank lines)"
+    for tag in ("<div", "<img", "<a ", "<pre", "<table", "<script"):
+        assert raw_sanitised.count(tag) == raw.count(tag), tag
+    nb = editions.read(course / "autograded/ada" / LEVEL / f"{LEVEL}.ipynb")
+    monkeypatch.undo()
+    assert feedback_html.neutralise(nb) == 0, "an honest notebook is left exactly as it is"
+
+
+def _chromium():
+    from tests.browser import servers
+
+    missing = servers.browser_missing()
+    if missing:
+        if os.environ.get("MHA_REQUIRE_BROWSER"):
+            pytest.fail(f"{missing} (MHA_REQUIRE_BROWSER is set)", pytrace=False)
+        pytest.skip(missing)
+    return servers
+
+
+def _open_in_chromium(servers, pages):
+    """{page: (window.pwned, document.title, [requests to PWNED], [dialogs], body text)} of each file."""
+    from playwright.sync_api import sync_playwright
+
+    seen = {}
+    with sync_playwright() as playwright:
+        browser = servers.launch(playwright)
+        try:
+            for path in pages:
+                page = browser.new_page()
+                requests, dialogs = [], []
+                page.on("request", lambda r: requests.append(r.url) if PWNED in r.url else None)
+                page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+                page.goto(path.as_uri(), wait_until="load")
+                page.wait_for_timeout(1500)
+                page.click("#jslink", timeout=2000) if page.query_selector("#jslink") else None
+                page.wait_for_timeout(200)
+                seen[path] = (page.evaluate("window.pwned"), page.title(), requests, dialogs,
+                              page.evaluate("document.body ? document.body.innerText : ''"))
+                page.close()
+        finally:
+            browser.close()
+    return seen
+
+
+def test_no_script_of_a_submission_runs_in_chromium(hostile, tmp_path):
+    """mallory's feedback page, and her autograded notebook rendered by nbconvert's classic
+    template (the one the formgrader's extends), opened in Chromium: no payload runs,
+    asks the network or redirects; the honest markup is still shown. Her submitted
+    notebook rendered as it was (the control) does run a payload, so the check can fail."""
+    from nbconvert.exporters import HTMLExporter
+
+    servers = _chromium()
+    feedback_page = hostile / "feedback/mallory" / LEVEL / f"{LEVEL}.html"
+    pages = {"feedback": feedback_page}
+    for name, folder in (("autograded", "autograded"), ("control", "submitted")):
+        exporter = HTMLExporter(template_name="classic")
+        page, _ = exporter.from_filename(str(hostile / folder / "mallory" / LEVEL / f"{LEVEL}.ipynb"))
+        pages[name] = tmp_path / f"{name}.html"
+        pages[name].write_text(page, encoding="utf-8")
+    seen = _open_in_chromium(servers, pages.values())
+
+    pwned, title, requests, dialogs, text = seen[pages["control"]]
+    assert pwned is not None, "the control: the submitted notebook rendered as it is runs a payload"
+    for name in ("feedback", "autograded"):
+        pwned, title, requests, dialogs, text = seen[pages[name]]
+        assert (pwned, requests, dialogs) == (None, [], []), f"{name}: a submission's script ran"
+        assert title in (LEVEL, "Notebook"), f"{name}: the title changed to {title!r}"
+        assert "bold survives" in text and "markdown survives" in text and "markdown kept" in text, name
+    from html.parser import HTMLParser
+
+    class Tags(HTMLParser):
+        found = []
+
+        def handle_starttag(self, tag, attrs):
+            self.found.append((tag, attrs))
+
+    parser = Tags()
+    parser.feed(feedback_page.read_text(encoding="utf-8").split("</head>", 1)[1])
+    assert not [t for t, _ in parser.found if t in ("script", "iframe", "meta", "svg", "style", "object", "embed", "form")]
+    assert not [(t, n, v) for t, attrs in parser.found for n, v in attrs
+                if n.startswith("on") or "javascript:" in (v or "").lower() or PWNED in (v or "")]
+    assert "Score:" in seen[pages["feedback"]][4]
+
+
+def test_the_report_escapes_student_ids_and_reasons(tmp_path):
+    from autograders import report
+
+    nasty = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
+    results = report.Results(cells={LEVEL: ["q1_1_d_k_test"]})
+    results.rows.append({"student": nasty, "assignment": LEVEL, "score": None, "max_score": None, "late_penalty": None,
+                         "needs_manual_grade": False, "status": "refused", "reason": nasty, "cells": {}})
+    results.failed.append((nasty, LEVEL, f"{nasty}.zip refused: {nasty}"))
+    page = report.write_report(results, tmp_path / "report.html").read_text()
+    assert "<script" not in page and "<img src=x" not in page and html.escape(nasty) in page
+    import csv
+
+    rows = list(csv.DictReader(report.write_csv(results, tmp_path / "grades.csv").open()))
+    assert (rows[0]["student"], rows[0]["status"], rows[0]["reason"]) == (nasty, "refused", nasty), \
+        "the CSV is data: kept as it is, not HTML-escaped"
+    assert (report._text("=1+1"), report._text("@SUM(A1)"), report._text("ada")) == ("'=1+1", "'@SUM(A1)", "ada")
