@@ -93,7 +93,12 @@ class Checked:
 
 
 class ProtocolError(ValueError):
-    """Something from the student side that is not what the protocol allows."""
+    """Something from the student side that is not what the protocol allows; ``earlier``:
+    it came from what the previous request set off (a reply to it, or bytes sent after it)."""
+
+    def __init__(self, message, earlier=False):
+        super().__init__(message)
+        self.earlier = earlier
 
 
 # --- data across the boundary -------------------------------------------------------
@@ -375,7 +380,7 @@ def check_reply(reply, op, seq):
     if type(reply) is not dict or type(reply.get("seq")) is not int:
         raise ProtocolError("a message without a sequence number")
     if reply["seq"] != seq:
-        raise ProtocolError(f"a reply to request {reply['seq']} while request {seq} was waiting")
+        raise ProtocolError(f"a reply to request {reply['seq']} while request {seq} was waiting", earlier=reply["seq"] == seq - 1)
     kinds = [k for k in reply if k != "seq"]
     if len(kinds) != 1 or kinds[0] not in REPLIES[op]:
         raise ProtocolError(f"a reply with the keys {sorted(map(str, kinds))[:6]} to a {op!r} request")
@@ -464,9 +469,9 @@ class Stopped(Exception):
     """The student side stopped answering properly: ``kind`` is "timeout", "stopped" or
     "interfered"; the process has been killed."""
 
-    def __init__(self, kind, detail):
+    def __init__(self, kind, detail, earlier=False):
         super().__init__(detail)
-        self.kind, self.detail = kind, detail
+        self.kind, self.detail, self.earlier = kind, detail, earlier
 
 
 class StudentSide:
@@ -506,13 +511,13 @@ class StudentSide:
         try:
             if select.select([self.read_fd], [], [], 0)[0]:  # before any request: unasked-for bytes (or its end)
                 if os.read(self.read_fd, 1):
-                    raise ProtocolError("a message it was not asked for")
+                    raise ProtocolError("a message it was not asked for", earlier=True)
                 raise EOFError("the student side stopped")
             _send(self.write_fd, {"op": op, "seq": self.seq, **fields}, deadline)
             return check_reply(_receive(self.read_fd, deadline), op, self.seq)
         except ProtocolError as error:
             self.kill()
-            raise Stopped("interfered", f"it sent {error}") from None
+            raise Stopped("interfered", f"it sent {error}", error.earlier) from None
         except TimeoutError:
             self.kill()
             raise Stopped("timeout", f"no answer within {seconds:g} s") from None
@@ -586,16 +591,18 @@ class Session:
         except Stopped as error:
             self.broken = f"the re-check's clean process did not start ({error.detail})"
             return
-        for index, (label, source) in enumerate(self.cells):
+        previous = None  # (what, key) of the request before: a late reply to it, or bytes after it, are its fault
+        for index, (_, source) in enumerate(self.cells):
             if index in self.trouble:
                 continue
             try:
                 kind, _ = side.ask("run", self.timeout + GRACE, source=source, timeout=self.timeout)
             except Stopped as error:
-                self.trouble[index] = _fault(error, f"cell {label}", self.timeout)
+                self._blame(previous if error.earlier and previous else ("cell", index), error)
                 return
+            previous = ("cell", index)
             if kind == "timeout":
-                self.trouble[index] = f"cell {label} ran past the {self.timeout} s limit in the re-check and was stopped"
+                self.trouble[index] = f"cell {self.cells[index][0]} ran past the {self.timeout} s limit in the re-check"
         values = {}
         for name in self.wanted:
             if name in self.unavailable:
@@ -603,14 +610,22 @@ class Session:
             try:
                 kind, content = side.ask("get", self.timeout + GRACE, name=name, timeout=self.timeout)
             except Stopped as error:
-                self.unavailable[name] = _fault(error, f"handing over `{name}`", self.timeout)
+                self._blame(previous if error.earlier and previous else ("name", name), error)
                 return
+            previous = ("name", name)
             if kind == "timeout":
                 self.unavailable[name] = f"handing over `{name}` took more than {self.timeout} s"
             elif kind == "value":
                 values[name] = content
         self.side, self.values = side, values
         self.generation += 1
+
+    def _blame(self, culprit, error):
+        what, key = culprit
+        if what == "cell":
+            self.trouble[key] = _fault(error, f"cell {self.cells[key][0]}", self.timeout)
+        else:
+            self.unavailable[key] = _fault(error, f"handing over `{key}`", self.timeout)
 
     def namespace(self):
         """The answers, decoded (function answers call this session's student side); one

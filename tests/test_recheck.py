@@ -319,3 +319,71 @@ def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
             side.ask("run", 2, source="", timeout=1)
     finally:
         side.close()
+
+
+# --- hostile cells in a real re-check: only the cell that did it loses its points ----
+
+IN_RECHECK = 'import os\nif os.environ.get("NBGRADER_EXECUTION") == "recheck":\n'  # nbgrader's own run is left alone
+
+GARBAGE = IN_RECHECK + """\
+    for fd in os.listdir("/proc/self/fd"):  # every pipe this process holds: the re-check's are among them
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+                os.write(int(fd), b"\\x00" * 7 + b"\\x10" + b"garbage garbage!")
+        except OSError:
+            pass
+"""
+
+FORGED_REPLY = IN_RECHECK + """\
+    import json, struct, sys
+    frame = sys._getframe()
+    while frame is not None and "seq" not in frame.f_locals:
+        frame = frame.f_back
+    forged = json.dumps({"seq": frame.f_locals["seq"], "done": True}).encode()  # the reply to this very request
+    os.write(frame.f_locals["fd_out"], struct.pack(">Q", len(forged)) + forged)
+"""
+
+PATCHED_JSON = IN_RECHECK + """\
+    import json
+    json.dumps = lambda *args, **kwargs: '{"seq": 1, "passed": true}'
+"""
+
+IGNORES_ALARM = IN_RECHECK + """\
+    import signal, time
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        pass
+"""
+
+WRONG_D_K = "check.q1_1_d_k = lambda *args, **kwargs: None\nd_k = 768 * 12"  # wrong, and the check patched
+
+ATTACKS = {  # name: (answers, the test that must score 0, phrases its message must hold)
+    "garbage-on-the-pipes": ({"q1_1_d_k": GARBAGE + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
+    "forged-reply": ({"q1_1_d_k": FORGED_REPLY + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
+    "patched-json": ({"q1_1_d_k": PATCHED_JSON + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
+    "ignores-the-alarm": ({"q1_2_why": IGNORES_ALARM + 'why = "B"'}, "q1_2_why_test", ("`q1_2_why` ran past the 3 s limit",)),
+    "function-ignores-the-alarm": (
+        {"q1_1_head_dim": "def head_dim(d_model, h):\n" + "\n".join("    " + line for line in IGNORES_ALARM.splitlines())
+         + "\n    return d_model // h"}, "q1_1_head_dim_test", ("`head_dim` ran past the 3 s limit",)),
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_an_attack_on_the_recheck_costs_only_its_own_cell(tmp_path, attack, kernels):
+    answers, zero, phrases = ATTACKS[attack]
+    start = time.monotonic()
+    results = rc.recheck(LEVEL1, graded_copy(tmp_path, attack, answers), timeout=3)
+    assert time.monotonic() - start < 90
+    assert {gid: r.score for gid, r in results.items()} == {gid: (0.0 if gid == zero else p) for gid, p in TESTS.items()}
+    message = results[zero].message
+    assert message.startswith(rc.NOT_CONFIRMED) and all(p in message for p in phrases), message
+    assert "tampering" not in message  # nbgrader passed it, but the re-check could not run it: not a finding
+
+
+def test_a_recheck_that_cannot_start_confirms_nothing(tmp_path, kernels):
+    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "no-side", {}), timeout=3,
+                         command=[sys.executable, "-c", "import time; time.sleep(1)"])
+    assert {gid: r.score for gid, r in results.items()} == dict.fromkeys(TESTS, 0.0)
+    assert all(r.message.startswith(rc.NOT_CONFIRMED) and "did not start" in r.message for r in results.values())
