@@ -11,10 +11,12 @@ this module::
 The launcher (running as the grader, usually root) sets resource limits
 (address space, file size, processes, open files, no core dumps), moves the
 process into new network and mount namespaces where the kernel allows it (no
-network at all; private empty ``/tmp``, ``/var/tmp`` and ``/dev/shm``; the course
-directory, the instructor's notebooks and tests hidden under empty mounts),
-strips the environment, then, as root, becomes a throwaway user (a fresh uid per
-kernel, no groups, ``no_new_privs``) and execs the kernel. The kernel talks to
+network at all; a root file system built from an allow-list, see
+:data:`SYSTEM_DIRS`: nothing of the repository but its two packages, nothing of
+the course; private empty ``/tmp``, ``/var/tmp`` and ``/dev/shm``), strips the
+environment, then, as root, becomes a throwaway user (a fresh uid per kernel, no
+groups, ``no_new_privs``; a non-root grader's user namespace loses its
+capabilities instead) and execs the kernel. The kernel talks to
 nbgrader over Unix sockets (zmq's ``ipc`` transport) in a private directory,
 which is also its working directory and home, so a new network namespace does
 not cut it off. Each kernel reports what it got in ``$MHA_SANDBOX`` (JSON).
@@ -26,8 +28,11 @@ replaced by a fresh one that quietly replays the cells that had completed, and t
 rest of the notebook runs. Each such event leaves a one-line error in the cell
 ("timeout", "crash", "memory limit"), which nbgrader's feedback shows. Output is
 capped per cell twice: in the kernel (``sys.stdout``/``sys.stderr``, see
-:func:`load_ipython_extension`) and in nbgrader's process, whatever the kernel
-sends.
+:func:`load_ipython_extension`: past the limit the cell is stopped) and in
+nbgrader's process, whatever the kernel sends. :class:`RestoreCellMetadata` and
+:class:`RestoreMissingCells` put back what a student did to the assignment's cells
+(edited metadata, deleted or pasted cells) before nbgrader's own checks fail the
+submission on it.
 """
 
 import argparse
@@ -53,6 +58,7 @@ PROCESS_LIMIT = 256  # processes and threads of its (throwaway) user (RLIMIT_NPR
 OPEN_FILES_LIMIT = 1024  # RLIMIT_NOFILE
 OUTPUT_LIMIT = 200_000  # characters of output a cell keeps
 OUTPUT_MARK = "[output limit:"
+CHUNK = 8192  # characters a kernel's capped stream gathers before handing them on
 
 # The kernel's file system (where Linux allows a mount namespace) is built from
 # nothing: a fresh root holding only these, then pivot_root into it. Read-only: the
@@ -816,24 +822,40 @@ class OutputLimitExceeded(BaseException):
 
 class _Budget:
     def __init__(self, limit):
-        self.limit, self.used, self.noted = limit, 0, False
+        self.limit, self.used, self.noted, self.streams = limit, 0, False, []
 
 
 class _CappedStream:
     """A stream that passes on at most ``budget.limit`` characters per cell (shared by stdout and
-    stderr), then stops the cell (:class:`OutputLimitExceeded`; other threads' output is dropped)."""
+    stderr), then stops the cell (:class:`OutputLimitExceeded`; other threads' output is dropped).
+
+    It hands its text on in chunks of :data:`CHUNK` characters (and on ``flush``, which ipykernel
+    calls before a display and after each cell): ipykernel's own stream costs ~0.1 ms per write,
+    which made a 20,000-line flood take seconds to reach the limit on a loaded machine."""
 
     def __init__(self, stream, budget, notice_stream=None):
         self._stream, self._budget, self._notice = stream, budget, notice_stream
+        self._pending, self._size = [], 0
+        budget.streams.append(self)
 
     def write(self, text):
+        if not isinstance(text, str):
+            return self._stream.write(text)  # the TypeError the stream itself raises
         budget = self._budget
+        for other in budget.streams:  # the order of stdout and stderr kept
+            if other is not self and other._pending:
+                other.flush()
         room = budget.limit - budget.used
         budget.used += len(text)
         if room >= len(text):
-            return self._stream.write(text)
+            self._pending.append(text)
+            self._size += len(text)
+            if self._size >= CHUNK:
+                self._hand_on()
+            return len(text)
         if room > 0:
-            self._stream.write(text[:room])
+            self._pending.append(text[:room])
+        self._hand_on()
         message = f"{OUTPUT_MARK} this cell printed more than {budget.limit} characters and was stopped]"
         if not budget.noted:
             budget.noted = True
@@ -841,6 +863,15 @@ class _CappedStream:
         if threading.current_thread() is threading.main_thread():
             raise OutputLimitExceeded(message)
         return len(text)
+
+    def _hand_on(self):
+        if self._pending:
+            text, self._pending, self._size = "".join(self._pending), [], 0
+            self._stream.write(text)
+
+    def flush(self):
+        self._hand_on()
+        return self._stream.flush()
 
     def writelines(self, lines):
         for line in lines:
@@ -862,9 +893,15 @@ def load_ipython_extension(ip):
     sys.stderr = _CappedStream(sys.stderr, budget, notice_stream=stdout)
 
     def reset(*_):
+        flush()
         budget.used, budget.noted = 0, False
 
+    def flush(*_):
+        for stream in budget.streams:
+            stream.flush()
+
     ip.events.register("pre_run_cell", reset)
+    ip.events.register("post_run_cell", flush)
 
 
 def configure(c, course=None, hide=()):
