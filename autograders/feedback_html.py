@@ -206,6 +206,11 @@ def _markdown_html(source, attachments=None):
         return source
 
 
+# Markdown writes a tag or a URL only from raw HTML or an autolink ("<"), a link or an image
+# ("](") or a link reference ("]:"): a cell with none of them is not even rendered.
+_MARKUP = ("<", "](", "]:")
+
+
 def _text(value):
     return "".join(value) if isinstance(value, list) else value
 
@@ -222,7 +227,7 @@ def neutralise(nb):
         changed += 1
     for cell in nb.cells:
         before = copy.deepcopy(cell)
-        if cell.cell_type == "markdown":
+        if cell.cell_type == "markdown" and any(sign in cell.source for sign in _MARKUP):
             rendered = _markdown_html(cell.source, cell.get("attachments"))
             if has_active_content(rendered):
                 cell.source = sanitise(rendered)

@@ -319,3 +319,21 @@ def test_the_report_escapes_student_ids_and_reasons(tmp_path):
     assert (rows[0]["student"], rows[0]["status"], rows[0]["reason"]) == (nasty, "refused", nasty), \
         "the CSV is data: kept as it is, not HTML-escaped"
     assert (report._text("=1+1"), report._text("@SUM(A1)"), report._text("ada")) == ("'=1+1", "'@SUM(A1)", "ada")
+
+
+@pytest.mark.parametrize("markdown", [
+    "[x](javascript:window.pwned=1)", "[x][r]\n\n[r]: javascript:window.pwned=1", "<javascript:window.pwned=1>",
+    "[x](JaVaScRiPt&#58;window.pwned=1)", '<a href="jav&#x09;ascript:window.pwned=1">x</a>',
+    "<svg onload=\"window.pwned=1\"></svg>", '<meta http-equiv="refresh" content="0;url=javascript:window.pwned=1">',
+])
+def test_markdown_that_renders_active_markup_is_replaced_by_its_sanitised_rendering(markdown):
+    import nbformat
+
+    from autograders.feedback_html import _markdown_html, has_active_content, neutralise
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown),
+                                         nbformat.v4.new_markdown_cell("An honest *answer*: $n_k \\neq n_q$, [a link](#top).")])
+    honest = nb.cells[1].source
+    assert neutralise(nb) == 1
+    assert not has_active_content(_markdown_html(nb.cells[0].source))
+    assert "pwned" not in _markdown_html(nb.cells[0].source).split(">", 1)[0] and nb.cells[1].source == honest
