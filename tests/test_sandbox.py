@@ -821,3 +821,33 @@ def test_world_writable_directories_are_private_to_the_kernel():
         assert all(seen[d] == "wrote" for d in sandbox.PRIVATE_DIRS if d in seen)  # its own, private ones
     else:  # the documented gap without a mount namespace: only what a throwaway user may not write is safe
         assert not NAMESPACES
+
+
+READONLY_FALLBACK = r"""
+import os, sys, tempfile
+from autograders import sandbox
+sandbox._unshare(sandbox.CLONE_NEWNS)
+sandbox._mount(None, "/", None, sandbox.MS_REC | sandbox.MS_PRIVATE)
+top = tempfile.mkdtemp()
+sandbox._mount("tmpfs", top, "tmpfs", 0, "size=1m")
+os.mkdir(top + "/inner")
+sandbox._mount("tmpfs", top + "/inner", "tmpfs", 0, "size=1m")  # a mount below it: read-only too
+sandbox.SYS_MOUNT_SETATTR = 100_000  # no such system call: ENOSYS, as before Linux 5.12
+sandbox._readonly(top)
+for path in (top, top + "/inner"):
+    try:
+        open(path + "/x", "w").close()
+        print(path, "writable")
+    except OSError as error:
+        print(path, error.errno == __import__("errno").EROFS, bool(os.statvfs(path).f_flag & os.ST_RDONLY))
+"""
+
+
+@pytest.mark.skipif(not (NAMESPACES and ROOT_USER), reason="needs a mount namespace and root")
+def test_read_only_binds_without_mount_setattr():
+    """Before Linux 5.12 (no mount_setattr) each mount below a bind is remounted read-only in turn."""
+    result = subprocess.run([sys.executable, "-c", READONLY_FALLBACK], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.split("\n")
+    assert [line.split()[1:] for line in lines if line] == [["True", "True"], ["True", "True"]], result.stdout
