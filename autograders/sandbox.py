@@ -186,6 +186,8 @@ def _place(new, path):
 
 def _is_checkout(root):
     """True when ``root`` (the directory holding the packages) is the project's source tree, not site-packages."""
+    if root.name in ("site-packages", "dist-packages"):  # an installed copy (its neighbours: numpy and the rest)
+        return False
     return any((root / name).exists() for name in (".git", "pyproject.toml", "notebooks", "tests"))
 
 
