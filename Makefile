@@ -12,8 +12,13 @@ STAMP  := $(VENV)/.installed
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
+# The students' JupyterLab: configured by lab/ (their nbgrader tools, not the instructor's; opens
+# on workbook/START.md; no news pop-up); their own settings and workspaces stay in workbook/.jupyter/.
+LAB_ENV := JUPYTER_CONFIG_DIR="$(CURDIR)/lab" JUPYTERLAB_SETTINGS_DIR="$(CURDIR)/workbook/.jupyter/settings" \
+	JUPYTERLAB_WORKSPACES_DIR="$(CURDIR)/workbook/.jupyter/workspaces"
+
 lab: practice
-	$(RUN) -m jupyter lab --notebook-dir=workbook $(ROOT_FLAG)
+	$(LAB_ENV) $(RUN) -m jupyter lab --notebook-dir=workbook $(ROOT_FLAG)
 
 test: $(STAMP)
 	$(RUN) -m pytest

@@ -58,15 +58,21 @@ def playwright_browser():
 
 @pytest.fixture(scope="session")
 def lab_root(tmp_path_factory):
-    """``blank/``: the practice edition as built; ``solved/``: the same notebooks with every
-    answer filled in from ``notebooks/`` (as a student who got everything right has them)."""
-    from autograders import editions
-    from tests.conftest import answered_practice, level_notebooks
+    """A student's ``workbook/``: the practice edition as ``make lab`` builds it (blank
+    notebooks, ``START.md``), and in ``solved/`` the same notebooks with every answer
+    filled in from ``notebooks/`` (as a student who got everything right has them)."""
+    import shutil
 
-    root = tmp_path_factory.mktemp("lab") / "root"
-    editions.build_practice(root / "blank", say=lambda message: None)
-    for source in level_notebooks():
-        answered_practice(source, root / "blank" / source.name, root / "solved")
+    from autograders import editions
+    from tests.conftest import NOTEBOOKS, answered_practice
+
+    # Built from a copy of notebooks/ beside it (``lab_root.parent / "notebooks"``), so
+    # that a rebuild in a test sees the same source while notebooks/ is being edited.
+    source = shutil.copytree(NOTEBOOKS, tmp_path_factory.mktemp("lab") / "notebooks")
+    root = source.parent / "workbook"
+    editions.build_practice(root, source, say=lambda message: None)
+    for path in editions.assignments(source):
+        answered_practice(path, root / path.name, root / "solved")
     return root
 
 

@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+STUDENT_LAB = ROOT / "lab"  # the students' JupyterLab configuration (make lab's JUPYTER_CONFIG_DIR)
 CHROMIUM = os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium")
 SKIP_MESSAGE = f"Chromium not found at {CHROMIUM}: browser tests skipped; apt-get install chromium"
 # Without the background-networking flags Chromium's own connections are refused on a
@@ -52,10 +53,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def environment(home):
+def environment(home, **extra):
     """The environment of a server: this interpreter's bin/ first (nbgrader runs alembic),
     Jupyter's per-user state under ``home``, no BLAS thread pools fighting over 2 cores."""
-    env = dict(os.environ)
+    env = dict(os.environ) | extra
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env.update(
         JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
@@ -72,7 +73,7 @@ def environment(home):
 class Server:
     """A Jupyter server process (JupyterLab or Voila) on ``127.0.0.1:port``."""
 
-    def __init__(self, args, cwd, home, ready_path):
+    def __init__(self, args, cwd, home, ready_path, env=None, quiet=True):
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.home = Path(home)
@@ -80,6 +81,8 @@ class Server:
         self.ready_path = ready_path
         self.args = [arg.format(port=self.port, token=self.token) for arg in args]
         self.cwd = cwd
+        self.env = env or {}
+        self.quiet = quiet  # write user settings that keep news and update checks away
         self.process = None
 
     @property
@@ -87,14 +90,15 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self):
-        (self.home / "settings" / "@jupyterlab" / "apputils-extension").mkdir(parents=True, exist_ok=True)
-        # No "fetch news?" toast, no update check: nothing pops over the notebook.
-        (self.home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
-            '{"fetchNews": "false", "checkForUpdates": false}'
-        )
+        if self.quiet:
+            (self.home / "settings" / "@jupyterlab" / "apputils-extension").mkdir(parents=True, exist_ok=True)
+            # No "fetch news?" toast, no update check: nothing pops over the notebook.
+            (self.home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+                '{"fetchNews": "false", "checkForUpdates": false}'
+            )
         log = open(self.log_path, "w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", *self.args], cwd=self.cwd, env=environment(self.home), stdout=log,
+            [sys.executable, "-m", *self.args], cwd=self.cwd, env=environment(self.home, **self.env), stdout=log,
             stderr=subprocess.STDOUT, start_new_session=True,
         )
         deadline = time.monotonic() + START_TIMEOUT
@@ -135,15 +139,15 @@ class Server:
 
 
 def jupyterlab(root, home):
-    """JupyterLab serving ``root``; the server's working directory is ``root`` (nbgrader's
-    Validate reads an ``nbgrader_config.py`` there, as in a student's workbook/)."""
+    """JupyterLab serving ``root`` as ``make lab`` serves ``workbook/``: configured by
+    ``lab/`` alone (no news, the student's nbgrader tools, the start page), the user's
+    settings and workspaces under ``home``. The server's working directory is ``root``
+    (nbgrader's Validate reads an ``nbgrader_config.py`` there, as in a student's workbook/)."""
     args = [
         "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1", "--port={port}",
-        "--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-        "--ServerApp.open_browser=False", "--LabApp.news_url=None", "--LabApp.check_for_updates_class="
-        "jupyterlab.NeverCheckForUpdate",
+        "--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False",
     ]
-    return Server(args, root, home, "api/status").start()
+    return Server(args, root, home, "api/status", env={"JUPYTER_CONFIG_DIR": str(STUDENT_LAB)}, quiet=False).start()
 
 
 def voila(notebook, home, extra=()):

@@ -8,16 +8,25 @@ For each level, two copies of the practice notebook (see ``lab_root``):
   and another dragged by mouse change the heatmap (the PNG behind the <img>) and
   the text the student reads (the shape table, or the readout); nbgrader's
   Validate button says the notebook passes.
-- **blank** (as built): Run All runs every code cell. Answer and test cells carry
-  the tag ``raises-exception``, so a blank answer (nbgrader's stub raises
-  ``NotImplementedError``) or a failing test (``WrongAnswer``, "... no answer
-  yet") does not stop the cells below it: every figure and explorer still
-  renders, and only answer and test cells show errors. The first solution
-  callout opens and shows the solution's code; Validate reports failing tests.
+- **blank** (as built, the workbook itself): Run All runs every code cell. No answer
+  cell shows an error (a placeholder ``x = None``, or a function whose body is not
+  written yet); each test cell says "no answer yet" in one plain line (``WrongAnswer``,
+  no traceback), and as test cells carry the tag ``raises-exception`` the cells below
+  still run: every figure and explorer renders. The first solution callout opens and
+  shows the solution's code; Validate reports failing tests.
+
+And the JupyterLab around them, as ``make lab`` configures it (``lab/``): it opens on
+``START.md`` with no news pop-up; nbgrader's student tools are there (Validate, the
+assignment list), the instructor's are not (Formgrader, Course List, the Create
+Assignment sidebar); the self-test opens with no kernel dialog and no Validate button;
+and building the workbook again after opening, running and saving a notebook writes
+nothing new (no ``<name>.new.ipynb``).
 """
 
 import json
 import re
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -37,6 +46,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def saved(lab_root, folder, stem):
+    """The notebook ``stem`` as saved in ``folder`` ("" for the workbook itself)."""
     return nbformat.read(str(lab_root / folder / f"{stem}.ipynb"), as_version=4)
 
 
@@ -139,11 +149,11 @@ def test_solved_notebook_runs_renders_and_responds(lab, lab_root, lab_page, scre
 @pytest.mark.parametrize("stem", LEVELS)
 def test_blank_notebook_runs_past_blank_answers_shows_solutions_and_fails_validation(lab, lab_root, lab_page, stem):
     page = lab_page
-    ui.open_notebook(page, lab, f"blank/{stem}.ipynb", f"blank-{stem}")
+    ui.open_notebook(page, lab, f"{stem}.ipynb", f"blank-{stem}")
     ui.run_all(page)
     ui.save(page)
 
-    nb = saved(lab_root, "blank", stem)
+    nb = saved(lab_root, "", stem)
     code = [c for c in nb.cells if c.cell_type == "code"]
     not_run = [c.get("id") for c in code if c.execution_count is None]
     assert not not_run, f"Run All stopped before these cells: {not_run}"
@@ -154,13 +164,18 @@ def test_blank_notebook_runs_past_blank_answers_shows_solutions_and_fails_valida
     for cell in tests:
         shown = "; ".join(describe(o) for o in errors_of(cell))
         assert "WrongAnswer" in shown and "no answer yet" in shown, f"{cell.get('id')}: {shown or 'passed blank'}"
-    answers = [c for c in failing if nbgrader_meta(c).get("solution")]
-    assert all([o.ename for o in errors_of(c)] == ["NotImplementedError"] for c in answers)
+    answers = [f"{c.get('id')}: {'; '.join(describe(o) for o in errors_of(c))}" for c in failing
+               if nbgrader_meta(c).get("solution")]
+    assert not answers, "a blank answer cell shows an error:\n" + "\n".join(answers)
+    # One plain line per failing test on the page, not a traceback.
+    shown = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_text_contents()
+    assert len(shown) == len(tests) and all(text.strip().startswith("✘ Not yet.") for text in shown), shown[:3]
+    assert not any("Traceback" in text or "File " in text or "\n" in text.strip() for text in shown), shown[:3]
     widgets = sum(WIDGET_VIEW in o.get("data", {}) for c in code for o in c.outputs)
     assert ui.explorers(page).count() == widgets, "an explorer below a blank answer did not render"
 
     # The first solution callout: closed, then open with the solution's code.
-    callout_cell = next(c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("<details>"))
+    callout_cell = next(c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("<details><summary>Solution"))
     expected = re.findall(r"```python\n(.*?)\n```", callout_cell.source, re.S)[-1].splitlines()[-1].strip()
     summary_text = re.match(r"<details><summary>(.*?)</summary>", callout_cell.source)[1]
     details = page.locator(".jp-MarkdownCell details").filter(
@@ -183,9 +198,108 @@ def test_blank_notebook_runs_past_blank_answers_shows_solutions_and_fails_valida
 def test_lab_has_the_widget_manager_and_the_validate_button(lab, lab_page):
     """What the tests above rely on: ipywidgets' manager and nbgrader's extension are enabled."""
     page = lab_page
-    ui.open_notebook(page, lab, f"blank/{LEVELS[0]}.ipynb", "extensions")
+    ui.open_notebook(page, lab, f"{LEVELS[0]}.ipynb", "extensions")
     extensions = page.evaluate("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)")
     names = json.dumps(extensions.get("federated_extensions", []))
     for name in ("@jupyter-widgets/jupyterlab-manager", "@jupyter/nbgrader"):
         assert name in names, f"{name} is not enabled in JupyterLab"
     assert page.locator(".validate-button").count() == 1
+
+
+# --- the JupyterLab around the notebooks, as `make lab` configures it (lab/) ----------
+
+TOAST = ".Toastify__toast"  # JupyterLab's notifications (the "fetch news?" question is one)
+INSTRUCTOR_PLUGINS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                      "@jupyter/nbgrader:course-list")
+
+
+def page_config(page):
+    return page.evaluate("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)")
+
+
+def menu_labels(page, top):
+    """The labels of the visible items of the menu bar's ``top`` menu (opened, read, closed)."""
+    page.locator(".lm-MenuBar-item", has_text=re.compile(f"^{top}$")).click()
+    items = page.locator(".lm-Menu-content > li.lm-Menu-item:not(.lm-mod-hidden) .lm-Menu-itemLabel")
+    items.first.wait_for()
+    labels = [label.strip() for label in items.all_inner_texts()]
+    page.keyboard.press("Escape")
+    return labels
+
+
+def test_lab_opens_on_the_start_page_without_news(lab, lab_root, lab_page, screenshots):
+    page = lab_page
+    page.goto(lab.url(""))  # what `make lab` opens: the server's default URL
+    rendered = page.locator(".jp-RenderedMarkdown").filter(has_text="How to get feedback")
+    rendered.wait_for()
+    assert page.url.split("?")[0].endswith("/lab/tree/START.md"), page.url
+    assert rendered.locator("h1").first.inner_text().strip() == "Multi-head attention: the workbook"
+    for path in sorted(lab_root.glob("*.ipynb")):
+        assert rendered.locator(f"a[href*='{path.name}']").count() == 1, f"the start page does not link {path.name}"
+    page.locator(".jp-StatusBar-TextItem").first.wait_for()
+    page.wait_for_timeout(3000)  # JupyterLab asks about news a moment after it starts
+    assert page.locator(TOAST).count() == 0, page.locator(TOAST).all_inner_texts()
+    assert page_config(page)["news"] == {"disabled": True}
+    page.screenshot(path=screenshots("lab-start-page"))
+
+    # Its first link opens the first level.
+    rendered.locator(f"a[href*='{LEVELS[0]}.ipynb']").click()
+    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").first.wait_for()
+    assert not page.js_errors, page.js_errors
+
+
+def test_lab_has_the_students_nbgrader_tools_not_the_instructors(lab, lab_page, screenshots):
+    page = lab_page
+    ui.open_notebook(page, lab, f"{LEVELS[0]}.ipynb", "tools")
+    disabled = page_config(page).get("disabledExtensions", [])
+    for plugin in INSTRUCTOR_PLUGINS:
+        assert plugin in disabled, f"{plugin} is enabled"
+    assert page.locator(".validate-button").count() == 1, "no Validate button on a level"
+    assert page.locator(".jp-SideBar .lm-TabBar-tab", has_text="Create Assignment").count() == 0
+    assert page.locator("#nbgrader-create_assignemnt").count() == 0, "the Create Assignment sidebar is there"
+    labels = menu_labels(page, "Nbgrader")
+    assert "Assignment List" in labels, labels
+    for instructor in ("Formgrader", "Formgrader (local)", "Course List", "Create assignment"):
+        assert instructor not in labels, f"{instructor!r} in the Nbgrader menu: {labels}"
+    # The server side agrees: no formgrader to reach by its URL.
+    status = page.request.get(lab.url("formgrader")).status
+    assert status == 404, f"/formgrader answered {status}"
+    # The assignment list opens.
+    page.locator(".lm-MenuBar-item", has_text=re.compile("^Nbgrader$")).click()
+    page.locator("li.lm-Menu-item[data-command='nbgrader:open-assignment-list']").click()
+    page.locator(".lm-TabBar-tab", has_text="Assignments").wait_for()
+    page.screenshot(path=screenshots("lab-student-tools"))
+    assert not page.js_errors, page.js_errors
+
+
+def test_self_test_opens_without_a_kernel_dialog_or_validate_button(lab, lab_page, screenshots):
+    page = lab_page
+    ui.open_notebook(page, lab, "self_test.ipynb", "self-test")  # waits for the kernel: no dialog asked for one
+    page.locator(".jp-MarkdownCell details summary").first.wait_for()
+    page.wait_for_timeout(1000)
+    assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
+    buttons = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .validate-button")
+    assert buttons.count() == 0 or not buttons.first.is_visible(), "a Validate button with nothing to validate"
+    page.screenshot(path=screenshots("lab-self-test"))
+    assert not page.js_errors, page.js_errors
+
+
+def test_building_again_after_opening_and_saving_writes_nothing_new(lab, lab_root, lab_page):
+    """The README's first command, again, after the student opened, ran and saved a
+    notebook without answering: no ``<name>.new.ipynb``, the saved notebook kept as saved."""
+    page = lab_page
+    stem = LEVELS[0]
+    path = lab_root / f"{stem}.ipynb"
+    built = path.read_bytes()
+    ui.open_notebook(page, lab, f"{stem}.ipynb", "rebuild")
+    ui.run_all(page)
+    ui.save(page)
+    saved_bytes = path.read_bytes()
+    assert saved_bytes != built, "saving should have written outputs and metadata (else this test shows nothing)"
+    result = subprocess.run([sys.executable, "-m", "autograders", "practice", "--out", str(lab_root),
+                             "--source", str(lab_root.parent / "notebooks")],
+                            capture_output=True, text=True, check=True)
+    assert sorted(p.name for p in lab_root.glob("*.new.*")) == [], result.stdout
+    said = result.stdout.splitlines()
+    assert not any(line.startswith("kept") for line in said) and f"built {path}" not in said, result.stdout
+    assert path.read_bytes() == saved_bytes, "the student's saved notebook was rewritten"

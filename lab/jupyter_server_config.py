@@ -1,0 +1,28 @@
+"""The students' JupyterLab (``make lab``): this folder is its JUPYTER_CONFIG_DIR.
+
+- nbgrader's student tools (Validate, the assignment list) and not the instructor's:
+  the formgrader and course list server extensions are off here, their JupyterLab
+  plugins off in ``labconfig/page_config.json``;
+- it opens on the workbook's start page, ``START.md`` (written by
+  ``python -m autograders practice``), shown rendered (``settings/overrides.json``);
+- no news pop-up and no update check;
+- ``custom/custom.css``: no Validate button on a notebook with no code to validate
+  (the self-test).
+"""
+
+import os
+
+c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
+here = os.path.dirname(os.path.abspath(__file__))
+
+c.ServerApp.jpserver_extensions = {
+    "nbgrader.server_extensions.formgrader": False,
+    "nbgrader.server_extensions.course_list": False,
+    "nbgrader.server_extensions.assignment_list": True,
+    "nbgrader.server_extensions.validate_assignment": True,
+}
+c.LabApp.default_url = "/lab/tree/START.md"
+c.LabApp.app_settings_dir = os.path.join(here, "settings")  # overrides.json: defaults of the settings
+c.LabApp.news_url = None
+c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
+c.LabApp.custom_css = True
