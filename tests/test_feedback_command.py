@@ -264,18 +264,22 @@ def _open_in_chromium(servers, pages):
 
 
 def test_no_script_of_a_submission_runs_in_chromium(hostile, tmp_path):
-    """mallory's feedback page, and her autograded notebook rendered by nbconvert's classic
-    template (the one the formgrader's extends), opened in Chromium: no payload runs,
-    asks the network or redirects; the honest markup is still shown. Her submitted
-    notebook rendered as it was (the control) does run a payload, so the check can fail."""
+    """mallory's feedback page, and her autograded notebook rendered as the formgrader
+    renders it (nbconvert with nbgrader's ``formgrade`` template), opened in Chromium: no
+    payload runs, asks the network or redirects; the honest markup is still shown. Her
+    submitted notebook rendered the same way (the control) does run a payload, so the
+    check can fail."""
     from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
 
     servers = _chromium()
     feedback_page = hostile / "feedback/mallory" / LEVEL / f"{LEVEL}.html"
     pages = {"feedback": feedback_page}
     for name, folder in (("autograded", "autograded"), ("control", "submitted")):
-        exporter = HTMLExporter(template_name="classic")
-        page, _ = exporter.from_filename(str(hostile / folder / "mallory" / LEVEL / f"{LEVEL}.ipynb"))
+        exporter = HTMLExporter(template_name="formgrade", extra_template_basedirs=[handlers.template_path])
+        resources = {"assignment_id": LEVEL, "notebook_id": LEVEL, "submission_id": "1", "index": 0, "total": 1,
+                     "base_url": "", "student": "mallory", "last_name": None, "first_name": None, "notebook_path": "/"}
+        page, _ = exporter.from_filename(str(hostile / folder / "mallory" / LEVEL / f"{LEVEL}.ipynb"), resources=resources)
         pages[name] = tmp_path / f"{name}.html"
         pages[name].write_text(page, encoding="utf-8")
     seen = _open_in_chromium(servers, pages.values())
@@ -285,7 +289,7 @@ def test_no_script_of_a_submission_runs_in_chromium(hostile, tmp_path):
     for name in ("feedback", "autograded"):
         pwned, title, requests, dialogs, text = seen[pages[name]]
         assert (pwned, requests, dialogs) == (None, [], []), f"{name}: a submission's script ran"
-        assert title in (LEVEL, "Notebook"), f"{name}: the title changed to {title!r}"
+        assert title and "pwned" not in title, f"{name}: the title changed to {title!r}"
         assert "bold survives" in text and "markdown survives" in text and "markdown kept" in text, name
     from html.parser import HTMLParser
 
