@@ -157,7 +157,8 @@ def main(argv=None):
     grade.add_argument("--course", default="course", help="course directory (default: course)")
     given = grade.add_mutually_exclusive_group()
     given.add_argument("--submissions", help="a folder <student>/<assignment>/ to take in (default: <course>/submitted)")
-    given.add_argument("--zips", help="an LMS's files: <assignment>/*.zip, or *.zip with --assignment (nbgrader zip_collect)")
+    given.add_argument("--zips", help="an LMS's files: <assignment>/*.zip, or *.zip with --assignment "
+                                      "(each checked: a bad zip is refused alone, with its reason)")
     grade.add_argument("--zip-regexp", help="FileNameCollectorPlugin.named_regexp for --zips "
                                             "(default: the course's, else one <student>.zip per student)")
     grade.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
