@@ -22,8 +22,10 @@ grade's ``auto_score`` and ``needs_manual_grade``, each comment's
 submission's ``autograded/`` and ``feedback/`` directories, and nothing else.
 
 After nbgrader's autograde, a job calls ``autograders.recheck.recheck(source,
-autograded)`` when that module exists: a score the re-check does not confirm is
-lowered and its message shown in the feedback.
+autograded)`` when that module exists: the re-check's verdict is the only source of
+autograded points. A test keeps nbgrader's score only up to the re-check's; one the
+re-check did not confirm (it failed, was interfered with, or left the test out)
+scores 0, and the reason shows in the feedback and on the command line.
 
 A broken submission (malformed JSON, a crash) is reported as failed with a
 reason; the other jobs go on. As with ``nbgrader autograde``, a failed
@@ -78,10 +80,11 @@ class Summary:
         return 60.0 * done / self.seconds if self.seconds else 0.0
 
     def line(self):
+        lowered = len({r[:2] for r in self.rechecked})
         return (
             f"graded {len(self.graded)}, failed {len(self.failed)}, in {self.seconds:.1f} s "
             f"({self.per_minute:.1f} submissions/min)"
-        )
+        ) + (f"; the re-check lowered {len(self.rechecked)} test(s) in {lowered} submission(s)" if self.rechecked else "")
 
 
 def _environment():
@@ -316,49 +319,70 @@ def _recheck_function():
 
 
 def _as_checked(value):
-    """(score, message) from what ``recheck`` gives for one test cell."""
+    """(score, message) from what ``recheck`` gives for one test cell; score None when it is no finite number."""
     if isinstance(value, (tuple, list)):
-        return value[0], (value[-1] if len(value) > 1 else "") or ""
-    if isinstance(value, dict):
-        return value.get("score"), value.get("message") or ""
-    return getattr(value, "score", None), getattr(value, "message", None) or ""
+        score, message = (value[0] if value else None), (value[-1] if len(value) > 1 else "")
+    elif isinstance(value, dict):
+        score, message = value.get("score"), value.get("message")
+    else:
+        score, message = getattr(value, "score", None), getattr(value, "message", None)
+    try:
+        score = float(score)
+    except (TypeError, ValueError):
+        return None, str(message or "")
+    return (score if score == score and abs(score) != float("inf") else None), str(message or "")
+
+
+_NOT_CONFIRMED = "the re-check could not confirm this test, so it scores 0"
 
 
 def _recheck(gb, root, student, assignment, autograded):
-    """Lower the scores the re-check does not confirm (private gradebook and notebook)."""
+    """Confirm each autograded test with the re-check (private gradebook and notebook).
+
+    The re-check's verdict is the only source of autograded points: a test keeps
+    nbgrader's score only up to the re-check's, and one the re-check gave no score
+    for (it failed, left the test out, or said something that is not a number)
+    scores 0, with the reason in its feedback."""
     check = _recheck_function()
     if check is None:
         return []
     import nbformat
+    from nbgrader.api import MissingEntry
 
     lowered = []
     for path in sorted(autograded.glob("*.ipynb")):
         source = root / "source" / assignment / path.name
+        failure = None
         try:
             found = check(str(source), str(path))
-        except Exception as error:  # a broken re-check must not cost the student: say so
-            lowered.append((path.stem, None, None, None, f"re-check failed: {type(error).__name__}: {error}"))
-            continue
+        except Exception as error:  # noqa: BLE001 (a broken re-check confirms nothing: say why, grade on)
+            found, failure = {}, f"the re-check failed ({type(error).__name__}: {error})"[:300]
         for key in ("cells", "results", "scores"):
             if not isinstance(found, dict) and hasattr(found, key):
                 found = getattr(found, key)
         if not isinstance(found, dict):
+            found, failure = {}, failure or f"the re-check gave no verdicts ({type(found).__name__})"
+        try:
+            notebook = gb.find_submission_notebook(path.stem, assignment, student)
+        except MissingEntry:
             continue
         nb = nbformat.read(str(path), as_version=4)
         changed = False
-        for grade_id, value in found.items():
-            score, message = _as_checked(value)
-            if score is None:
-                continue
-            try:
-                grade = gb.find_grade(grade_id, path.stem, assignment, student)
-            except Exception:
-                continue
-            if grade.auto_score is not None and score < grade.auto_score:
-                lowered.append((grade_id, grade.auto_score, float(score), grade.max_score, message))
+        autograded_tests = [g for g in notebook.grades if g.cell_type == "code" and g.auto_score is not None]
+        order = {gid: i for i, gid in enumerate(found)}
+        for grade in sorted(autograded_tests, key=lambda g: (order.get(g.name, len(order)), g.name)):
+            if grade.name in found:
+                score, message = _as_checked(found[grade.name])
+                if score is None:
+                    score, message = 0.0, f"{_NOT_CONFIRMED}: its verdict was not a score"
+            else:
+                score, message = 0.0, f"{_NOT_CONFIRMED}: {failure or 'it gave no verdict for this test'}"
+            score = min(max(score, 0.0), grade.max_score)
+            if score < grade.auto_score:
+                lowered.append((grade.name, grade.auto_score, float(score), grade.max_score, message))
                 grade.auto_score = float(score)
                 for cell in nb.cells:
-                    if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id and cell.cell_type == "code":
+                    if cell.metadata.get("nbgrader", {}).get("grade_id") == grade.name and cell.cell_type == "code":
                         cell.outputs.append(nbformat.v4.new_output(
                             "stream", name="stdout",
                             text=f"Re-checked: scored {score:g} of {grade.max_score:g}. {message}\n"))
