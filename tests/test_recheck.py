@@ -387,3 +387,52 @@ def test_a_recheck_that_cannot_start_confirms_nothing(tmp_path, kernels):
                          command=[sys.executable, "-c", "import time; time.sleep(1)"])
     assert {gid: r.score for gid, r in results.items()} == dict.fromkeys(TESTS, 0.0)
     assert all(r.message.startswith(rc.NOT_CONFIRMED) and "did not start" in r.message for r in results.values())
+
+
+# --- the gradebook side: only the re-check's verdict gives points ---------------------
+
+
+class FakeGrade:
+    def __init__(self, name, auto_score, max_score, cell_type="code"):
+        self.name, self.auto_score, self.max_score, self.cell_type = name, auto_score, max_score, cell_type
+
+
+class FakeGradebook:
+    """What ``grading._recheck`` uses of nbgrader's Gradebook: one notebook's grades."""
+
+    def __init__(self, grades):
+        self.grades = grades
+        self.db = type("Db", (), {"commit": lambda self: None})()
+
+    def find_submission_notebook(self, notebook, assignment, student):
+        return type("Notebook", (), {"grades": self.grades})()
+
+
+VERDICTS = {  # what the re-check does: {test: the score it must end with}
+    "raises": (lambda s, a: {}[s], {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
+    "gives-nothing": (lambda s, a: None, {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
+    "leaves-a-test-out": (lambda s, a: {"q1_1_head_dim_test": rc.Checked(2.0, 2.0)}, {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
+    "says-nan": (lambda s, a: {"q1_1_head_dim_test": (float("nan"), ""), "q1_1_d_k_test": ("1", "")},
+                 {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 1.0}),
+    "says-more-than-nbgrader": (lambda s, a: {"q1_1_head_dim_test": {"score": 99}, "q1_1_d_k_test": {"score": 1.0}},
+                                {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
+}
+
+
+@pytest.mark.parametrize("verdict", VERDICTS)
+def test_points_come_only_from_the_rechecks_verdict(tmp_path, monkeypatch, verdict):
+    from autograders import grading
+
+    function, expected = VERDICTS[verdict]
+    monkeypatch.setattr(grading, "_recheck_function", lambda: function)
+    autograded = graded_copy(tmp_path, "autograded", {}).parent
+    nbgrader_scores = {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 1.0 if verdict != "says-more-than-nbgrader" else 0.0}
+    grades = [FakeGrade(gid, score, TESTS[gid]) for gid, score in nbgrader_scores.items()]
+    grades.append(FakeGrade("q1_2_why_explain", None, 1.0, "markdown"))  # manual: not the re-check's
+    lowered = grading._recheck(FakeGradebook(grades), tmp_path, "student", "level1_recognition", autograded)
+    assert {g.name: g.auto_score for g in grades} == {**expected, "q1_2_why_explain": None}
+    assert {r[0] for r in lowered} == {gid for gid, score in expected.items() if score < nbgrader_scores[gid]}
+    assert all("could not confirm" in r[-1] for r in lowered)
+    feedback = nbformat.read(str(autograded / "level1_recognition.ipynb"), as_version=4)
+    shown = [o.get("text", "") for c in feedback.cells for o in c.get("outputs", [])]
+    assert sum("Re-checked: scored 0" in text for text in shown) == len(lowered)
