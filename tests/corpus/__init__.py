@@ -305,3 +305,68 @@ CASES += [
     Case("world-writable", LEVEL1, "writes a file in every world-writable directory of the machine (its answer right)",
          edits=(("q1_2_why", "source", WRITE_WORLD_WRITABLE),), says="tried every world-writable directory"),
 ]  # sandbox
+
+
+# --- re-check: its student side attacked, or hung, in one cell; the other cells keep their points ---
+#
+# The answer cells below act only in the re-check's student side (``NBGRADER_EXECUTION=recheck``), where
+# the protocol's pipes are: nbgrader's own run sees the same cell as honest, or as tampering that passes.
+# ``RECHECK_LOWERED``: the tests the re-check must lower for these cases, each with a phrase its message
+# holds; none of these messages may say "tampering suspected".
+
+IN_RECHECK = 'import os\nif os.environ.get("NBGRADER_EXECUTION") == "recheck":\n'
+
+RECHECK_GARBAGE = IN_RECHECK + '''\
+    for fd in os.listdir("/proc/self/fd"):  # every pipe of the process: the re-check's are among them
+        try:
+            if os.readlink("/proc/self/fd/" + fd).startswith("pipe:"):
+                os.write(int(fd), bytes(7) + bytes([16]) + b"garbage garbage!")
+        except OSError:
+            pass
+'''
+
+RECHECK_FORGED = IN_RECHECK + '''\
+    import json, struct, sys
+    frame = sys._getframe()
+    while frame is not None and "seq" not in frame.f_locals:
+        frame = frame.f_back
+    forged = json.dumps({"seq": frame.f_locals["seq"], "done": True}).encode()  # this request's reply, early
+    os.write(frame.f_locals["fd_out"], struct.pack(">Q", len(forged)) + forged)
+'''
+
+IGNORE_SIGNALS_LOOP = '''\
+import signal, time
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    pass
+'''
+
+WRONG_D_K_PATCHED = "check.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 * 12"
+
+CASES += [
+    Case("recheck-garbage", LEVEL1, "writes garbage to every pipe of the re-check's process, check patched and "
+         "its answer wrong; the other answers right",
+         edits=(("q1_1_d_k", "source", RECHECK_GARBAGE + WRONG_D_K_PATCHED),),
+         zero=("q1_1_d_k_test",), says=("could not confirm", "interfered with", "`q1_1_d_k`")),
+    Case("recheck-forged-reply", LEVEL1, "writes a well-formed reply to the re-check's request before its cell ends, "
+         "check patched and its answer wrong; the other answers right",
+         edits=(("q1_1_d_k", "source", RECHECK_FORGED + WRONG_D_K_PATCHED),),
+         zero=("q1_1_d_k_test",), says=("could not confirm", "interfered with", "`q1_1_d_k`")),
+    Case("recheck-ignores-signals", LEVEL1, "one cell ignores SIGALRM and SIGINT in a loop longer than the timeout, "
+         "before its answer; the other answers right",
+         edits=(("q1_2_why", "source", IGNORE_SIGNALS_LOOP + 'why = "B"'),), zero=("q1_2_why_test",), says="timeout"),
+    Case("recheck-hangs-only-there", LEVEL1, "one right answer whose cell hangs, ignoring SIGALRM and SIGINT, in the "
+         "re-check only (as a slow cell on a loaded machine): only that test is unconfirmed",
+         edits=(("q1_2_output_shape", "source", IN_RECHECK + "\n".join("    " + line for line in
+                                                                        IGNORE_SIGNALS_LOOP.splitlines())
+                 + "\noutput_shape = (6, 768)"),),
+         zero=("q1_2_output_shape_test",), says=("could not confirm", "`q1_2_output_shape` ran past the 4 s limit")),
+]  # re-check
+
+RECHECK_LOWERED = {
+    ("recheck-garbage", LEVEL1, "q1_1_d_k_test"): "interfered with",
+    ("recheck-forged-reply", LEVEL1, "q1_1_d_k_test"): "interfered with",
+    ("recheck-hangs-only-there", LEVEL1, "q1_2_output_shape_test"): "could not confirm",
+}
