@@ -1,6 +1,7 @@
 """Kernels forked from a warm zygote (autograders/zygote.py): as isolated as launched ones."""
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -106,3 +107,21 @@ def test_file_descriptors_handed_on_keep_their_numbers(box):
         os.close(w)
         assert os.read(r, 100) == str(w).encode()
         os.close(r)
+
+
+def test_a_handed_on_fd_closed_by_the_child_reaches_its_reader_at_once(box):
+    """The proxy keeps no copy: a student side that closes its pipe (or dies) is seen at once, not at a deadline."""
+    read_fd, write_fd = os.pipe()
+    code = f"import os, time\nos.write({write_fd}, b'x')\nos.close({write_fd})\ntime.sleep(60)"
+    child = subprocess.Popen(box.command([sys.executable, "-c", code], fds=[write_fd]), env=box.env(), pass_fds=[write_fd],
+                             start_new_session=True)
+    os.close(write_fd)
+    try:
+        assert os.read(read_fd, 1) == b"x"
+        start = time.monotonic()
+        assert select.select([read_fd], [], [], 20)[0] and os.read(read_fd, 1) == b""  # the end, while it sleeps
+        assert time.monotonic() - start < 20 and child.poll() is None
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        os.close(read_fd)
