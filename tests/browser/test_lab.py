@@ -147,7 +147,8 @@ def test_solved_notebook_runs_renders_and_responds(lab, lab_root, lab_page, scre
 
 
 @pytest.mark.parametrize("stem", LEVELS)
-def test_blank_notebook_runs_past_blank_answers_shows_solutions_and_fails_validation(lab, lab_root, lab_page, stem):
+def test_blank_notebook_runs_past_blank_answers_shows_solutions_and_fails_validation(lab, lab_root, lab_page, screenshots,
+                                                                                    stem):
     page = lab_page
     ui.open_notebook(page, lab, f"{stem}.ipynb", f"blank-{stem}")
     ui.run_all(page)
@@ -171,6 +172,10 @@ def test_blank_notebook_runs_past_blank_answers_shows_solutions_and_fails_valida
     shown = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_text_contents()
     assert len(shown) == len(tests) and all(text.strip().startswith("✘ Not yet.") for text in shown), shown[:3]
     assert not any("Traceback" in text or "File " in text or "\n" in text.strip() for text in shown), shown[:3]
+    first = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").first
+    page.locator(".jp-CodeCell").filter(has=first).first.locator(".jp-InputArea").click()  # JupyterLab scrolls to it
+    page.keyboard.press("Escape")
+    page.screenshot(path=screenshots(f"lab-{stem}-blank-run-all"))
     widgets = sum(WIDGET_VIEW in o.get("data", {}) for c in code for o in c.outputs)
     assert ui.explorers(page).count() == widgets, "an explorer below a blank answer did not render"
 
