@@ -25,7 +25,7 @@ import pytest
 
 from autograders import editions
 from tests.conftest import cell_text
-from tests.corpus import CASES, LEVEL1, LEVEL2, outside_paths, submission, world_writable
+from tests.corpus import CASES, LEVEL1, LEVEL2, RECHECK_LOWERED, outside_paths, submission, world_writable
 
 ROOT = editions.ROOT
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -198,13 +198,17 @@ def test_honest_students_score_what_they_score_alone(corpus, mode):
 @pytest.mark.parametrize("mode", ["serial", "parallel"])
 def test_tampering_is_named_and_only_where_it_happened(corpus, mode):
     rechecked = corpus["runs"][mode]["summary"].rechecked
-    lowered = {(r[0], r[1], r[2]) for r in rechecked}
-    assert lowered == {
+    tampering = {
         ("patched-checks", LEVEL1, "q1_1_head_dim_test"),
         ("patched-allclose", LEVEL2, "q2_3_softmax_test"),
         ("patched-allclose", LEVEL2, "q2_3_weights_test"),
     }
-    assert all("tampering suspected" in r[-1] for r in rechecked)
+    assert {(r[0], r[1], r[2]) for r in rechecked} == tampering | set(RECHECK_LOWERED)
+    for r in rechecked:
+        if (r[0], r[1], r[2]) in tampering:
+            assert "tampering suspected" in r[-1]
+        else:  # could not confirm (timeout, interference): said so, never "tampering"
+            assert "tampering suspected" not in r[-1] and RECHECK_LOWERED[(r[0], r[1], r[2])] in r[-1]
 
 
 @pytest.mark.parametrize("mode", ["serial", "parallel"])
