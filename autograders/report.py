@@ -77,6 +77,13 @@ MISCONCEPTIONS = [
     ("shared projections give different heads", ("shared projections still give different heads", "they average out",
                                                  "distinct numbers, not distinct heads")),
     ("a symptom taken for the cause", ("symptom, not the cause", "step a is right")),
+    ("heads split without the transpose (tokens and heads mixed)", ("tokens and heads mixed",)),
+    ("softmax over the wrong axis", ("softmax over the wrong axis",)),
+    ("causal mask the wrong way round or after the softmax", ("wrong way round", "applied after the softmax")),
+    ("per-head slices from rows instead of columns", ("rows instead of columns", "every h-th column")),
+    ("a leading batch dimension not handled", ("batch dimension",)),
+    ("the library called instead of written with numpy", ("with numpy: this is the point", "calls mha_core",
+                                                          "calls autograders")),
     ("the student's function raised an error", ("raised",)),
 ]
 
