@@ -125,8 +125,8 @@ class FigureImage:
 
     def __init__(self, **layout):
         self.widget = widgets.Image(format="png", layout=widgets.Layout(**layout))
-        # The image's alt text: ipywidgets' Image has no alt, but its tooltip becomes the <img>'s title
-        # (its accessible name); the same words are written under it in a live region.
+        # The image's alt text: ipywidgets' Image has no alt (and setting its tooltip breaks its view in
+        # JupyterLab 4: a TypeError in updateTooltip), so the words are written under it in a live region.
         self.caption = widgets.HTML()
         self.alt = ""
         self.figure = None
@@ -151,9 +151,8 @@ class FigureImage:
         self.refresh()
 
     def describe(self, text):
-        """Set the alt text (tooltip of the image, and the caption under it, announced when it changes)."""
+        """Set the alt text: the caption under the image, announced when it changes."""
         self.alt = text
-        self.widget.tooltip = text
         self.caption.value = (f"<div aria-live='polite' style='font-size:12px;color:#444;max-width:60em'>"
                               f"{html.escape(text)}</div>")
 

@@ -184,7 +184,7 @@ def test_controls_have_names_and_announce_what_they_show():
             assert control.description, f"{name} has no accessible name"
             assert not isinstance(control, (ipywidgets.SelectionSlider, ipywidgets.Checkbox,
                                             ipywidgets.ToggleButton)), f"{name}: its state or value is not announced"
-        assert explorer.image.tooltip == explorer.canvas.alt == explorer.state["alt"] and explorer.canvas.alt
+        assert explorer.image.tooltip is None and explorer.canvas.alt == explorer.state["alt"] and explorer.canvas.alt
         assert "aria-live='polite'" in explorer.canvas.caption.value
         assert explorer.canvas.caption in explorer.children
 
@@ -192,10 +192,10 @@ def test_controls_have_names_and_announce_what_they_show():
 def test_alt_text_follows_the_data():
     p = widgets.softmax_playground((1.0, 3.0, 2.0))
     w = mha.softmax(np.array([1.0, 3.0, 2.0]))
-    assert p.image.tooltip == (f"Bar chart of the weights at T = 1.00: token 1 {w[0]:.2f}, token 2 {w[1]:.2f}, "
+    assert p.canvas.alt == (f"Bar chart of the weights at T = 1.00: token 1 {w[0]:.2f}, token 2 {w[1]:.2f}, "
                                f"token 3 {w[2]:.2f}; token 2 highest.")
     p.controls["s1"].value = 9.0
-    assert p.image.tooltip.endswith("token 1 highest.") and "token 1 1.00" in p.image.tooltip
+    assert p.canvas.alt.endswith("token 1 highest.") and "token 1 1.00" in p.canvas.alt
 
 
 def test_defaults_are_not_the_graded_values():
@@ -230,7 +230,7 @@ def test_cross_attention_explorer_translates_english_source_into_french_target()
     assert "decoder" in ax.get_ylabel() and "encoder" in ax.get_xlabel()
     assert [t.get_text() for t in ax.get_yticklabels()] == ["le", "chat", "noir"]
     assert c.state["sources"][int(np.argmax(c.state["weights"][2]))] == "black", "noir -> black"
-    assert "noir → black" in c.image.tooltip
+    assert "noir → black" in c.canvas.alt
     c.controls["head"].value = 2  # same position: noir (3rd) -> cat (3rd)
     assert c.state["sources"][int(np.argmax(c.state["weights"][2]))] == "cat"
     c.controls["source"].value = "random"
@@ -254,7 +254,7 @@ def test_flop_explorer_follows_d_model_and_n_without_a_new_figure():
     right = f.figure.axes[1]
     (line,) = [ln for ln in right.get_lines() if ln.get_label().startswith("scores +")]
     np.testing.assert_array_equal(line.get_ydata(), f.state["attention"])
-    assert "768" in f.image.tooltip and f"{2 * 144 * 768:,}" in f.image.tooltip
+    assert "768" in f.canvas.alt and f"{2 * 144 * 768:,}" in f.canvas.alt
 
 
 def test_sum_concat_explorer_swapping_heads_changes_the_concatenation_not_the_sum():
@@ -333,7 +333,7 @@ def test_causal_step_explorer_does_not_start_at_the_problems_query():
     assert not np.allclose(c.state["q"], PROBLEM_Q), "the student must not see 4.2's answer before answering"
     assert c.state["position"] == 4 and c.state["allowed"].all()
     _, _, _, answer = by_hand(PROBLEM_Q, 4)
-    assert f"{answer[0]:.4f}" not in c.readout.value and f"{answer[0]:.2f}" not in c.image.tooltip
+    assert f"{answer[0]:.4f}" not in c.readout.value and f"{answer[0]:.2f}" not in c.canvas.alt
 
 
 def test_causal_step_explorer_follows_the_query_and_its_position():
