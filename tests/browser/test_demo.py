@@ -40,7 +40,7 @@ def load(page, voila):
     # Voila shows the page once every cell has run: wait for the last screen's figures.
     page.locator(".jp-RenderedMarkdown h2", has_text="5. What").wait_for(timeout=180_000)
     page.wait_for_function(
-        "() => document.querySelectorAll('.widget-slider').length >= 15"
+        "() => document.querySelectorAll('.widget-slider').length >= 13"
         " && [...document.querySelectorAll('img')].filter(i => i.offsetParent).every(i => i.complete && i.naturalWidth)"
         " && [...document.querySelectorAll('.jp-OutputArea-output img')].length >= 4",  # screens 2-5: one figure each
         timeout=120_000,
@@ -117,7 +117,7 @@ def test_each_slider_updates_its_figure(voila, projector_page, heading):
         assert wait_changed(page, k, what, before[what]) != before[what], f"{heading}: moving {label!r} changed nothing"
     if heading == "3. Every head":
         before = state(page, k)
-        cell.get_by_text("causal mask").click()
+        cell.get_by_role("radio", name="on").check()  # the causal mask: radio buttons "off" / "on"
         wait_changed(page, k, "image", before["image"])
     if heading == "5. What":
         before = state(page, k)

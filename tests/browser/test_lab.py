@@ -38,7 +38,7 @@ from . import ui
 LEVELS = [path.stem for path in level_notebooks()]
 # An explorer, known by its first slider -> (slider pressed with the keyboard, slider dragged, pixels)
 MOVES = {
-    "d_model": ("n", "h", -25),  # shape explorer: the table follows n and h (d_k)
+    "d_model": ("n", "d_model", -25),  # shape explorer: the table follows n and d_model (h is a dropdown)
     "s1 (token 1)": ("s1 (token 1)", "temperature T", 60),  # softmax playground: the weights readout
     "n_q (decoder)": ("n_q (decoder)", "n_k (encoder)", 60),  # cross-attention: the shapes readout
 }
