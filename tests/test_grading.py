@@ -184,9 +184,10 @@ def test_regrade_one_student_then_one_assignment_leaves_the_rest_untouched(grade
 
 
 def test_broken_submissions_never_stop_the_batch(graded):
-    """A notebook nbgrader refuses (metadata of a newer nbgrader: serial ``nbgrader
-    autograde`` stops the whole run on it) fails alone, with a reason; malformed JSON
-    is graded as an empty notebook (the course's sandbox hook) or fails alone."""
+    """Metadata nbgrader refuses (a newer nbgrader's schema: serial ``nbgrader autograde``
+    stops the whole run on it) is restored from the gradebook and the notebook graded like
+    an untouched one; malformed JSON is graded as an empty notebook (the course's sandbox
+    hook) or fails alone, with a reason."""
     course = graded.tool
     broken, garbled = course / "submitted/zz-broken", course / "submitted/zz-json"
     shutil.copytree(graded.pristine / "submitted/student000", broken)
@@ -198,16 +199,17 @@ def test_broken_submissions_never_stop_the_batch(graded):
     (garbled / "level1_recognition/level1_recognition.ipynb").write_text('{"cells": [ this is not JSON')
     summary = grading.grade(course, students=["zz-broken", "zz-json"], workers=2)
     assert ("zz-broken", "level2_application") in summary.graded
+    assert ("zz-broken", "level1_recognition") in summary.graded
+    assert summary.scores[("zz-broken", "level1_recognition")] == graded.summary.scores[("student000", "level1_recognition")]
     failed = {(s, a): reason for s, a, reason in summary.failed}
-    assert "newer version" in failed.pop(("zz-broken", "level1_recognition"))
     if ("zz-json", "level1_recognition") in failed:
         assert "JSON" in failed.pop(("zz-json", "level1_recognition"))
     else:
         assert all(score == 0 for score, _ in summary.scores[("zz-json", "level1_recognition")].values() if score is not None)
     assert not failed
-    assert not (course / "autograded/zz-broken/level1_recognition").exists()
+    restored = (course / "autograded/zz-broken/level1_recognition/level1_recognition.ipynb").read_text()
+    assert "was restored from the assignment" in restored
     assert (course / "feedback/zz-broken/level2_application/level2_application.html").exists()
-    assert ("zz-broken", "level1_recognition") in [(s, a) for s, a, _ in report.read_results(course).failed]
 
 
 def test_dask_local_cluster_gives_the_same_scores(graded, tmp_path):
