@@ -117,7 +117,7 @@ def test_each_slider_updates_its_figure(voila, projector_page, heading):
         assert wait_changed(page, k, what, before[what]) != before[what], f"{heading}: moving {label!r} changed nothing"
     if heading == "3. Every head":
         before = state(page, k)
-        cell.get_by_role("radio", name="on").check()  # the causal mask: radio buttons "off" / "on"
+        cell.get_by_role("radio", name="on", exact=True).check()  # the causal mask: radio buttons "off" / "on"
         wait_changed(page, k, "image", before["image"])
     if heading == "5. What":
         before = state(page, k)
