@@ -135,9 +135,11 @@ def test_solved_notebook_runs_renders_and_responds(lab, lab_root, lab_page, scre
         old, new, text, new_text = move_and_check(explorer, by_mouse, lambda s: ui.drag(s, dx))
         assert old != new
         if kind == "d_model":
-            # the shape table follows h: d_k = d_model / h in the readout and the table
-            d_model = int(ui.slider_value(ui.slider(explorer, "d_model")))
-            assert f"{d_model} / {new} = {d_model // int(new)}" in new_text.replace("\u2009", " ")
+            # the shape table follows d_model (dragged; h is a dropdown): d_k = d_model / h in the readout
+            found = re.search(r"d_k = d_model / h = (\d+) / (\d+) = (\d+)", new_text.replace("\u2009", " "))
+            assert found, f"no d_k = d_model / h in {new_text[:200]!r}"
+            d_model, h, d_k = map(int, found.groups())
+            assert d_model == int(float(new)) and d_k == d_model // h
         page.screenshot(path=screenshots(f"lab-{stem}-explorer-{k + 1}-moved"))
 
     message = validate(page)
