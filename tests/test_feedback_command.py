@@ -239,7 +239,17 @@ def _chromium():
 
 
 def _open_in_chromium(servers, pages):
-    """{page: (window.pwned, document.title, [requests to PWNED], [dialogs], body text)} of each file."""
+    """{page: (window.pwned, document.title, [requests to PWNED], [dialogs], body text)} of each file.
+
+    In a thread of its own: the browser tests' session-wide Playwright keeps an asyncio loop
+    running in this one, and Playwright's sync API refuses to start inside a running loop."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(_open_in_chromium_here, servers, pages).result()
+
+
+def _open_in_chromium_here(servers, pages):
     from playwright.sync_api import sync_playwright
 
     seen = {}
