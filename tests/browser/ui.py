@@ -57,10 +57,14 @@ def prompts(page):
 
 
 def explorers(page):
-    """The explorers shown: output areas holding a widget with a slider and an image."""
-    return page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).filter(
-        has=page.locator("img.widget-image")
-    )
+    """The explorers shown: output areas holding a widget with an image (most also have sliders;
+    some have only radio buttons and dropdowns)."""
+    return page.locator(".jp-OutputArea-output").filter(has=page.locator("img.widget-image"))
+
+
+def slider_labels(explorer):
+    """The labels of an explorer's sliders, in order."""
+    return [t.strip() for t in explorer.locator(".widget-slider label.widget-label").all_text_contents()]
 
 
 def slider(container, label):
