@@ -701,6 +701,7 @@ __all__ = [
     "flop_plot",
     "head_grid",
     "head_options",
+    "head_split_diagram",
     "headless",
     "heatmap",
     "parameter_plot",
