@@ -437,7 +437,7 @@ def sentence_heatmap(tokens=None, pattern="pronoun", source="constructed", title
     weights, untrained = sentence_weights(tokens, (pattern,), source, seed=seed)
     if title is None:
         title = ("Figure s01: one head's weights, softmax($Q_i K_i^T / \\sqrt{d_k}$)" if untrained
-                 else f"Figure s01: a head built to attend to the {PATTERN_TITLES[pattern]}")
+                 else f"Figure s01: a head built for {PATTERN_TITLES[pattern]}")
     return heatmap(weights[0], tokens, tokens, title=title, untrained=untrained)
 
 

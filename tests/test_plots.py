@@ -258,6 +258,8 @@ def test_s01_from_a_constructed_head_shows_it_looking_at_cat():
     c = mha.heads.constructed(TOKENS, ("pronoun",))
     np.testing.assert_allclose(shown, c.block(c.x)[1][0])
     assert plots.UNTRAINED not in ax.get_title() and "pronoun" in ax.get_title()
+    # the title names the pattern as the head grid does, never "attend to the pronoun" (it attends to the noun)
+    assert ax.get_title().endswith(f"built for {plots.PATTERN_TITLES['pronoun']}")
 
 
 def test_random_weights_say_so_in_the_title():
