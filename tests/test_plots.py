@@ -306,3 +306,99 @@ def test_s02_puts_target_words_on_the_decoder_rows_and_source_words_on_the_encod
 def test_constructed_figures_reject_bad_arguments(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# --- the head view: where one word looks, every head at once ------------------------------------------
+
+
+def _reference_weights(built):
+    """Every head's weights of a constructed block, from the plain-loop reference implementation."""
+    from tests import reference
+
+    b = built.block
+    x_kv = built.x if built.x_kv is None else built.x_kv
+    _, weights = reference.multi_head_attention(built.x, x_kv, b.W_Q, b.W_K, b.W_V, b.W_O, b.h)
+    return np.array(weights)  # (h, n_q, n_k)
+
+
+def test_head_view_draws_each_heads_row_of_the_constructed_weights():
+    from matplotlib import colors
+
+    tokens = plots.EXAMPLE_TOKENS
+    built = mha.heads.constructed(tokens)
+    expected = _reference_weights(built)
+    it, cat, because = tokens.index("it"), tokens.index("cat"), tokens.index("because")
+    names = [plots.PATTERN_TITLES[p] for p in built.patterns]
+    fig = plots.head_view(tokens, built.weights(), it, head_names=names)
+    parts = fig.head_view
+    np.testing.assert_allclose(parts["weights"], expected[:, it, :], atol=1e-12, err_msg="rows drawn")
+    for k, lines in enumerate(parts["lines"]):
+        w = expected[k, it]
+        widths, alphas = plots.head_view_style(w)
+        np.testing.assert_allclose(lines.get_linewidths()[: len(w)], widths, err_msg=f"head {k + 1}'s widths")
+        np.testing.assert_allclose(lines.get_colors()[: len(w), 3], alphas, err_msg=f"head {k + 1}'s opacity")
+        starts = np.array([segment[0] for segment in lines.get_segments()[: len(w)]])
+        assert np.allclose(starts[:, 1], parts["ys"][it]), "every line starts at the chosen word"
+        assert lines.get_colors()[0][:3] == pytest.approx(colors.to_rgb(plots.PALETTE[k]))
+    assert int(np.argmax(expected[3, it])) == cat and int(np.argmax(expected[0, it])) == because
+    legend = [t.get_text() for t in parts["names"]]
+    assert legend[0] == f"previous token: “because” {expected[0, it, because]:.2f}"
+    assert legend[3] == f"pronoun → its noun: “cat” {expected[3, it, cat]:.2f}"
+    assert parts["highlight"].get_text() == "it" and parts["highlight"].get_position()[1] == parts["ys"][it]
+    assert [t.get_text() for t in parts["keys"]] == tokens
+
+
+def test_head_view_widths_and_opacity_grow_with_the_weight():
+    w = np.array([0.0, 0.01, 0.1, 0.5, 1.0])
+    widths, alphas = plots.head_view_style(w)
+    assert (np.diff(widths) > 0).all() and (np.diff(alphas) >= 0).all()
+    assert alphas[0] == alphas[1] == 0, "a weight below 0.02 draws no line"
+    assert alphas[-1] == 1.0
+
+
+def test_head_view_of_cross_attention_has_key_tokens_of_its_own():
+    src, tgt = "the black cat sat".split(), "le chat noir".split()
+    built = mha.heads.translation(src, tgt, ("translation", "same position"))
+    expected = _reference_weights(built)
+    fig = plots.head_view(tgt, built.weights(), 2, key_tokens=src, untrained=True)
+    parts = fig.head_view
+    np.testing.assert_allclose(parts["weights"], expected[:, 2, :], atol=1e-12)
+    assert plots.UNTRAINED in parts["title"].get_text()
+    assert [t.get_text() for t in parts["keys"]] == src and [t.get_text() for t in parts["queries"]] == tgt + [""]
+    assert parts["names"][0].get_text() == f"head 1: “black” {expected[0, 2, 1]:.2f}"  # noir -> black
+
+
+def test_head_view_text_is_at_least_14_px():
+    from matplotlib.text import Text
+
+    built = mha.heads.constructed(plots.EXAMPLE_TOKENS)
+    fig = plots.head_view(plots.EXAMPLE_TOKENS, built.weights(), 0)
+    sizes = [t.get_fontsize() * fig.dpi / 72 for t in fig.findobj(Text) if t.get_text()]
+    assert sizes and min(sizes) >= 14, f"smallest text {min(sizes):.1f} px"
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: plots.head_view(list("ab"), np.ones((1, 2, 2)) / 2, 2), "query"),
+        (lambda: plots.head_view(list("ab"), np.ones((1, 2, 2)) / 2, True), "query"),
+        (lambda: plots.head_view(list("ab"), np.ones((2, 2)) / 2, 0), "weights"),
+        (lambda: plots.head_view(list("abc"), np.ones((1, 2, 2)) / 2, 0), "tokens"),
+        (lambda: plots.head_view(list("ab"), np.ones((1, 2, 3)) / 3, 0), "key_tokens"),
+        (lambda: plots.head_view(list("ab"), np.ones((1, 2, 2)) / 2, 0, head_names=["a", "b"]), "head_names"),
+        (lambda: plots.build_head_view(17, 2), "rows"),
+        (lambda: plots.build_head_view(4, 8), "heads_shown"),
+    ],
+)
+def test_head_view_rejects_bad_arguments(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_head_view_under_nbgrader_draws_nothing(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    fig = plots.head_view(list("ab"), np.ones((1, 2, 2)) / 2, 1)
+    assert not fig.axes and "“b”" in fig.get_suptitle()
+
+
+# --- end of the head view tests

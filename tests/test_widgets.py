@@ -141,6 +141,7 @@ def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
     (lambda: widgets.head_grid_explorer(), "shared", True),
     (lambda: widgets.parameter_explorer(d_model=64), "d_model", 72),
     (lambda: widgets.causal_step_explorer(), "position", 2),
+    (lambda: widgets.head_view_explorer(), "query", 2),
 ])
 def test_under_nbgrader_explorers_compute_everything_but_draw_nothing(make, control, value, monkeypatch):
     drawn = make()
@@ -364,3 +365,89 @@ def test_causal_step_explorer_rejects_bad_data():
         widgets.causal_step_explorer(q=(5.0, 0.0))
     with pytest.raises(ValueError, match="position"):
         widgets.causal_step_explorer(position=5)
+
+
+# --- where does this word look? ----------------------------------------------------------------------
+
+
+def _loop_weights(block, x, x_kv=None):
+    """Every head's weights from the plain-loop reference implementation."""
+    from tests import reference
+
+    _, weights = reference.multi_head_attention(x, x if x_kv is None else x_kv, block.W_Q, block.W_K, block.W_V,
+                                                block.W_O, block.h)
+    return np.array(weights)  # (h, n_q, n_k)
+
+
+def test_head_view_explorer_draws_the_chosen_words_row_of_every_constructed_head():
+    v = widgets.head_view_explorer()
+    tokens = plots.EXAMPLE_TOKENS
+    it, cat = tokens.index("it"), tokens.index("cat")
+    built = mha.heads.constructed(tokens, widgets.PATTERNS, seed=1)
+    expected = _loop_weights(built.block, built.x)
+    assert (v.state["sentence"], v.state["query"], v.state["source"]) == (0, it, "constructed")
+    np.testing.assert_allclose(v.state["rows"], expected[:, it, :], atol=1e-12)
+    np.testing.assert_allclose(v.state["drawn"], expected[:, it, :], atol=1e-12, err_msg="what the figure drew")
+    assert v.state["names"] == [plots.PATTERN_TITLES[p] for p in widgets.PATTERNS]
+    assert f"pronoun → its noun looks at “cat” ({expected[3, it, cat]:.2f})" in v.state["alt"]
+    assert v.state["alt"].startswith("Constructed heads. Lines from “it” (word 8 of 10)")
+    before, builds = bytes(v.image.value), v.canvas.builds
+    v.controls["query"].value = cat
+    np.testing.assert_allclose(v.state["drawn"], expected[:, cat, :], atol=1e-12)
+    assert bytes(v.image.value) != before and "Lines from “cat” (word 2 of 10)" in v.state["alt"]
+    assert v.canvas.builds == builds, "a new word redraws the lines, not the layout"
+
+
+def test_head_view_explorer_switches_to_random_weights():
+    v = widgets.head_view_explorer()
+    it = v.state["query"]
+    built = mha.heads.constructed(plots.EXAMPLE_TOKENS, widgets.PATTERNS, seed=1)
+    v.controls["source"].value = "random"
+    block = mha.MultiHeadAttention.from_seed(built.block.d_model, built.block.h, 1)
+    np.testing.assert_allclose(v.state["drawn"], _loop_weights(block, built.x)[:, it, :], atol=1e-12)
+    assert v.state["names"] == ["head 1", "head 2", "head 3", "head 4"]
+    assert plots.UNTRAINED in v.parts["title"].get_text() and v.state["alt"].startswith("Random (untrained)")
+    assert v.state["rows"].max() < 0.5 and "spread out" in v.state["alt"]
+
+
+def test_head_view_explorer_new_sentence_resets_the_word_and_shows_the_translation_heads():
+    v = widgets.head_view_explorer()
+    english, french = "the black cat sat on the mat".split(), "le chat noir s'assit sur le tapis".split()
+    v.controls["sentence"].value = 4
+    noir = french.index("noir")
+    assert v.state["query"] == noir and v.state["cross"] and v.state["key_tokens"] == english
+    assert [label for label, _ in v.controls["query"].options] == ["le (1)", "chat", "noir", "s'assit", "sur",
+                                                                   "le (2)", "tapis"]
+    built = mha.heads.translation(english, french, widgets.CROSS_PATTERNS, seed=1)
+    expected = _loop_weights(built.block, built.x, built.x_kv)
+    np.testing.assert_allclose(v.state["drawn"], expected[:, noir, :], atol=1e-12)
+    assert int(np.argmax(expected[0, noir])) == english.index("black"), "translation: noir -> black"
+    assert int(np.argmax(expected[1, noir])) == english.index("cat"), "same position: noir -> cat"
+    assert "word → its translation looks at “black”" in v.state["alt"]
+    assert [t.get_text() for t in v.parts["keys"]][: len(english)] == english
+
+
+def test_head_view_explorer_controls_are_named_and_announced():
+    import ipywidgets
+
+    v = widgets.head_view_explorer()
+    assert set(v.controls) == {"sentence", "query", "source"}
+    for name, control in v.controls.items():
+        assert control.description, f"{name} has no accessible name"
+    assert isinstance(v.controls["query"], ipywidgets.RadioButtons), "the chosen word is announced as selected"
+    assert "aria-live='polite'" in v.canvas.caption.value and v.canvas.alt == v.state["alt"]
+    assert v.canvas.caption in v.children
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"sentence": 9}, "sentence"),
+    ({"query": 10}, "query"),
+    ({"sentences": [("long", ["w"] * 17, None, "w")]}, "sentences"),
+    ({"sentences": [("x", ["w"])]}, "sentences"),
+])
+def test_head_view_explorer_rejects_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        widgets.head_view_explorer(**kwargs)
+
+
+# --- end of the head view tests
