@@ -12,6 +12,7 @@ nothing is left open, and a returned figure shows itself in a notebook as PNG
 (while nbgrader runs a notebook, as one line naming it: see :class:`WorkbookFigure`).
 """
 
+import base64
 import html
 import io
 import os
@@ -57,6 +58,15 @@ class WorkbookFigure(Figure):
         kwargs.setdefault("layout", "constrained")
         super().__init__(*args, **kwargs)
         FigureCanvasAgg(self)
+        self.alt = ""  # what the figure shows, from its data: set by the builders below
+
+    def _repr_html_(self):
+        """The PNG as an <img> with its alt text (JupyterLab shows a PNG output without one)."""
+        png = self._repr_png_()
+        if png is None or not self.alt:
+            return None
+        data = base64.b64encode(png).decode("ascii")
+        return f'<img src="data:image/png;base64,{data}" alt="{html.escape(self.alt)}">'
 
     def _repr_png_(self):
         if headless():
@@ -272,7 +282,34 @@ def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, ann
     ax.set_title(title, fontsize=12)
     bar = fig.colorbar(image, ax=ax, shrink=0.85, pad=0.02)
     bar.set_label(WEIGHT_LABEL if kind == "weights" else "score", fontsize=10)
+    shown = data if mask is None else np.ma.masked_array(data, ~mask)  # (masked: the name is taken)
+    fig.alt = describe_rows(shown, row_labels, col_labels, title.replace("\n", ", "),
+                            "key" if kind == "weights" else "score")
     return fig
+
+
+def describe_rows(data, row_labels, col_labels, name, what="key"):
+    """Alt text from the data: each row's largest entry and its value (the first 12 rows)."""
+    w = np.ma.filled(np.ma.masked_invalid(np.ma.asarray(data, float)), -np.inf)
+    top = w.argmax(axis=1)
+    parts = [f"{row_labels[i]} → {col_labels[j]} {w[i, j]:.2f}" for i, j in enumerate(top)]
+    more = [f"… {len(parts) - 12} more rows"] if len(parts) > 12 else []
+    return f"{name}. Strongest {what} of each row: " + "; ".join(parts[:12] + more) + "."
+
+
+def describe_panel(w, name):
+    """Alt text for one head's panel: where its rows' strongest weights fall, and how strong."""
+    w = np.ma.filled(np.ma.masked_invalid(np.ma.asarray(w, float)), -np.inf)
+    n_q, n_k = w.shape
+    top = w.argmax(axis=1)
+    if n_q == n_k:
+        where = ["itself" if j == i else "the previous token" if j == i - 1 else "the first token" if j == 0
+                 else "another token" for i, j in enumerate(top)]
+    else:
+        where = [f"key {j + 1}" for j in top]
+    counts = {place: where.count(place) for place in dict.fromkeys(where)}
+    said = ", ".join(f"{place} in {k}" for place, k in counts.items())
+    return f"{name}: strongest key is {said} of {n_q} rows (mean top weight {np.mean(w.max(axis=1)):.2f})"
 
 
 DECODER_LABEL = "decoder: target words\n(query, one per row)"
@@ -329,6 +366,9 @@ def head_grid(weights, row_labels=None, col_labels=None, mask=None, title=None, 
         fig.text(0.01, 0.005, MASKED_NOTE, ha="left", va="bottom", fontsize=9, color="0.3")
     if shown < h:
         fig.text(0.99, 0.005, f"showing {shown} of {h} heads", ha="right", va="bottom", fontsize=9, color="0.3")
+    fig.alt = (f"{title.replace(chr(10), ', ')}: {shown} panels of {n_q} × {n_k} weights. " + "; ".join(
+        describe_panel(masked(data[k], None if mask is None else mask[k]), image.axes.get_title())
+        for k, image in enumerate(images)) + ".")
     return fig
 
 
@@ -677,6 +717,11 @@ def flop_plot(d_model=512, n=10, hs=None):
     left, right = fig.subplots(1, 2)
     draw_flops(left, right, d_model, n, hs)
     fig.suptitle(title, fontsize=12)
+    counts = [flop_count(d_model, h, n) for h in hs]
+    together = ", ".join(f"{c['multiply_adds']:,}" for c in counts)
+    attention = ", ".join(f"{c['scores'] + c['weighted_sum']:,}" for c in counts)
+    fig.alt = (f"Operation counts against h = {', '.join(map(str, hs))} for d_model = {d_model}, n = {n}: every "
+               f"matrix product together is {together}; the scores and the weighted sum {attention}.")
     return fig
 
 
@@ -750,6 +795,8 @@ def parameter_plot(d_model=512, hs=None):
     ax = fig.add_subplot()
     draw_parameters(ax, d_model, hs)
     ax.set_title(title, fontsize=12)
+    fig.alt = (f"Stacked bars of the parameters of W_Q, W_K, W_V and W_O against h = {', '.join(map(str, hs))} for "
+               f"d_model = {d_model}: " + ", ".join(f"{parameter_count(d_model, h):,}" for h in hs) + ".")
     return fig
 
 
@@ -795,6 +842,9 @@ def weight_bars(weights, labels=None, title=None, ax=None):
         fig = ax.figure
     draw_bars(ax, w, labels)
     ax.set_title(title, fontsize=12)
+    if isinstance(fig, WorkbookFigure):
+        fig.alt = (f"{title}. Bars: " + ", ".join(f"{label} {v:.2f}" for label, v in zip(labels, w))
+                   + f"; {labels[int(np.argmax(w))]} highest.")
     return fig
 
 
@@ -918,4 +968,7 @@ def head_split_diagram(n=4, h=2, d_k=3):
     ax.set_aspect("equal")
     ax.axis("off")
     fig.suptitle(title, fontsize=11)
+    fig.alt = (f"Diagram: X @ W_Q, {n} × {d_model} (one row per token), is reshaped to {n} × {h} × {d_k}, then "
+               f"its first two axes are swapped: {h} × {n} × {d_k}; head i is the block of columns "
+               f"i·{d_k} to (i+1)·{d_k}, and every token keeps its row.")
     return fig

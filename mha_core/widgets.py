@@ -24,9 +24,11 @@ import io
 
 import ipywidgets as widgets
 import numpy as np
+import traitlets
 from PIL import Image as PILImage
 
 from . import _validate as check
+from .access import AltImage, aria_script, live
 from . import heads, plots
 from .attention import causal_mask, head_dim, scaled_dot_product_attention, softmax
 from .counting import shape_table
@@ -124,10 +126,10 @@ class FigureImage:
     """
 
     def __init__(self, **layout):
-        self.widget = widgets.Image(format="png", layout=widgets.Layout(**layout))
-        # The image's alt text: ipywidgets' Image has no alt (and setting its tooltip breaks its view in
-        # JupyterLab 4: a TypeError in updateTooltip), so the words are written under it in a live region.
-        self.caption = widgets.HTML()
+        # The alt text is the image's tooltip (its title, and alt: see mha_core.access), and is
+        # written under it too, in a live region announced when the figure changes.
+        self.widget = AltImage(format="png", layout=widgets.Layout(**layout))
+        self.caption = live(widgets.HTML())
         self.alt = ""
         self.figure = None
         self.dynamic = []
@@ -153,6 +155,7 @@ class FigureImage:
     def describe(self, text):
         """Set the alt text: the caption under the image, announced when it changes."""
         self.alt = text
+        self.widget.tooltip = text
         self.caption.value = (f"<div aria-live='polite' style='font-size:12px;color:#444;max-width:60em'>"
                               f"{html.escape(text)}</div>")
 
@@ -201,9 +204,19 @@ class Explorer(widgets.VBox):
         self.state = {}
         self._paused = False
         super().__init__(**kwargs)
+        if getattr(self, "readout", None) is not None:
+            live(self.readout)  # its new values are announced
+        self.script = aria_script()  # kept among the children (_with_script); a layout of parts shows it itself
         self.children = [widgets.HBox([widgets.VBox(list(self.controls.values())), *outputs[:1]]), *outputs[1:]]
         for control in self.controls.values():
             control.observe(self._changed, names="value")
+
+    @traitlets.validate("children")
+    def _with_script(self, proposal):
+        """The children, and last the page script that names the sliders (see mha_core.access)."""
+        children = tuple(proposal["value"])
+        script = getattr(self, "script", None)
+        return children if script is None or script in children else children + (script,)
 
     @property
     def image(self):

@@ -1,5 +1,7 @@
 """mha_core.plots: each figure's axes, labels, colour bar, masking and annotations; bad input."""
 
+import html
+import re
 import subprocess
 import sys
 
@@ -205,7 +207,8 @@ def test_under_nbgrader_figures_are_one_line_of_text_not_a_drawing(build, title,
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     figure = build()
     graded, _ = DisplayFormatter().format(figure)
-    assert set(drawn) == {"image/png", "text/plain"} and drawn["image/png"].startswith(b"\x89PNG")
+    assert set(drawn) == {"image/png", "text/html", "text/plain"} and drawn["image/png"].startswith(b"\x89PNG")
+    assert re.search(r'<img src="data:image/png;base64,[^"]+" alt="[^"]*\d[^"]*">', drawn["text/html"])
     assert set(graded) == {"text/plain"} and not figure.axes, "nothing is laid out or drawn while nbgrader grades"
     assert title in graded["text/plain"] and "not when it is graded" in graded["text/plain"]
     with pytest.raises(ValueError, match="d_model"):  # arguments are still checked
@@ -402,3 +405,20 @@ def test_head_view_under_nbgrader_draws_nothing(monkeypatch):
 
 
 # --- end of the head view tests
+
+
+def test_figures_carry_alt_text_from_their_data():
+    """The <img> a figure shows as has alt text stating its numbers (JupyterLab gives a PNG none)."""
+    rng = np.random.default_rng(3)
+    w = rng.dirichlet(np.ones(4))
+    fig = plots.weight_bars(w, labels=["the", "cat", "sat", "down"])
+    top = ["the", "cat", "sat", "down"][int(np.argmax(w))]
+    assert fig.alt.endswith(f"; {top} highest.") and all(f"{v:.2f}" in fig.alt for v in w)
+    assert f'alt="{html.escape(fig.alt)}"' in fig._repr_html_()
+    weights = rng.dirichlet(np.ones(3), size=3)
+    fig = plots.heatmap(weights, ["a", "b", "c"], ["x", "y", "z"])
+    for i, row in enumerate(weights):
+        j = max(range(3), key=lambda k: row[k])
+        assert f"{'abc'[i]} → {'xyz'[j]} {row[j]:.2f}" in fig.alt
+    fig = plots.parameter_plot(d_model=8, hs=[1, 2])
+    assert fig.alt.endswith(f"{4 * 8 * 8}, {4 * 8 * 8}.")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mha_core as mha
-from mha_core import plots, widgets
+from mha_core import access, plots, widgets
 
 
 @pytest.fixture(scope="module")
@@ -185,9 +185,15 @@ def test_controls_have_names_and_announce_what_they_show():
             assert control.description, f"{name} has no accessible name"
             assert not isinstance(control, (ipywidgets.SelectionSlider, ipywidgets.Checkbox,
                                             ipywidgets.ToggleButton)), f"{name}: its state or value is not announced"
-        assert explorer.image.tooltip is None and explorer.canvas.alt == explorer.state["alt"] and explorer.canvas.alt
+        assert explorer.canvas.alt == explorer.state["alt"] and explorer.canvas.alt
+        # the alt text is the image's tooltip (its <img>'s title; alt by the page script), synced with a
+        # description so that ipywidgets' view can write it (it reads one; Image has none)
+        assert explorer.image.tooltip == explorer.canvas.alt and "description" in explorer.image.keys
         assert "aria-live='polite'" in explorer.canvas.caption.value
         assert explorer.canvas.caption in explorer.children
+        assert {access.LIVE} <= set(explorer.canvas.caption._dom_classes) & set(explorer.readout._dom_classes)
+        scripts = [c for c in explorer.children if isinstance(c, ipywidgets.Output)]
+        assert [o["data"]["application/javascript"] for c in scripts for o in c.outputs] == [access.SCRIPT]
 
 
 def test_alt_text_follows_the_data():

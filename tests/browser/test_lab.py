@@ -115,7 +115,8 @@ def test_solved_notebook_runs_renders_and_responds(lab, lab_root, lab_page, scre
     figures = sum("image/png" in o.get("data", {}) for c in code for o in c.outputs)
     widgets = sum(WIDGET_VIEW in o.get("data", {}) for c in code for o in c.outputs)
     assert figures + widgets > 0, "the level shows nothing to look at"
-    images = page.locator(".jp-RenderedImage img")
+    # a figure shows as an <img> with alt text (its HTML output), or as JupyterLab's plain image
+    images = page.locator(".jp-OutputArea-output img:not(.widget-image)")
     assert images.count() == figures
     for k in range(figures):
         images.nth(k).scroll_into_view_if_needed()
@@ -148,6 +149,10 @@ def test_solved_notebook_runs_renders_and_responds(lab, lab_root, lab_page, scre
             d_model, h, d_k = map(int, found.groups())
             assert d_model == int(float(new)) and d_k == d_model // h
         page.screenshot(path=screenshots(f"lab-{stem}-explorer-{k + 1}-moved"))
+
+    # axe-core and a screen reader's view of the outputs, sliders moved (test_axe.py says what is checked)
+    problems = ui.audit(page, screenshots(f"lab-{stem}-accessibility"))
+    assert not problems, f"{stem}'s outputs, for a screen reader:\n" + "\n".join(problems)
 
     message = validate(page)
     assert "Success! Your notebook passes all the tests." in message.inner_text()
@@ -187,6 +192,9 @@ def test_blank_notebook_runs_past_blank_answers_shows_solutions_and_fails_valida
     page.screenshot(path=screenshots(f"lab-{stem}-blank-run-all"))
     widgets = sum(WIDGET_VIEW in o.get("data", {}) for c in code for o in c.outputs)
     assert ui.explorers(page).count() == widgets, "an explorer below a blank answer did not render"
+    # the "not yet" lines are read too (their colour on the error background, by axe-core's contrast rule)
+    problems = ui.audit(page, screenshots(f"lab-{stem}-blank-accessibility"))
+    assert not problems, f"blank {stem}'s outputs, for a screen reader:\n" + "\n".join(problems)
 
     # The first solution callout: closed, then open with the solution's code.
     callout_cell = next(c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("<details><summary>Solution"))

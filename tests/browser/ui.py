@@ -139,3 +139,97 @@ def wait_for_text_change(container, old, timeout=30_000):
             return now
         container.page.wait_for_timeout(50)
     raise AssertionError(f"the explorer's text did not change from:\n{old}")
+
+
+# --- accessibility: axe-core and what a screen reader is given ----------------------------
+
+# The project's own output: output areas (figures, explorers, the checks' messages), not the
+# JupyterLab or Voila around them.
+OWN_OUTPUT = ".jp-OutputArea-output"
+AXE_FAILS = ("critical", "serious")
+
+# What a screen reader gets from the project's output, read from the DOM: each image's alt,
+# each slider handle's name, announced value and shown readout, the polite live region around
+# each readout, and each toggle's exposed state.
+ACCESSIBILITY = """(scope) => {
+    const outputs = [...document.querySelectorAll(scope)];
+    const all = sel => outputs.flatMap(o => [...o.querySelectorAll(sel)]);
+    const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+    return {
+        images: all('img').filter(visible).map(i => ({alt: i.getAttribute('alt'), title: i.getAttribute('title'),
+                                                      widget: i.classList.contains('widget-image')})),
+        sliders: all('.widget-slider').filter(visible).map(s => {
+            const handle = s.querySelector('[role=slider]');
+            const readout = s.querySelector('.widget-readout');
+            return {label: (s.querySelector('label.widget-label') || {}).textContent,
+                    name: handle && handle.getAttribute('aria-label'),
+                    valuetext: handle && handle.getAttribute('aria-valuetext'),
+                    shown: readout && readout.textContent.trim()};
+        }),
+        readouts: all('.mha-live').filter(visible).map(r => ({
+            text: r.innerText.slice(0, 80),
+            live: (r.closest('[aria-live]') || {getAttribute: () => null}).getAttribute('aria-live')})),
+        toggles: all('.widget-toggle-buttons button, .widget-toggle-button').map(b => ({
+            text: b.textContent, pressed: b.getAttribute('aria-pressed'),
+            active: b.classList.contains('mod-active')})),
+        radios: all('.widget-radio-box input[type=radio]').map(r => ({
+            name: (r.closest('label') || {}).textContent, checked: r.checked})),
+    };
+}"""
+
+
+def axe_violations(page, include=OWN_OUTPUT, impacts=AXE_FAILS):
+    """axe-core (as axe-playwright-python bundles it) run on ``include``: its violations of
+    the given impacts, one readable line per element (rule, impact, target, what to fix)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    page.evaluate(Axe().axe_script)
+    results = page.evaluate("([context, options]) => axe.run(context, options)",
+                            [{"include": [[include]]}, {"resultTypes": ["violations"]}])
+    lines = []
+    for violation in results["violations"]:
+        if violation["impact"] not in impacts:
+            continue
+        for node in violation["nodes"]:
+            summary = " ".join(node.get("failureSummary", "").split())[:300]
+            lines.append(f"{violation['id']} ({violation['impact']}): {violation['help']} at "
+                         f"{' '.join(map(str, node['target']))[-160:]}: {node['html'][:160]}; {summary}")
+    return lines
+
+
+def accessibility(page, scope=OWN_OUTPUT):
+    """What :data:`ACCESSIBILITY` reads from the outputs (dicts of lists)."""
+    return page.evaluate(ACCESSIBILITY, scope)
+
+
+def accessibility_problems(page, scope=OWN_OUTPUT):
+    """What a screen reader would miss in the outputs, one line each (empty when nothing):
+    an image with no alt text or none with a number in it; a slider without a name, or
+    announcing another value than its readout shows; a readout outside a polite live region;
+    a toggle that does not expose its state."""
+    found, problems = accessibility(page, scope), []
+    for image in found["images"]:
+        if not (image["alt"] or "").strip():
+            problems.append(f"an image without alt text (title {image['title']!r})")
+        elif not re.search(r"\d", image["alt"]):
+            problems.append(f"an image whose alt text states no number from its data: {image['alt'][:120]!r}")
+    for slider in found["sliders"]:
+        if not (slider["name"] or "").strip():
+            problems.append(f"the slider {slider['label']!r} has no accessible name")
+        if slider["shown"] and slider["valuetext"] != slider["shown"]:
+            problems.append(f"the slider {slider['label']!r} shows {slider['shown']!r} but announces "
+                            f"{slider['valuetext']!r}")
+    problems += [f"a readout outside a polite live region: {r['text']!r}" for r in found["readouts"]
+                 if r["live"] != "polite"]
+    problems += [f"the toggle {t['text']!r} does not expose its state" for t in found["toggles"]
+                 if t["pressed"] != ("true" if t["active"] else "false")]
+    return problems
+
+
+def audit(page, screenshot=None):
+    """axe-core's critical and serious violations in the project's output, then what
+    :func:`accessibility_problems` finds; a screenshot to ``screenshot`` when there are any."""
+    problems = axe_violations(page) + accessibility_problems(page)
+    if problems and screenshot:
+        page.screenshot(path=screenshot)
+    return problems
