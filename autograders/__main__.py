@@ -23,7 +23,7 @@ from pathlib import Path
 
 
 def _clean(args):
-    from .clean import clean_file
+    from .editions.clean import clean_file
 
     paths = [p for arg in args.paths for p in (sorted(Path(arg).glob("*.ipynb")) if Path(arg).is_dir() else [Path(arg)])]
     changed = [p for p in paths if clean_file(p)]
@@ -35,22 +35,22 @@ def _clean(args):
 
 
 def _practice(args):
-    from .editions import build_practice
+    from .editions.editions import build_practice
 
     build_practice(args.out, args.source)
     return 0
 
 
 def _release(args):
-    from .editions import build_release
+    from .editions.editions import build_release
 
     build_release(args.course, args.source, force=args.force)
     return 0
 
 
 def _grade(args):
-    from . import grading, intake
-    from .report import build
+    from .grading import grading, intake
+    from .grading.report import build
 
     course = Path(args.course)
     if not (course / "nbgrader_config.py").exists():
@@ -97,7 +97,7 @@ def _grade(args):
 
 
 def _report(args):
-    from .report import build
+    from .grading.report import build
 
     csv_path, html_path = build(args.course, args.out, args.db)
     print(f"grades: {csv_path}\nreport: {html_path}")
@@ -105,7 +105,7 @@ def _report(args):
 
 
 def _feedback(args):
-    from .feedback_html import regenerate
+    from .grading.feedback_html import regenerate
 
     course = Path(args.course)
     if not (course / "nbgrader_config.py").exists():
@@ -124,7 +124,7 @@ def _feedback(args):
 
 
 def main(argv=None):
-    from .editions import SOURCE
+    from .editions.editions import SOURCE
 
     parser = argparse.ArgumentParser(
         prog="mha-workbook", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

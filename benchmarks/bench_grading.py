@@ -33,7 +33,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograders import editions
+from autograders.editions import editions
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 2.0  # times faster than serial nbgrader autograde
@@ -116,7 +116,7 @@ def stock_config(course):
     """Make ``course`` grade as nbgrader ships: its config without the sandbox block."""
     config = Path(course) / "nbgrader_config.py"
     text = config.read_text()
-    marker = "from autograders import sandbox"
+    marker = "from autograders.grading import sandbox"
     if marker not in text:
         raise RuntimeError(f"{config} has no sandbox block to remove ({marker!r} not found)")
     config.write_text(text.split(marker)[0])
@@ -145,8 +145,8 @@ def _compare(label, a, b):
 
 
 def main():
-    from autograders.grading import grade
-    from autograders.report import build
+    from autograders.grading.grading import grade
+    from autograders.grading.report import build
 
     students = int(os.environ.get("MHA_BENCH_STUDENTS", "40"))
     workers = int(os.environ.get("MHA_BENCH_WORKERS", "0")) or os.cpu_count()

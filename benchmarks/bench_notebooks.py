@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from autograders.editions import SOURCE, assignments
+from autograders.editions.editions import SOURCE, assignments
 
 TARGET = 30.0  # seconds, all levels together
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograders.feedback import WrongAnswer
+from autograders.checks.feedback import WrongAnswer
 
 
 def rejects(check, value, *phrases, hidden=False):

@@ -40,7 +40,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograders import editions  # noqa: E402
+from autograders.editions import editions  # noqa: E402
 
 
 # --- the notebooks -----------------------------------------------------------

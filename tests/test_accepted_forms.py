@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 
 import mha_core as mha
-from autograders import feedback
+from autograders.checks import feedback
 from autograders.checks import level1, level2, level3, level4, level5
-from autograders.feedback import WrongAnswer
+from autograders.checks.feedback import WrongAnswer
 from tests import reference
 from tests.checking import rejects
 

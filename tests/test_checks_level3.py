@@ -5,7 +5,7 @@ import pytest
 
 import mha_core as mha
 from autograders.checks import level3 as check
-from autograders.feedback import WrongAnswer
+from autograders.checks.feedback import WrongAnswer
 from tests.checking import accepts as _accepts
 from tests.checking import rejects as _rejects
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograders import editions
+from autograders.editions import editions
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL = "level1_recognition"

@@ -23,7 +23,7 @@ import sys
 import nbformat
 import pytest
 
-from autograders import editions
+from autograders.editions import editions
 from tests.conftest import cell_text
 from tests.corpus import CASES, LEVEL1, LEVEL2, RECHECK_LOWERED, outside_paths, submission, world_writable
 
@@ -120,7 +120,7 @@ def burner():
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory, burner):
-    from autograders.grading import grade
+    from autograders.grading.grading import grade
 
     tmp = tmp_path_factory.mktemp("corpus")
     source = tmp / "notebooks"

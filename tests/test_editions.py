@@ -10,10 +10,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograders import editions
+from autograders.editions import editions
 from autograders.__main__ import main as cli
-from autograders.clean import clean_notebook
-from autograders.nbgrader_ext import SOLUTION_HEADING, code_solution, is_rubric, is_worked_solution
+from autograders.editions.clean import clean_notebook
+from autograders.editions.preprocessors import SOLUTION_HEADING, code_solution, is_rubric, is_worked_solution
 from tests.conftest import (
     NOTEBOOKS,
     all_notebooks,
@@ -341,7 +341,7 @@ def test_graded_edition_makes_only_choice_tests_form_only(path):
 def test_form_only_checks_the_form_and_says_so(capsys):
     from autograders.checks import level1
     from autograders.checks.forms import form_only
-    from autograders.feedback import WrongAnswer
+    from autograders.checks.feedback import WrongAnswer
 
     options = level1.WHY_OPTIONS
     wrong = next(o for o in options if o != level1.WHY_CORRECT)
@@ -434,8 +434,8 @@ def small_course(tmp_path_factory):
     """Level 1 (with our rubric) released, two students autograded: ``right`` (every
     answer of the source) and ``wrong`` (the same, a wrong labelled choice for 1.2, and
     a rubric cell of its own); nbgrader's feedback and the project's, both kept."""
-    from autograders.feedback_html import generate_feedback
-    from autograders.gradebooks import course_config
+    from autograders.grading.feedback_html import generate_feedback
+    from autograders.grading.gradebooks import course_config
     from autograders.checks import level1
 
     tmp = tmp_path_factory.mktemp("small")
@@ -511,7 +511,7 @@ def test_formgrader_shows_the_rubric(small_course):
     config and the 'formgrade' template, as the formgrader builds it) shows the rubric."""
     from nbconvert.exporters import HTMLExporter
     from nbgrader.server_extensions.formgrader import handlers
-    from autograders.gradebooks import course_config
+    from autograders.grading.gradebooks import course_config
 
     config = course_config(small_course["root"])
     config.HTMLExporter.template_name = "formgrade"
@@ -537,7 +537,7 @@ def test_release_checks_only_the_form_of_a_choice(small_course):
     """In the release a wrong labelled choice passes the visible test ("Answer recorded"),
     a blank one says "no answer yet"; the practice edition's test tells at once."""
     from autograders.checks import level1
-    from autograders.feedback import WrongAnswer
+    from autograders.checks.feedback import WrongAnswer
 
     released = by_grade_id(read(small_course["released"]))["q1_2_why_test"].source
     assert "form_only(check.q1_2_why, why)" in released and "hidden=True" not in released
@@ -569,7 +569,7 @@ def test_hide_rubrics_keeps_them_only_for_the_formgrader():
     from traitlets import Unicode
     from traitlets.config import Configurable
 
-    from autograders.nbgrader_ext import HideRubrics
+    from autograders.grading.rubrics import HideRubrics
 
     class Exporter(Configurable):  # what HideRubrics reads of the exporter that runs it
         template_name = Unicode()

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from autograders import editions, gradebooks, grading
+from autograders.editions import editions
+from autograders.grading import gradebooks, grading
 from autograders.__main__ import main
-from autograders.feedback_html import hidden_lines
+from autograders.grading.feedback_html import hidden_lines
 from benchmarks.bench_grading import make_class
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,7 +191,7 @@ def hostile(graded, tmp_path_factory):
 def test_the_autograded_notebook_keeps_no_active_content(hostile):
     """The formgrader renders the autograded notebook in the instructor's Jupyter: the
     grading job leaves no active output, markup or widget state in it."""
-    from autograders.feedback_html import _markdown_html, has_active_content
+    from autograders.grading.feedback_html import _markdown_html, has_active_content
 
     nb = editions.read(hostile / "autograded/mallory" / LEVEL / f"{LEVEL}.ipynb")
     assert "widgets" not in nb.metadata
@@ -210,7 +211,7 @@ def test_the_autograded_notebook_keeps_no_active_content(hostile):
 
 def test_an_honest_feedback_page_loses_nothing_to_the_sanitiser(course, capsys, monkeypatch):
     """ada's feedback with and without the sanitiser: the same text, links and pictures."""
-    from autograders import feedback_html
+    from autograders.grading import feedback_html
 
     run(capsys, "--course", str(course), "--student", "ada")
     raw_sanitised, text_sanitised = feedback(course, "ada")
@@ -318,7 +319,7 @@ def test_no_script_of_a_submission_runs_in_chromium(hostile, tmp_path):
 
 
 def test_the_report_escapes_student_ids_and_reasons(tmp_path):
-    from autograders import report
+    from autograders.grading import report
 
     nasty = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
     results = report.Results(cells={LEVEL: ["q1_1_d_k_test"]})
@@ -343,7 +344,7 @@ def test_the_report_escapes_student_ids_and_reasons(tmp_path):
 def test_markdown_that_renders_active_markup_is_replaced_by_its_sanitised_rendering(markdown):
     import nbformat
 
-    from autograders.feedback_html import _markdown_html, has_active_content, neutralise
+    from autograders.grading.feedback_html import _markdown_html, has_active_content, neutralise
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown),
                                          nbformat.v4.new_markdown_cell("An honest *answer*: $n_k \\neq n_q$, [a link](#top).")])

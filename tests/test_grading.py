@@ -1,4 +1,4 @@
-"""The grading engine (``autograders/grading.py``): parallel grading gives exactly the
+"""The grading engine (``autograders/grading/grading.py``): parallel grading gives exactly the
 gradebook of serial ``nbgrader autograde``; regrading one student or one assignment
 leaves the others alone; a broken submission fails alone; the Dask backend agrees;
 feedback hides the hidden tests' source but keeps their messages; the report.
@@ -19,8 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograders import editions, grading, report
-from autograders.feedback_html import HideHiddenTests, hidden_lines
+from autograders.editions import editions
+from autograders.grading import grading, report
+from autograders.grading.feedback_html import HideHiddenTests, hidden_lines
 from benchmarks.bench_grading import gradebook_rows, make_class
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,7 +235,7 @@ def test_recheck_lowers_a_score_it_does_not_confirm(graded, tmp_path, monkeypatc
         calls.append((source, autograded))
         return {"q1_1_d_k_test": {"score": 0.0, "message": "tampering: the answer did not hold up"}}
 
-    monkeypatch.setitem(sys.modules, "autograders.recheck", types.SimpleNamespace(recheck=recheck))
+    monkeypatch.setitem(sys.modules, "autograders.grading.recheck", types.SimpleNamespace(recheck=recheck))
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
     assert calls and summary.scores[("student001", "level1_recognition")]["q1_1_d_k_test"][0] == 0.0
     assert summary.rechecked and summary.rechecked[0][2] == "q1_1_d_k_test"
@@ -309,8 +310,10 @@ def test_every_fixture_misconception_has_a_name():
 def test_progress_bar_and_summary_line():
     import io
 
+    from autograders.grading.progress import Progress
+
     out = io.StringIO()
-    bar = grading.Progress(4, stream=out)
+    bar = Progress(4, stream=out)
     for ok in (True, False, True, True):
         bar.update(ok)
     lines = out.getvalue().splitlines()
@@ -325,7 +328,7 @@ def test_the_empty_gradebook_is_made_once_per_course_and_nbgrader_version(tmp_pa
 
     import nbgrader.api
 
-    from autograders import gradebooks
+    from autograders.grading import gradebooks
 
     first = gradebooks.empty_gradebook(tmp_path / "first.db", "mha", tmp_path / ".grading")
     monkeypatch.setattr(nbgrader.api, "Gradebook", None)  # a second alembic run would fail
@@ -341,7 +344,7 @@ def test_the_empty_gradebook_is_made_once_per_course_and_nbgrader_version(tmp_pa
 
 
 def test_the_benchmarks_baseline_is_the_course_config_without_the_sandbox(tmp_path):
-    from autograders.gradebooks import course_config
+    from autograders.grading.gradebooks import course_config
     from benchmarks.bench_grading import stock_config
 
     editions.write_config(tmp_path)

@@ -1,4 +1,4 @@
-"""Taking an LMS's zips in (``autograders/intake.py``): a zip is its owner's, named by
+"""Taking an LMS's zips in (``autograders/grading/intake.py``): a zip is its owner's, named by
 the zip and never by its members; a bad zip is refused alone, with its reason, and
 nothing is ever written outside the extraction folder.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograders import intake
+from autograders.grading import intake
 
 LEVEL = "level1_recognition"
 NOTEBOOK = f"{LEVEL}.ipynb"

@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from autograders.feedback import WrongAnswer
+from autograders.checks.feedback import WrongAnswer
 from tests.conftest import ids, is_test_cell, level_notebooks, mistakes_for, nbgrader_meta, read
 
 LEVELS = level_notebooks()

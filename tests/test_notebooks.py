@@ -13,8 +13,8 @@ import re
 import nbformat
 import pytest
 
-from autograders.clean import clean_notebook
-from autograders.nbgrader_ext import SOLUTION_HEADING, is_worked_solution
+from autograders.editions.clean import clean_notebook
+from autograders.editions.preprocessors import SOLUTION_HEADING, is_worked_solution
 from tests.conftest import (
     all_notebooks,
     cell_text,

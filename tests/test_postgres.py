@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from autograders import editions, gradebooks, grading, report
+from autograders.editions import editions
+from autograders.grading import gradebooks, grading, report
 from benchmarks.bench_grading import gradebook_rows, make_class
 from tests.test_grading import HARD_CODED, _answer
 

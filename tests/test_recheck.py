@@ -1,4 +1,4 @@
-"""The clean re-check (autograders/recheck.py): answers cross as data, checks run apart."""
+"""The clean re-check (autograders/grading/recheck.py): answers cross as data, checks run apart."""
 
 import base64
 import contextlib
@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograders import recheck as rc
+from autograders.grading import recheck as rc
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"
@@ -421,7 +421,7 @@ VERDICTS = {  # what the re-check does: {test: the score it must end with}
 
 @pytest.mark.parametrize("verdict", VERDICTS)
 def test_points_come_only_from_the_rechecks_verdict(tmp_path, monkeypatch, verdict):
-    from autograders import grading
+    from autograders.grading import grading
 
     function, expected = VERDICTS[verdict]
     monkeypatch.setattr(grading, "_recheck_function", lambda: function)

@@ -1,4 +1,4 @@
-"""The sandbox a submission runs in (autograders/sandbox.py).
+"""The sandbox a submission runs in (autograders/grading/sandbox.py).
 
 What the operating system allows decides part of the isolation: new network and
 mount namespaces need CAP_SYS_ADMIN (root, or unprivileged user namespaces), and
@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograders import sandbox
+from autograders.grading import sandbox
 from tests.corpus import world_writable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,7 +200,7 @@ def test_a_bad_cell_costs_only_itself(tmp_path, kernels):
 def test_course_config_runs_autograde_in_the_sandbox(tmp_path, kernels):
     from traitlets.config.loader import PyFileConfigLoader
 
-    from autograders import editions
+    from autograders.editions import editions
 
     editions.write_config(tmp_path)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
@@ -478,7 +478,7 @@ def grader(listener):
     env.update(PYTHONPATH=str(ROOT), MHA_TEST_SECRET="a token")
 
     def run(launcher_argv=None, observe=True, **options):
-        launcher = launcher_argv or [sys.executable, "-m", "autograders.sandbox"]
+        launcher = launcher_argv or [sys.executable, "-m", "autograders.grading.sandbox"]
         inner = {"port": port, "visible": str(visible), "written": str(written), "course": course,
                  "mounted": str(ROOT / "autograders"), "world_writable": list(world_writable()), "ww_name": ww_name,
                  "hidden": [course, str(ROOT / "notebooks"), str(ROOT / "tests")],
@@ -487,7 +487,7 @@ def grader(listener):
                    f"--hide={course}", "--", sys.executable, "-c", OBSERVE, json.dumps(inner)]
         cfg = {"uid": uid, "reach": reach, "stage": tempfile.mkdtemp(dir=stage), "course": course, "home": str(home),
                "env": env, "port": port, "control_files": [str(visible), f"{course}/source/hidden.txt"],
-               "readable": [python, str(ROOT / "autograders" / "sandbox.py")], "probe": not observe, **options}
+               "readable": [python, str(ROOT / "autograders" / "grading" / "sandbox.py")], "probe": not observe, **options}
         result = subprocess.run([sys.executable, "-I", "-c", GRADER, json.dumps(cfg), *command], capture_output=True,
                                 text=True, timeout=60)
         assert result.returncode == 0, result.stderr[-3000:]
@@ -569,12 +569,12 @@ def test_non_root_grader_isolated_in_a_user_namespace(grader):
 
 
 def test_non_root_launcher_started_from_a_threaded_process(grader):
-    """``python -m autograders.sandbox`` imports numpy, whose BLAS threads made unshare(CLONE_NEWUSER)
+    """``python -m autograders.grading.sandbox`` imports numpy, whose BLAS threads made unshare(CLONE_NEWUSER)
     fail (EINVAL): the launcher then starts again single-threaded. Forced here with a thread of its own,
     as numpy starts none on a one-CPU machine."""
     userns = _userns_for(grader)
     shim = ("import threading; threading.Thread(target=threading.Event().wait, daemon=True).start(); "
-            "import runpy; runpy.run_module('autograders.sandbox', run_name='__main__', alter_sys=True)")
+            "import runpy; runpy.run_module('autograders.grading.sandbox', run_name='__main__', alter_sys=True)")
     _, seen = grader([sys.executable, "-c", shim])
     report = seen["report"]
     if userns:
@@ -675,7 +675,7 @@ def test_restore_metadata_two_renamed_in_one_gap_by_order_and_kind():
 
 def _launcher(work, keep, uid, code, pythonpath, cwd=None, extra=()):
     """Run ``code`` in the launcher (as root: the throwaway ``uid``) with ``pythonpath``; return its stdout."""
-    command = [sys.executable, "-m", "autograders.sandbox", f"--workdir={work}", f"--keep={keep}", *extra]
+    command = [sys.executable, "-m", "autograders.grading.sandbox", f"--workdir={work}", f"--keep={keep}", *extra]
     command += [f"--uid={uid}"] if uid is not None else []
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(pythonpath)
@@ -825,7 +825,7 @@ def test_world_writable_directories_are_private_to_the_kernel():
 
 READONLY_FALLBACK = r"""
 import os, sys, tempfile
-from autograders import sandbox
+from autograders.grading import sandbox
 sandbox._unshare(sandbox.CLONE_NEWNS)
 sandbox._mount(None, "/", None, sandbox.MS_REC | sandbox.MS_PRIVATE)
 top = tempfile.mkdtemp()

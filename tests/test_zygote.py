@@ -1,4 +1,4 @@
-"""Kernels forked from a warm zygote (autograders/zygote.py): as isolated as launched ones."""
+"""Kernels forked from a warm zygote (autograders/grading/zygote.py): as isolated as launched ones."""
 
 import os
 import select
@@ -12,7 +12,7 @@ import time
 import nbformat
 import pytest
 
-from autograders import sandbox, zygote
+from autograders.grading import sandbox, zygote
 
 
 def _inside(box, code, **kwargs):
@@ -30,8 +30,8 @@ def box():
 def test_the_launcher_command_goes_through_the_zygote_unless_switched_off(box, monkeypatch):
     assert box.command(["true"])[:5] == [sys.executable, "-I", "-S", zygote.__file__, "run"]
     monkeypatch.setenv("MHA_ZYGOTE", "0")
-    assert box.command(["true"])[:3] == [sys.executable, "-m", "autograders.sandbox"]
-    assert sandbox.Sandbox.command(box, ["true"], zygote=False)[:3] == [sys.executable, "-m", "autograders.sandbox"]
+    assert box.command(["true"])[:3] == [sys.executable, "-m", "autograders.grading.sandbox"]
+    assert sandbox.Sandbox.command(box, ["true"], zygote=False)[:3] == [sys.executable, "-m", "autograders.grading.sandbox"]
 
 
 def test_exit_codes_and_deaths_by_signal_reach_the_caller(box):
@@ -61,7 +61,7 @@ def test_killing_the_proxy_kills_what_the_zygote_forked(box):
 
 def _run_notebook(cells, **options):
     """Execute ``cells`` with nbgrader's executor in the sandbox; the outputs' text per cell."""
-    from autograders.sandbox import SandboxExecute
+    from autograders.grading.sandbox import SandboxExecute
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}

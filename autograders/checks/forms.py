@@ -18,7 +18,7 @@ import functools
 import inspect
 import textwrap
 
-from ..feedback import as_choice
+from .feedback import as_choice
 
 
 @functools.lru_cache(maxsize=None)

@@ -10,7 +10,7 @@ import numpy as np
 
 import mha_core as mha
 
-from ..feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct
+from .feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct
 
 # Problem 1.1: the sheet's sizes; further sizes for the function.
 D_MODEL, H = 768, 12

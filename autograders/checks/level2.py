@@ -14,7 +14,7 @@ import numpy as np
 
 import mha_core as mha
 
-from ..feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, call, close, correct
+from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, call, close, correct
 
 # Problem 2.1: the sheet's block.
 D_MODEL, H, N = 512, 8, 10

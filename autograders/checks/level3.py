@@ -14,7 +14,7 @@ import numpy as np
 
 import mha_core as mha
 
-from ..feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, call, close, correct
+from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, call, close, correct
 
 D_MODEL, H, N = 512, 8, 10  # the sheet's running example (Problems 2.1, 3.1, 3.2)
 

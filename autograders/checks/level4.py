@@ -14,7 +14,7 @@ import numpy as np
 import mha_core as mha
 
 from . import own_work
-from ..feedback import WrongAnswer, as_array, as_number, as_vector, call, close, correct
+from .feedback import WrongAnswer, as_array, as_number, as_vector, call, close, correct
 
 TOL = 1e-3
 

@@ -10,7 +10,7 @@ import numpy as np
 
 import mha_core as mha
 
-from ..feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct
+from .feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct
 
 # Problem 5.1: the limit h -> d_model, and the sweet spot, for d_model = 512.
 D_MODEL_5_1 = 512

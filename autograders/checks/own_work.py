@@ -2,7 +2,7 @@
 
 Problems 2.3 (``softmax``), 3.1 (``attention_cost``) and 4.3
 (``multi_head_attention``) ask for a function that ``mha_core`` already has:
-writing it with numpy is the point. :func:`call` is :func:`autograders.feedback.call`
+writing it with numpy is the point. :func:`call` is :func:`autograders.checks.feedback.call`
 with two looks at the student's function, either of which refuses it:
 
 - **its code**: the globals it loads (and the student's own helpers those reach), its
@@ -17,8 +17,8 @@ with two looks at the student's function, either of which refuses it:
   Nothing is replaced; the hooks are restored afterwards, even on error. A function
   that switches the hook off is refused too.
 
-numpy (and any other library) is allowed. The re-check (:mod:`autograders.recheck`)
-calls a student's function through a :class:`~autograders.recheck.RemoteFunction` that
+numpy (and any other library) is allowed. The re-check (:mod:`autograders.grading.recheck`)
+calls a student's function through a :class:`~autograders.grading.recheck.RemoteFunction` that
 runs it in another process, where the student could have switched anything off: there,
 the student's code cells (the re-check's session holds them, as data) are read instead
 (:func:`source_references`), and the run is watched for mha_core only (the re-check's
@@ -34,7 +34,7 @@ import threading
 import types
 
 from .. import feedback
-from ..feedback import WrongAnswer
+from .feedback import WrongAnswer
 
 PACKAGES = ("mha_core", "autograders")
 WHY = "Write it with numpy: this is the point of the problem"
@@ -109,7 +109,7 @@ def library_name(obj):
 
 def _is_remote(func):
     """True for the re-check's handle on a function that runs in the student's process."""
-    recheck = sys.modules.get("autograders.recheck")
+    recheck = sys.modules.get("autograders.grading.recheck")
     return recheck is not None and type(func) is getattr(recheck, "RemoteFunction", None)
 
 

@@ -63,7 +63,7 @@ def lab_root(tmp_path_factory):
     filled in from ``notebooks/`` (as a student who got everything right has them)."""
     import shutil
 
-    from autograders import editions
+    from autograders.editions import editions
     from tests.conftest import NOTEBOOKS, answered_practice
 
     # Built from a copy of notebooks/ beside it (``lab_root.parent / "notebooks"``), so

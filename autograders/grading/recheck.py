@@ -5,7 +5,7 @@ what the kernel reports: a student who writes ``np.allclose = lambda *a, **k:
 True`` or ``check.q1_1_d_k = print`` in an answer cell passes every test. So after
 nbgrader, :func:`recheck` grades the submission again, keeping the two sides apart:
 
-- the **student side** (a fresh sandboxed process, see :mod:`autograders.sandbox`)
+- the **student side** (a fresh sandboxed process, see :mod:`autograders.grading.sandbox`)
   runs the autograded notebook's code cells except the test cells (setup and
   data cells as nbgrader restored them, the student's answers and own cells), one
   request per cell, then hands over the answers the tests use as **data** (JSON;
@@ -25,7 +25,7 @@ answer the request just sent (its sequence number) and match an explicit schema
 interference. A cell's time limit is enforced from outside: past it (and a few
 seconds' grace for the in-process alarm) the student side is killed with its
 process group, a new one replays the cells that had completed, and the re-check
-goes on without the cell that hung, as :class:`autograders.sandbox.SandboxExecute`
+goes on without the cell that hung, as :class:`autograders.grading.sandbox.SandboxExecute`
 does for nbgrader's kernel.
 
 The verdict is per test cell: the checks passed → its points; anything else → 0
@@ -431,7 +431,7 @@ class _Alarm:
 
 def serve(fd_in, fd_out):
     """The student side: run cells, hand over answers, answer calls, one reply per request
-    (``python -m autograders.recheck serve IN OUT`` inside the sandbox)."""
+    (``python -m autograders.grading.recheck serve IN OUT`` inside the sandbox)."""
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
@@ -484,7 +484,7 @@ class StudentSide:
         to_child, self.write_fd = os.pipe()
         self.read_fd, from_child = os.pipe()
         try:
-            inner = command or [sys.executable, "-m", "autograders.recheck", "serve"]
+            inner = command or [sys.executable, "-m", "autograders.grading.recheck", "serve"]
             inner = [*inner, str(to_child), str(from_child)]
             self.process = subprocess.Popen(
                 self.box.command(inner, fds=(to_child, from_child)), env={**self.box.env(), "NBGRADER_EXECUTION": "recheck"},

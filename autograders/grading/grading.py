@@ -21,7 +21,7 @@ grade's ``auto_score`` and ``needs_manual_grade``, each comment's
 ``auto_comment``, the late penalty; manual grades are kept), and replaces that
 submission's ``autograded/`` and ``feedback/`` directories, and nothing else.
 
-After nbgrader's autograde, a job calls ``autograders.recheck.recheck(source,
+After nbgrader's autograde, a job calls ``autograders.grading.recheck.recheck(source,
 autograded)`` when that module exists: the re-check's verdict is the only source of
 autograded points. A test keeps nbgrader's score only up to the re-check's; one the
 re-check did not confirm (it failed, was interfered with, or left the test out)
@@ -32,10 +32,10 @@ reason; the other jobs go on. As with ``nbgrader autograde``, a failed
 submission's grades are left as they were and its ``autograded/`` folder removed.
 
 The course's gradebook side (definitions copied, results merged) is in
-:mod:`autograders.gradebooks`; taking submissions in (a folder, an LMS's zips) in
-:mod:`autograders.intake`.
+:mod:`autograders.grading.gradebooks`; taking submissions in (a folder, an LMS's zips) in
+:mod:`autograders.grading.intake`.
 
-    from autograders.grading import grade
+    from autograders.grading.grading import grade
     summary = grade("course", workers=2)
 """
 
@@ -43,7 +43,6 @@ import datetime
 import itertools
 import logging
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -56,6 +55,7 @@ from pathlib import Path
 
 from .gradebooks import copy_definitions, course_config, course_db_url, empty_gradebook, ensure_definitions, merge, scores_of
 from .intake import pairs
+from .progress import Progress, _reason
 
 STATUS_DIR = ".grading"  # the course's grading records
 STATUS = f"{STATUS_DIR}/status.json"  # the last grading of each submission
@@ -291,21 +291,7 @@ def _run_job(job, root, result):
             result["warnings"].append(f"no feedback: {type(error).__name__}: {error}"[:500])
 
 
-_EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.+)$")
-_GENERIC = ("Please see the", "There was an error processing")
-
-
-def _reason(log, kernel_log=None):
-    """A short reason for a failed autograde: the last exception nbgrader logged."""
-    lines = log.splitlines()
-    raised = [m for m in map(_EXCEPTION_LINE.match, lines) if m and not any(g in m.group(2) for g in _GENERIC)]
-    if raised:
-        return f"{raised[-1].group(1).rsplit('.', 1)[-1]}: {raised[-1].group(2).strip()}"[:300]
-    errors = [line[len("[ERROR] "):] for line in lines if line.startswith("[ERROR] ") and not any(g in line for g in _GENERIC)]
-    return (errors[-1] if errors else "autograde failed (see nbgrader's log)")[:300]
-
-
-# --- re-check (autograders/recheck.py, when it exists) ----------------------------
+# --- re-check (autograders/grading/recheck.py, when it exists) ----------------------------
 
 
 def _recheck_function():
@@ -483,44 +469,6 @@ def _failed(job, reason):
 # --- progress ---------------------------------------------------------------------
 
 
-class Progress:
-    """A plain text progress bar on stderr (redrawn in place on a terminal, a line per
-    tenth otherwise)."""
-
-    def __init__(self, total, stream=None, width=30):
-        self.total, self.done, self.failed = total, 0, 0
-        self.stream = stream or sys.stderr
-        self.width = width
-        self.start = time.perf_counter()
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.shown = -1
-        self.draw()
-
-    def update(self, ok, label=""):
-        self.done += 1
-        self.failed += 0 if ok else 1
-        self.draw(label)
-
-    def draw(self, label=""):
-        elapsed = time.perf_counter() - self.start
-        fraction = self.done / self.total if self.total else 1.0
-        filled = int(round(self.width * fraction))
-        eta = f", about {elapsed / self.done * (self.total - self.done):.0f} s left" if 0 < self.done < self.total else ""
-        text = (f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
-                f"({self.failed} failed) {elapsed:.0f} s{eta}")
-        if self.tty:
-            self.stream.write("\r" + text + (f"  {label}" if label else "")[:40].ljust(40))
-            if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            tenth = int(10 * fraction)
-            if tenth == self.shown and self.done != self.total:
-                return
-            self.shown = tenth
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-
 # --- the command -------------------------------------------------------------------
 
 
@@ -563,7 +511,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     feedback to ``feedback/<student>/<assignment>/``. ``new_only``: skip submissions
     autograded since they were submitted (as ``nbgrader autograde`` without
     ``--force``). ``pairs``: grade exactly these [(student, assignment)] instead.
-    ``recheck``: re-check each autograded notebook with ``autograders.recheck`` when
+    ``recheck``: re-check each autograded notebook with ``autograders.grading.recheck`` when
     it exists (about as long again as the autograde itself; off only for trusted
     submissions). ``refused``: [(student, assignment, reason)] that the intake
     refused (student "" when it could not tell whose): each is recorded as failed

@@ -4,24 +4,26 @@ A kernel spends about 1.5 s of CPU before its first cell: Python, ipykernel,
 numpy, matplotlib, ipywidgets and the workbook's modules. Grading starts two per
 submission (nbgrader's kernel and the re-check's student side). The zygote imports
 all that once, then forks a child per request. The child isolates itself exactly
-as the launcher does (:func:`autograders.sandbox.isolate`: namespaces, mounts,
+as the launcher does (:func:`autograders.grading.sandbox.isolate`: namespaces, mounts,
 limits, the throwaway user) and, instead of exec'ing ``python -m
-ipykernel_launcher`` or ``python -m autograders.recheck serve``, runs it in place;
+ipykernel_launcher`` or ``python -m autograders.grading.recheck serve``, runs it in place;
 any other command is exec'ed as the launcher would. Nothing a student ran is ever
 in the zygote: each child starts from the same clean imports.
 
-Callers still see an ordinary process. :func:`command` turns the launcher's
+Callers still see an ordinary process. The launcher's side
+(:func:`autograders.grading.sandbox.zygote_command`, which starts the zygote) turns the launcher's
 command line into a small proxy's (``zygote.py run``, the standard library only), which
 hands its standard streams (and the file descriptors named) to the zygote,
 forwards signals to the child and exits as the child exits; when the proxy is
 killed, the zygote kills the child. Without a zygote (it failed to start, or
-``MHA_ZYGOTE=0``), :func:`command` returns the launcher's command line unchanged.
+``MHA_ZYGOTE=0``), it returns the launcher's command line unchanged. This module
+is the proxy and the zygote: it imports the launcher (to isolate a child), never
+the other way round.
 
-    python -m autograders.zygote serve SOCKET          # started by start()
-    python -I -S .../autograders/zygote.py run SOCKET [--fd=N]... -- LAUNCHER COMMAND LINE
+    python -m autograders.grading.zygote serve SOCKET  # started by sandbox.start_zygote()
+    python -I -S .../autograders/grading/zygote.py run SOCKET [--fd=N]... -- LAUNCHER COMMAND LINE
 """
 
-import atexit
 import fcntl
 import json
 import os
@@ -29,84 +31,18 @@ import selectors
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import threading
 
 PRELOAD = (
     "numpy", "matplotlib", "IPython", "ipykernel.kernelapp", "ipykernel.debugger", "psutil", "ipywidgets",
     "mha_core", "mha_core.plots",
-    "mha_core.widgets", "nbformat", "autograders.feedback", "autograders.recheck", "autograders.checks.level1",
+    "mha_core.widgets", "nbformat", "autograders.checks.feedback", "autograders.grading.recheck", "autograders.checks.level1",
     "autograders.checks.level2", "autograders.checks.level3", "autograders.checks.level4", "autograders.checks.level5",
 )
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 MESSAGE = 1 << 20  # bytes of one request, at most
 PR_SET_PDEATHSIG = 1
-
-_lock = threading.Lock()
-_server = None  # (Popen, socket path) of this process's zygote
-
-
-# --- the caller's side --------------------------------------------------------------
-
-
-def enabled():
-    return os.environ.get("MHA_ZYGOTE", "1") != "0"
-
-
-def start():
-    """This process's zygote (started on first use, again if it died): its socket path, or None."""
-    global _server
-    with _lock:
-        if _server is not None and _server[0].poll() is None:
-            return _server[1]
-        from .sandbox import ROOT
-
-        path = os.path.join(tempfile.mkdtemp(prefix="mha-zygote-"), "socket")
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "MPLBACKEND": os.environ.get("MPLBACKEND", "Agg"), "MPLCONFIGDIR": os.path.dirname(path),
-               "PYDEVD_DISABLE_FILE_VALIDATION": "1",  # debugpy's "frozen modules" notice, once per worker
-               "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH", "")] if p)}
-        process = subprocess.Popen([sys.executable, "-m", "autograders.zygote", "serve", path], env=env,
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
-        ready = process.stdout.readline()  # a line once it listens; nothing if it died
-        if ready.strip() != b"ready":
-            process.kill()
-            process.wait()
-            _server = None
-            return None
-        _server = (process, path)
-        atexit.unregister(stop)  # once, however often the zygote was restarted
-        atexit.register(stop)
-        return path
-
-
-def stop():
-    """Stop this process's zygote (its children die with it)."""
-    global _server
-    with _lock:
-        if _server is not None:
-            process, _ = _server
-            process.stdin.close()  # the zygote's signal to stop
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            _server = None
-
-
-def command(launcher, fds=()):
-    """The command line that runs the launcher's ``launcher`` command line through the
-    zygote (passing the file descriptors ``fds`` on), or ``launcher`` if none runs."""
-    path = start() if enabled() else None
-    if path is None:
-        return launcher
-    # The proxy needs the standard library only: run as a plain script (-I -S), not ``-m
-    # autograders.zygote``, which would import the package (numpy) for every kernel.
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), "run", path, *[f"--fd={fd}" for fd in fds], "--",
-            *launcher]
 
 
 # --- the proxy ----------------------------------------------------------------------
@@ -114,7 +50,7 @@ def command(launcher, fds=()):
 
 def run(path, fds, launcher):
     """Have the zygote run ``launcher`` (the launcher's command line); exit as it does."""
-    options = launcher[3:] if launcher[1:3] == ["-m", "autograders.sandbox"] else None
+    options = launcher[3:] if launcher[1:3] == ["-m", "autograders.grading.sandbox"] else None
     if options is None:
         os.execvp(launcher[0], launcher)
     fds = [0, 1, 2, *fds]
@@ -293,7 +229,7 @@ def _run(command, env):
     """Run ``command`` in this process when it is one of ours, else exec it."""
     ours = command[0] == sys.executable and command[1:2] == ["-m"]
     module = command[2] if ours and len(command) > 2 else None
-    if module not in ("ipykernel_launcher", "autograders.recheck"):
+    if module not in ("ipykernel_launcher", "autograders.grading.recheck"):
         os.execvpe(command[0], command, env)
     os.environ.clear()
     os.environ.update(env)
@@ -328,7 +264,7 @@ def main(argv=None):
         split = argv.index("--")
         run(argv[1], [int(a.removeprefix("--fd=")) for a in argv[2:split]], argv[split + 1:])
     else:
-        sys.exit("usage: python -m autograders.zygote serve SOCKET | run SOCKET [--fd=N]... -- LAUNCHER...")
+        sys.exit("usage: python -m autograders.grading.zygote serve SOCKET | run SOCKET [--fd=N]... -- LAUNCHER...")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ course's ``nbgrader_config.py`` (see :func:`configure`) replaces nbgrader's
 ``Execute`` step by :class:`SandboxExecute`, which starts each kernel through
 this module::
 
-    python -m autograders.sandbox [limits and isolation] -- python -m ipykernel_launcher -f CONNECTION_FILE
+    python -m autograders.grading.sandbox [limits and isolation] -- python -m ipykernel_launcher -f CONNECTION_FILE
 
 The launcher (running as the grader, usually root) sets resource limits
 (address space, file size, processes, open files, no core dumps), moves the
@@ -36,6 +36,7 @@ submission on it.
 """
 
 import argparse
+import atexit
 import ctypes
 import errno
 import json
@@ -44,12 +45,13 @@ import random
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: autograders/ and mha_core/
 
 GiB, MiB = 1024**3, 1024**2
 MEMORY_LIMIT = 2 * GiB  # address space of the kernel (RLIMIT_AS)
@@ -339,7 +341,7 @@ def _environment(args, report):
 
 def parse(argv):
     """The launcher's arguments: (options, the command to run inside)."""
-    parser = argparse.ArgumentParser(prog="python -m autograders.sandbox")
+    parser = argparse.ArgumentParser(prog="python -m autograders.grading.sandbox")
     parser.add_argument("--memory", type=int, default=MEMORY_LIMIT, help="address space limit (bytes; 0: none)")
     parser.add_argument("--file-size", type=int, default=FILE_SIZE_LIMIT, help="largest file (bytes; 0: none)")
     parser.add_argument("--processes", type=int, default=PROCESS_LIMIT, help="processes and threads of the user")
@@ -363,7 +365,7 @@ def launch(argv=None):
     """Stage one: isolate this process, become the throwaway user, exec ``COMMAND``."""
     args, command = parse(sys.argv[1:] if argv is None else argv)
     if os.geteuid() != 0 and not args.no_namespaces and __package__ and len(os.listdir("/proc/self/task")) > 1:
-        # unshare(CLONE_NEWUSER) fails (EINVAL) in a process with threads, and ``-m autograders.sandbox``
+        # unshare(CLONE_NEWUSER) fails (EINVAL) in a process with threads, and ``-m autograders.grading.sandbox``
         # imported numpy (with the package), whose BLAS threads are running: start again as a plain script
         # (-I: the standard library only, one thread), same process and arguments.
         os.execv(sys.executable, [sys.executable, "-I", os.path.abspath(__file__),
@@ -444,6 +446,69 @@ def kill_user(uid):
             return
 
 
+# --- the warm zygote (autograders/grading/zygote.py), the caller's side ---------
+
+ZYGOTE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")  # the proxy: a plain script
+_zygote_lock = threading.Lock()
+_zygote = None  # (Popen, socket path) of this process's zygote
+
+
+def zygote_enabled():
+    return os.environ.get("MHA_ZYGOTE", "1") != "0"
+
+
+def start_zygote():
+    """This process's zygote (started on first use, again if it died): its socket path, or None."""
+    global _zygote
+    with _zygote_lock:
+        if _zygote is not None and _zygote[0].poll() is None:
+            return _zygote[1]
+        path = os.path.join(tempfile.mkdtemp(prefix="mha-zygote-"), "socket")
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "MPLBACKEND": os.environ.get("MPLBACKEND", "Agg"), "MPLCONFIGDIR": os.path.dirname(path),
+               "PYDEVD_DISABLE_FILE_VALIDATION": "1",  # debugpy's "frozen modules" notice, once per worker
+               "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH", "")] if p)}
+        process = subprocess.Popen([sys.executable, "-m", "autograders.grading.zygote", "serve", path], env=env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+        ready = process.stdout.readline()  # a line once it listens; nothing if it died
+        if ready.strip() != b"ready":
+            process.kill()
+            process.wait()
+            _zygote = None
+            return None
+        _zygote = (process, path)
+        atexit.unregister(stop_zygote)  # once, however often the zygote was restarted
+        atexit.register(stop_zygote)
+        return path
+
+
+def stop_zygote():
+    """Stop this process's zygote (its children die with it)."""
+    global _zygote
+    with _zygote_lock:
+        if _zygote is not None:
+            process, _ = _zygote
+            process.stdin.close()  # the zygote's signal to stop
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            _zygote = None
+
+
+def zygote_command(launcher, fds=()):
+    """The command line that runs the launcher's ``launcher`` command line through the
+    zygote (passing the file descriptors ``fds`` on), or ``launcher`` if none runs."""
+    path = start_zygote() if zygote_enabled() else None
+    if path is None:
+        return launcher
+    # The proxy needs the standard library only: run as a plain script (-I -S), not ``-m
+    # autograders.grading.zygote``, which would import the package (numpy) for every kernel.
+    return [sys.executable, "-I", "-S", str(ZYGOTE), "run", path, *[f"--fd={fd}" for fd in fds], "--",
+            *launcher]
+
+
 class Sandbox:
     """One private directory (and, as root, one throwaway user) for one process.
 
@@ -479,9 +544,9 @@ class Sandbox:
 
     def command(self, inner, own=(), fds=(), zygote=None):
         """The command line that runs ``inner`` in this sandbox: the launcher's, through the
-        warm zygote (:mod:`autograders.zygote`) unless ``zygote`` (default: the sandbox's) is
+        warm zygote (:mod:`autograders.grading.zygote`) unless ``zygote`` (default: the sandbox's) is
         false. ``fds``: file descriptors besides the standard streams that ``inner`` uses."""
-        cmd = [sys.executable, "-m", "autograders.sandbox", f"--memory={self.memory}", f"--file-size={self.file_size}",
+        cmd = [sys.executable, "-m", "autograders.grading.sandbox", f"--memory={self.memory}", f"--file-size={self.file_size}",
                f"--processes={self.processes}", f"--output-limit={self.output_limit}", f"--workdir={self.work}",
                f"--keep={self.root}"]
         cmd += [f"--hide={p}" for p in self.hide] + [f"--own={p}" for p in own]
@@ -489,9 +554,7 @@ class Sandbox:
         cmd += [] if self.namespaces else ["--no-namespaces"]
         cmd = [*cmd, "--", *inner]
         if self.zygote if zygote is None else zygote:
-            from . import zygote as warm
-
-            return warm.command(cmd, fds)
+            return zygote_command(cmd, fds)
         return cmd
 
     def env(self):
@@ -508,7 +571,7 @@ class Sandbox:
 
 # --- nbgrader's side: the kernel manager and the executor --------------------
 
-# Defined on first use (``autograders.sandbox.SandboxExecute``): the launcher and the
+# Defined on first use (``autograders.grading.sandbox.SandboxExecute``): the launcher and the
 # kernel extension import this module too, and importing nbgrader takes seconds.
 NBGRADER_SIDE = ("SandboxKernelManager", "SandboxExecute", "RestoreCellMetadata", "RestoreMissingCells")
 
@@ -557,7 +620,7 @@ def _nbgrader_side():
 
         def format_kernel_cmd(self, extra_arguments=None):
             inner = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file,
-                     "--IPKernelApp.extra_extensions=autograders.sandbox", *(extra_arguments or [])]
+                     "--IPKernelApp.extra_extensions=autograders.grading.sandbox", *(extra_arguments or [])]
             return self.sandbox.command(inner, own=[self.connection_file])
 
         async def _async_cleanup_resources(self, restart=False):
@@ -586,7 +649,7 @@ def _nbgrader_side():
         output_limit = Integer(OUTPUT_LIMIT, help="characters a cell may print; past them the kernel stops the cell").tag(config=True)
         hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
         namespaces = Bool(True, help="new network and mount namespaces where the OS allows").tag(config=True)
-        zygote = Bool(True, help="fork kernels from a warm process (autograders.zygote)").tag(config=True)
+        zygote = Bool(True, help="fork kernels from a warm process (autograders.grading.zygote)").tag(config=True)
         max_restarts = Integer(8, help="kernels started for one notebook, at most").tag(config=True)
 
         def __init__(self, *args, **kwargs):
@@ -884,7 +947,7 @@ class _CappedStream:
 
 
 def load_ipython_extension(ip):
-    """Cap what a cell may print (``--IPKernelApp.extra_extensions=autograders.sandbox``)."""
+    """Cap what a cell may print (``--IPKernelApp.extra_extensions=autograders.grading.sandbox``)."""
     try:  # the course's c.SandboxExecute.output_limit, handed down by the launcher (see isolate)
         limit = int(json.loads(os.environ.get("MHA_SANDBOX", "{}")).get("output_limit", OUTPUT_LIMIT))
     except (ValueError, TypeError, AttributeError):

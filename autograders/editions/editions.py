@@ -20,7 +20,7 @@ visible test checks only the form, its full check moves to the hidden tests); th
 course's ``nbgrader_config.py`` puts ``DropWorkedSolutions`` and ``DropRubrics`` in
 front of GenerateAssignment's preprocessors, so ``source/`` keeps the worked
 solutions and rubrics and ``release/`` has none, and autograde puts each rubric
-back for the grader (``nbgrader_ext.InsertRubrics``).
+back for the grader (``autograders.grading.rubrics.InsertRubrics``).
 """
 
 import ast
@@ -35,9 +35,9 @@ from pathlib import Path
 
 import nbformat
 
-from .nbgrader_ext import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG
+from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "notebooks"
 MANIFEST = ".manifest.json"
 COURSE_ID = "mha-workbook"
@@ -294,7 +294,7 @@ def form_only_test(source, modules):
     choice's check (``check.q1_2_why(why)``) becomes ``form_only(check.q1_2_why, why)``
     and the call itself moves to the front of the hidden tests. ``source`` unchanged
     when it has no such call."""
-    from .checks.forms import is_choice
+    from ..checks.forms import is_choice
 
     lines = source.split("\n")
     begin = next((i for i, line in enumerate(lines) if HIDDEN_BEGIN in line), len(lines))
@@ -359,7 +359,7 @@ CONFIG = '''\
 
 import os
 
-from autograders.nbgrader_ext import release_preprocessors
+from autograders.editions.preprocessors import release_preprocessors
 
 c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 here = os.path.dirname(os.path.abspath(__file__))
@@ -387,17 +387,17 @@ c.Execute.execute_retries = 0
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"Matplotlib is building the font cache"
 
-# Autograde runs each submission in a sandboxed kernel (autograders/sandbox.py):
+# Autograde runs each submission in a sandboxed kernel (autograders/grading/sandbox.py):
 # memory, file-size and output limits, no network, this course hidden, a
 # throwaway user; a timeout, crash or memory blow-up costs only its own cell.
-from autograders import sandbox  # noqa: E402
+from autograders.grading import sandbox  # noqa: E402
 
 sandbox.configure(c, course=here, hide=[{course!r}])
 
 # Each written answer's rubric (kept in source/, dropped from the release) is put
 # back below the answer at autograde, for the grader in the formgrader; every other
 # HTML page (the students' feedback first) leaves it out.
-from autograders.nbgrader_ext import configure_rubrics  # noqa: E402
+from autograders.grading.rubrics import configure_rubrics  # noqa: E402
 
 configure_rubrics(c)
 '''

@@ -369,7 +369,7 @@ def regenerate(course, assignments=None, students=None, db_url=None, progress=Fa
     from nbgrader.api import Gradebook
 
     from .gradebooks import course_config, course_db_url
-    from .grading import Progress, _reason
+    from .progress import Progress, _reason
 
     course = Path(course).resolve()
     config = course_config(course)

@@ -1,0 +1,155 @@
+"""The packages' structure: no import cycles in ``autograders`` and ``mha_core``.
+
+The import graph is read from the source with ``ast``: every import statement counts,
+at module level or inside a function (a lazy import still ties the two modules together).
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("autograders", "mha_core")
+
+
+def module_name(path, root=ROOT):
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules(root=ROOT, packages=PACKAGES):
+    """{dotted name: path} of every module of ``packages`` under ``root``."""
+    return {module_name(path, root): path for package in packages for path in sorted((root / package).rglob("*.py"))}
+
+
+def _absolute(module, level, name, is_package):
+    """The absolute name of ``from <level dots><module> import ...`` written in module ``name``."""
+    if not level:
+        return module
+    parts = name.split(".") if is_package else name.split(".")[:-1]
+    base = parts[: len(parts) - (level - 1)] if level > 1 else parts
+    return ".".join([*base, module] if module else base)
+
+
+def import_graph(root=ROOT, packages=PACKAGES):
+    """{module: {modules of ``packages`` it imports}}: ``from a import b`` counts as an import of
+    ``a.b`` when that is a module, else of ``a``."""
+    known = modules(root, packages)
+    graph = {}
+    for name, path in known.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(node.module, node.level, name, path.name == "__init__.py")
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in known:  # ``import a.b.c`` of a name inside a module
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph):
+    """The import cycles of ``graph``, each as a path ``[a, b, ..., a]`` (one per strongly connected part)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(_path_within(graph, set(part)))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _path_within(graph, part):
+    """A cycle through the modules of one strongly connected part, as a readable path."""
+    start = min(part)
+    paths, seen = [[start]], {start}
+    while paths:
+        path = paths.pop(0)
+        for w in sorted(graph[path[-1]] & part):
+            if w == start:
+                return [*path, start]
+            if w not in seen:
+                seen.add(w)
+                paths.append([*path, w])
+    return sorted(part)
+
+
+def test_no_import_cycles():
+    found = cycles(import_graph())
+    assert not found, "import cycles: " + "; ".join(" -> ".join(c) for c in found)
+
+
+def test_the_concerns_are_subpackages():
+    names = set(modules())
+    for package in ("autograders.checks", "autograders.editions", "autograders.grading"):
+        assert package in names
+    flat = sorted(n for n in names if n.count(".") == 1 and n.startswith("autograders.") and n != "autograders.__main__"
+                  and not (ROOT / n.replace(".", "/")).is_dir())
+    assert not flat, f"modules outside the subpackages: {flat}"
+
+
+def test_the_checks_import_nothing_of_grading_or_editions():
+    """What the notebooks import runs in the student's kernel: it needs no grading or editions code."""
+    graph = import_graph()
+    reach, todo = set(), [n for n in graph if n.startswith("autograders.checks")]
+    while todo:
+        for w in graph[todo.pop()] - reach:
+            reach.add(w)
+            todo.append(w)
+    assert not {n for n in reach if n.startswith(("autograders.grading", "autograders.editions"))}
+
+
+# --- the graph and the cycle finder themselves, on a made-up package ------------------------
+
+
+def _package(tmp_path, files):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return import_graph(tmp_path, ("pkg",))
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["module level", "inside a function"])
+def test_a_cycle_is_found_at_module_level_and_in_a_function(tmp_path, lazy):
+    back = "def f():\n    from . import a\n" if lazy else "from . import a\n"
+    graph = _package(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "",
+                                "pkg/a.py": "from .sub.b import thing\n", "pkg/sub/b.py": "from .. import c\n",
+                                "pkg/c.py": back})
+    assert graph["pkg.a"] == {"pkg.sub.b"} and graph["pkg.sub.b"] == {"pkg.c"} and graph["pkg.c"] == {"pkg.a"}
+    assert cycles(graph) == [["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]]
+
+
+def test_no_cycle_where_imports_only_go_down(tmp_path):
+    graph = _package(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "import pkg.b\nimport os\n",
+                                "pkg/b.py": "from pkg.c import x\n", "pkg/c.py": "x = 1\n"})
+    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.c"}, "pkg.c": set()}
+    assert cycles(graph) == []
