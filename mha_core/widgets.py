@@ -51,6 +51,13 @@ from .plots import (
     headless,
     masked,
     relabel_head_grid,
+    min_text_px,
+    fit_head_grid,
+    ReadableHeadGrid,
+    ReadableHeatmap,
+    raise_text,
+    DECODER_LABEL,
+    ENCODER_LABEL,
     shape_table_html,
     update_texts,
     WorkbookFigure,
@@ -112,6 +119,11 @@ def describe_head(w, name):
     return f"{name}: strongest key is {said} of {n} rows (mean top weight {np.mean(w.max(axis=1)):.2f})"
 
 
+def _nowrap(text):
+    """HTML that never breaks across lines (a shape such as 12 × 32)."""
+    return f"<span style='white-space:nowrap'>{text}</span>"
+
+
 def nearest(options, value):
     """The option closest to ``value`` (the smaller one on a tie)."""
     return min(options, key=lambda o: (abs(o - value), o))
@@ -130,6 +142,7 @@ class FigureImage:
         # written under it too, in a live region announced when the figure changes.
         self.widget = AltImage(format="png", layout=widgets.Layout(**layout))
         self.caption = live(widgets.HTML())
+        self.caption.add_class("mha-alt")  # a page may show it to screen readers only (the classroom demo)
         self.alt = ""
         self.figure = None
         self.dynamic = []
@@ -150,7 +163,17 @@ class FigureImage:
         # Shown at its own size (JupyterLab would stretch it blurry to the cell's width), smaller on narrow screens.
         self.widget.layout.width, self.widget.layout.max_width, self.widget.layout.height = f"{width}px", "100%", "auto"
         self.builds += 1
+        self.mark_text_size()
         self.refresh()
+
+    def mark_text_size(self):
+        """Name the figure's smallest text in a CSS class of the image, ``mha-text-<px>px`` (rounded
+        down, at the figure's own size): a browser test reads it and the displayed scale."""
+        px = min_text_px(self.figure)
+        classes = [c for c in self.widget._dom_classes if not c.startswith("mha-text-")]
+        if px is not None:
+            classes.append(f"mha-text-{int(px + 1e-6)}px")
+        self.widget._dom_classes = tuple(classes)
 
     def describe(self, text):
         """Set the alt text: the caption under the image, announced when it changes."""
@@ -252,8 +275,13 @@ class ShapeExplorer(Explorer):
     """d_model, h, n, causal and the weights' source -> d_k, the shape table and every head's weights."""
 
     def __init__(self, d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80,
-                 source="random"):
+                 source="random", box=None, text_px=15):
         d_model = check.positive_int("d_model", d_model)
+        if box is not None:
+            box = tuple(check.positive_int("box", v) for v in box)
+            if len(box) != 2:
+                raise ValueError(f"box must be (width, height) in pixels, got {box}")
+        self.box, self.text_px, self.grid = box, text_px, None
         head_dim(d_model, h)
         n = check.positive_int("n", n)
         tokens = list(TOKENS if tokens is None else tokens)
@@ -275,6 +303,9 @@ class ShapeExplorer(Explorer):
             "seed": widgets.IntSlider(value=seed, min=0, max=99, description="seed", continuous_update=False),
             "source": source_control(source),
         }
+        if box is not None:  # the heads past those that fit, a page at a time
+            controls["heads"] = widgets.Dropdown(options=[("heads 1 to 1", 1)], value=1, description="show",
+                                                 style={"description_width": "initial"})
         self.readout = widgets.HTML()
         self.table = widgets.HTML()
         self.note = widgets.HTML()
@@ -326,14 +357,36 @@ class ShapeExplorer(Explorer):
             _, weights = built.block(built.x, causal=causal)  # (h, n, n)
             names = [f"head {k + 1}: {PATTERN_TITLES[p]}" for k, p in enumerate(built.patterns)]
         untrained = built is None
-        shown = min(h, MAX_PANELS)
+        first = 1
+        if self.box is None:
+            shown = min(h, MAX_PANELS)
+        else:
+            fit = fit_head_grid(h, n, max(len(t) for t in self.tokens[:n]), self.box, self.text_px)
+            shown = fit[0] * fit[1]
+            first = self._pages(h, shown)
         mask = causal_mask(n) if causal else None
-        panels = [masked(weights[k], mask) for k in range(shown)]
-        layout = (shown, n, untrained)
+        panels = [masked(weights[first - 1 + k], mask) for k in range(shown)]
+        names = names[first - 1:first - 1 + shown]
         title = f"One n × n = {n} × {n} weight matrix per head" + (f"\n{UNTRAINED}" if untrained else "")
-        if not self.canvas.drawing:
+        if self.box is not None:
+            layout = (fit, n, untrained)
+            if not self.canvas.drawing:
+                pass
+            elif layout != self._layout:
+                if self.grid is None:
+                    self.grid = ReadableHeadGrid(self.box, self.text_px)
+                self.images = self.grid.layout(*fit[:3], self.tokens[:n], fit[3])
+                self.grid.title.set_text(title)
+                self._layout = layout
+                self._set_images(panels, names)
+                self.canvas.show(self.grid.figure, [*self.images, *(image.axes.title for image in self.images)])
+            else:
+                self._set_images(panels, names)
+                self.canvas.refresh()
+        elif not self.canvas.drawing:
             pass  # under nbgrader: no figure at all
-        elif layout != self._layout:
+        elif (shown, n, untrained) != self._layout:
+            layout = (shown, n, untrained)
             tokens = self.tokens[:n]
             if self._layout is not None and self._layout[0] == shown:  # same panels, new n: re-use the figure
                 figure, self.images = relabel_head_grid(self.figure, self.images, tokens, tokens, title)
@@ -357,7 +410,9 @@ class ShapeExplorer(Explorer):
         else:
             need = ""
         self.note.value = (
-            f"<i>showing {shown} of {h} heads</i>" if shown < h else f"<i>all {h} head{'s' * (h > 1)}</i>"
+            f"<i>all {h} head{'s' * (h > 1)}</i>" if shown >= h
+            else f"<i>showing {shown} of {h} heads</i>" if self.box is None
+            else f"<i>showing head{'s' * (shown > 1)} {first}{f' to {first + shown - 1}' * (shown > 1)} of {h}</i>"
         ) + (" · hatched cells are masked (a token may not look ahead)" if causal else "") + (
             f" · <b>{UNTRAINED}</b>" if untrained else " · heads built to follow a pattern (mha_core.heads)"
         ) + (f" · {need}" if need else "")
@@ -367,8 +422,9 @@ class ShapeExplorer(Explorer):
         )
         self.state = {
             "d_model": d_model, "h": h, "n": n, "d_k": d_k, "causal": causal, "seed": seed, "source": source,
-            "untrained": untrained, "head_names": names[:shown],
+            "untrained": untrained, "head_names": names[:shown], "first_head": first,
             "shown_heads": shown, "weights": weights,
+            "grid": None if self.box is None or not self.canvas.drawing else self.grid.shape,
             "shown": [image.get_array() for image in self.images] if self.canvas.drawing else panels,
             "table": rows, "score_shape": (n, n), "output_shape": (n, d_model), "alt": self.canvas.alt,
         }
@@ -376,19 +432,40 @@ class ShapeExplorer(Explorer):
     def _set_images(self, panels, names):
         for image, panel, name in zip(self.images, panels, names):
             image.set_data(panel)
-            image.axes.set_title(name, fontsize=9 if len(name) > 12 else 10)
+            if self.box is None:
+                image.axes.set_title(name, fontsize=9 if len(name) > 12 else 10)
+            else:  # "head 3: same word elsewhere" on two lines: narrow panels' titles never meet
+                image.axes.set_title(name.replace(": ", ":\n"), fontsize=self.text_px, linespacing=1.1)
+
+    def _pages(self, h, shown):
+        """Set the "show" choices to pages of ``shown`` heads (the last page ends at head h); return the
+        first head of the chosen page (the page holding the head first shown before)."""
+        starts = sorted({min(start, h - shown + 1) for start in range(1, h + 1, shown)})
+        options = [(f"heads {a} to {a + shown - 1} of {h}" if shown > 1 else f"head {a} of {h}", a) for a in starts]
+        control = self.controls["heads"]
+        keep = max(a for a in starts if a <= max(1, min(control.value, h)))
+        if list(control.options) != options:
+            was, self._paused = self._paused, True  # no update for the options' own change
+            try:
+                control.options = options
+                control.value = keep
+            finally:
+                self._paused = was
+        return control.value
 
 
 def shape_explorer(d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80,
-                   source="random"):
+                   source="random", box=None, text_px=15):
     """Explorer (a): sliders for d_model and n, h (divisors of d_model only), a causal
     switch and the weights' source (random, untrained projections or constructed heads:
     previous token, same word, first token, pronoun, then random); the d_k readout, the
     shape table and the per-head weights (at most 16 panels).
 
     ``figure_width`` (inches) and ``dpi`` size the heads' figure: the same pixels at a
-    smaller width and a higher dpi give larger lettering (the classroom demo)."""
-    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi, source)
+    smaller width and a higher dpi give larger lettering. ``box`` = (width, height) in pixels
+    draws the heads for a screen instead (the classroom demo): every text ``text_px`` pixels,
+    as many heads as fit with every token labelled, and a "show" choice for the other heads."""
+    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi, source, box, text_px)
 
 
 # --- (b) softmax ---------------------------------------------------------------
@@ -516,8 +593,13 @@ class CrossAttentionExplorer(Explorer):
     The source is English (:data:`ENCODER_TOKENS`), the target French (:data:`DECODER_TOKENS`).
     """
 
-    def __init__(self, n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed"):
+    def __init__(self, n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed", box=None, text_px=15):
         d_model = check.positive_int("d_model", d_model)
+        if box is not None:
+            box = tuple(check.positive_int("box", v) for v in box)
+            if len(box) != 2:
+                raise ValueError(f"box must be (width, height) in pixels, got {box}")
+        self.box, self.text_px, self.heat = box, text_px, None
         head_dim(d_model, h)
         n_q = check.positive_int("n_q", n_q)
         n_k = check.positive_int("n_k", n_k)
@@ -569,6 +651,21 @@ class CrossAttentionExplorer(Explorer):
         targets, sources = DECODER_TOKENS[:n_q], ENCODER_TOKENS[:n_k]
         if not self.canvas.drawing:
             pass  # under nbgrader: no figure at all
+        elif self.box is not None:  # one figure for every n_q, n_k: resized and relabelled, never rebuilt
+            if self.heat is None:
+                self.heat = ReadableHeatmap(self.box, self.text_px, MAX_CROSS, MAX_CROSS, xlabel=ENCODER_LABEL,
+                                            ylabel=DECODER_LABEL)
+                self.image_artist = self.heat.image
+            if (n_q, n_k, untrained) != self._layout:
+                dynamic = self.heat.layout(targets, sources)
+                self.heat.title.set_text(f"Cross-attention, English → French: {n_q} target queries × {n_k} "
+                                         f"source keys" + (f"\n{UNTRAINED}" if untrained else ""))
+                self.heat.set_data(shown)
+                self._layout = (n_q, n_k, untrained)
+                self.canvas.show(self.heat.figure, dynamic)
+            else:
+                self.heat.set_data(shown)
+                self.canvas.refresh()
         elif (n_q, n_k, untrained) != self._layout:
             figure = cross_heatmap(shown, targets, sources, untrained=untrained,
                                    title=f"Cross-attention, English → French:\n"
@@ -586,11 +683,11 @@ class CrossAttentionExplorer(Explorer):
         self.readout.value = (
             "<div style='font-size:14px;line-height:1.6'>"
             f"showing <b>{name}</b><br>"
-            f"Q<sub>i</sub> (from the decoder): n_q × d_k = {n_q} × {d_k} &nbsp; "
-            f"K<sub>i</sub>, V<sub>i</sub> (from the encoder): n_k × d_k = {n_k} × {d_k}<br>"
-            f"score matrix Q<sub>i</sub>K<sub>i</sub><sup>T</sup>: n_q × n_k = <b>{n_q} × {n_k}</b> "
+            f"Q<sub>i</sub> (from the decoder): {_nowrap(f'n_q × d_k = {n_q} × {d_k}')} &nbsp; "
+            f"K<sub>i</sub>, V<sub>i</sub> (from the encoder): {_nowrap(f'n_k × d_k = {n_k} × {d_k}')}<br>"
+            f"score matrix Q<sub>i</sub>K<sub>i</sub><sup>T</sup>: {_nowrap(f'n_q × n_k = <b>{n_q} × {n_k}</b>')} "
             f"(softmax over each row's {n_k} keys)<br>"
-            f"output: n_q × d_model = <b>{n_q} × {self.d_model}</b> (one vector per query)"
+            f"output: {_nowrap(f'n_q × d_model = <b>{n_q} × {self.d_model}</b>')} (one vector per query)"
             + (f"<br><b>{UNTRAINED}</b>" if untrained else "<br>heads built from a small English → French lexicon")
             + (" (constructed heads need a wider d_k for these words and positions)"
                if untrained and source == "constructed" else "")
@@ -608,13 +705,15 @@ class CrossAttentionExplorer(Explorer):
         }
 
 
-def cross_attention_explorer(n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed"):
+def cross_attention_explorer(n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed", box=None,
+                             text_px=15):
     """Explorer (c), Problem 5.3: n_q and n_k sliders, a head selector and the weights'
     source (constructed heads: translation, same position, first source word; or random,
     untrained projections); the s02 heatmap (French target words, decoder queries, as rows;
     English source words, encoder keys and values, as columns) and the shapes.
-    ``dpi`` scales the figure."""
-    return CrossAttentionExplorer(n_q, n_k, d_model, h, seed, dpi, source)
+    ``dpi`` scales the figure; ``box`` = (width, height) in pixels draws it for a screen instead
+    (every text ``text_px`` pixels, one figure resized for every n_q and n_k)."""
+    return CrossAttentionExplorer(n_q, n_k, d_model, h, seed, dpi, source, box, text_px)
 
 
 # --- (d) Level 3: FLOPs against h ---------------------------------------------------------------
@@ -679,6 +778,88 @@ def flop_explorer(d_model=256, n=8, dpi=80):
     and, on their own log scale, the scores and weighted sum (flat) next to the claim
     "h heads cost h times more" and the softmax's exponentials."""
     return FlopExplorer(d_model, n, dpi)
+
+
+# --- what h costs, for a screen: FLOPs or parameters against h ---------------------------------------------
+
+
+class CostExplorer(Explorer):
+    """d_model, n and which count -> FLOPs (Problem 3.1) or parameters (Problem 4.1) against h. Both figures
+    are laid out once, with every text at least ``text_px`` pixels; a change redraws their axes."""
+
+    def __init__(self, d_model=512, n=10, count="FLOPs", width=1180, height=470, text_px=15):
+        d_model, n = check.positive_int("d_model", d_model), check.positive_int("n", n)
+        if count not in ("FLOPs", "parameters"):
+            raise ValueError(f"count must be 'FLOPs' or 'parameters', got {count!r}")
+        sizes = sorted({64, 128, 256, 512, 768, 1024, d_model})
+        controls = {
+            "d_model": widgets.SelectionSlider(options=sizes, value=d_model, description="d_model",
+                                               continuous_update=False),
+            "n": widgets.IntSlider(value=n, min=2, max=max(64, n), description="n", continuous_update=False),
+            "count": widgets.ToggleButtons(options=["FLOPs", "parameters"], value=count, description="count"),
+        }
+        self.size, self.text_px = (check.positive_int("width", width), check.positive_int("height", height)), text_px
+        self.figures = {}
+        canvas = FigureImage()
+        super().__init__(controls, [canvas.widget, canvas.caption], canvas)
+        self.children = [widgets.HBox([self.controls["d_model"], self.controls["n"]]), self.controls["count"],
+                         canvas.widget, canvas.caption]
+        self.update()
+
+    def _figure(self, count, d_model, n, hs):
+        """The figure of ``count``: built and laid out once (constrained), then only its axes are redrawn."""
+        width, height = self.size
+        figure = self.figures.get(count)
+        fresh = figure is None
+        if fresh:
+            figure = WorkbookFigure(figsize=(width / 72, height / 72), dpi=72)
+            if count == "FLOPs":
+                figure.subplots(1, 2)
+                figure.suptitle("Problem 3.1: h heads of width d_k = d_model / h cost what one head of width "
+                                "d_model costs", fontsize=self.text_px + 2)
+            else:
+                figure.add_subplot()
+                figure.suptitle("Problem 4.1: the parameters of a block do not depend on h",
+                                fontsize=self.text_px + 2)
+            self.figures[count] = figure
+        if count == "FLOPs":
+            draw_flops(*figure.axes[:2], d_model, n, hs)
+        else:
+            draw_parameters(figure.axes[0], d_model, hs)
+        raise_text(figure, self.text_px)
+        from matplotlib.transforms import offset_copy
+
+        for ax in figure.axes:  # the y label at a fixed distance: wider tick labels later never push it out
+            ax.yaxis.set_label_coords(0, 0.5, transform=offset_copy(ax.transAxes, figure, x=-4.6 * self.text_px,
+                                                                     units="dots"))
+        return figure, fresh
+
+    def update(self, change=None):
+        d_model, n, count = (self.controls[k].value for k in ("d_model", "n", "count"))
+        hs = head_options(d_model)
+        if self.canvas.drawing:
+            figure, fresh = self._figure(count, d_model, n, hs)
+            if fresh or figure is not self.canvas.figure:
+                self.canvas.show(figure, [])
+                figure.set_layout_engine("none")  # laid out once: a change only redraws its axes
+            else:
+                self.canvas.redraw()
+        flops = [flop_count(d_model, h, n) for h in hs]
+        if count == "FLOPs":
+            self.canvas.describe(f"Operation counts against h for d_model = {d_model}, n = {n}: every matrix "
+                                 f"product together is {flops[0]['multiply_adds']:,} multiply-adds for every h; the "
+                                 f"softmax's exponentials grow from {flops[0]['softmax']:,} to {flops[-1]['softmax']:,}.")
+        else:
+            self.canvas.describe(f"Parameters against h for d_model = {d_model}: 4·d_model² = {4 * d_model**2:,} "
+                                 f"for every one of the {len(hs)} possible h.")
+        self.state = {"d_model": d_model, "n": n, "count": count, "hs": hs, "flops": flops,
+                      "parameters": [parameter_count(d_model, h) for h in hs], "alt": self.canvas.alt}
+
+
+def cost_explorer(d_model=512, n=10, count="FLOPs", width=1180, height=470, text_px=15):
+    """What h costs, for a screen (the classroom demo): d_model and n sliders and a FLOPs / parameters
+    switch; Problem 3.1's or 4.1's figure, ``width`` x ``height`` pixels, every text ``text_px`` pixels."""
+    return CostExplorer(d_model, n, count, width, height, text_px)
 
 
 # --- (e) Level 3: concatenate, don't sum -------------------------------------------------------------
@@ -1252,6 +1433,8 @@ __all__ = [
     "ShapeExplorer",
     "SoftmaxPlayground",
     "SumConcatExplorer",
+    "CostExplorer",
+    "cost_explorer",
     "causal_step_explorer",
     "cross_attention_explorer",
     "flop_explorer",

@@ -136,3 +136,158 @@ def test_make_demo_serves_this_notebook():
     assert "voila" in rule[1] and "classroom.ipynb" in rule[1]
     for arg in servers.VOILA_ARGS:
         assert arg in rule[1] or arg in makefile, f"make demo does not pass {arg}"
+
+
+# --- on a projector: every screen fits, reads from the back, at the sliders' extremes --------------
+
+SIZES = {"1280x720": {"width": 1280, "height": 720}, "1920x1080": {"width": 1920, "height": 1080}}
+# The extremes: h = 1, or the largest h; both with the largest n, n_q, n_k and d_model.
+EXTREMES = {"h=1": "first", "largest h": "last"}
+MIN_FIGURE_PX = 14  # a figure's smallest text as displayed, in CSS pixels
+# What a screen shows once the kernel has caught up (screens 1 to 5, 0-based), from the values chosen.
+SETTLED = {
+    0: lambda v: f"= {v['d_model']} / {v['h']} =",
+    2: lambda v: f"= {v['d_model']} / {v['h']} =",
+    3: lambda v: f"n_q × n_k = {v['n_q']} × {v['n_k']}",
+}
+
+# Everything a projector shows badly, read from the page (the figures' own alt captions, shown to
+# screen readers only, are left out: they are clipped on purpose):
+# - an element that scrolls or clips sideways (overflow other than visible, content wider than it),
+# - an element whose box reaches past the window's left or right edge,
+# - a shape in a table on more than one line.
+LAYOUT_PROBLEMS = """() => {
+    const problems = [];
+    const name = e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined
+        ? '.' + String(e.className).trim().split(/\\s+/).slice(0, 3).join('.') : '') + ` "${(e.innerText || '').trim().slice(0, 30)}"`;
+    for (const e of document.querySelectorAll('body *')) {
+        if (e.closest('.mha-alt')) continue;
+        const style = getComputedStyle(e);
+        if (style.display === 'none' || style.visibility === 'hidden') continue;
+        if (style.overflowX !== 'visible' && e.scrollWidth > e.clientWidth + 1)
+            problems.push(`${name(e)} scrolls sideways: ${e.scrollWidth} px of content in ${e.clientWidth} px`);
+        const box = e.getBoundingClientRect();
+        if (box.width && (box.right > window.innerWidth + 1 || box.left < -1))
+            problems.push(`${name(e)} reaches past the window: ${Math.round(box.left)} to ${Math.round(box.right)} px`);
+    }
+    for (const td of document.querySelectorAll('.widget-html table td:nth-child(2)')) {
+        const range = document.createRange();
+        range.selectNodeContents(td);
+        const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        if (lines.size > 1) problems.push(`the shape "${td.innerText}" wraps onto ${lines.size} lines`);
+    }
+    if (document.documentElement.scrollWidth > window.innerWidth)
+        problems.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${window.innerWidth} px window`);
+    return problems.slice(0, 12);
+}"""
+
+# Screen k's explorer: its height, and each figure's smallest text as displayed (the image's class
+# mha-text-<px>px names it at the figure's own size; the displayed width over the natural width scales it).
+SCREEN_BOX = """([k]) => {
+    const screen = [...document.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.widget-slider'))[k];
+    const box = screen.getBoundingClientRect();
+    const figures = [...screen.querySelectorAll('img')].filter(i => i.offsetParent).map(i => {
+        const named = [...i.classList].map(c => /^mha-text-(\\d+)px$/.exec(c)).find(m => m);
+        const scale = i.getBoundingClientRect().width / i.naturalWidth;
+        return {text: named ? Number(named[1]) * scale : null, scale, width: i.naturalWidth, height: i.naturalHeight};
+    });
+    return {height: box.height, figures};
+}"""
+
+
+def choose(cell, label, end):
+    """Move the slider or dropdown whose label matches ``label`` to its first or last value (by keyboard
+    for a slider: Home or End); return the value it shows."""
+    sliders = cell.locator(".widget-slider").filter(has=cell.page.locator("label", has_text=label))
+    if sliders.count():
+        ui.press(sliders.first, "Home" if end == "first" else "End")
+        return ui.slider_value(sliders.first)
+    select = cell.locator(".widget-dropdown").filter(has=cell.page.locator("label", has_text=label)).locator("select")
+    options = select.locator("option").all_text_contents()
+    select.select_option(label=options[0 if end == "first" else -1])
+    return options[0 if end == "first" else -1]
+
+
+def set_extreme(page, end):
+    """Screens 1 and 3: h at ``end``, the largest n and d_model; screen 4: the largest n_q and n_k, the
+    last head; screen 5: the largest d_model and n. Return the values chosen, per screen."""
+    chosen = {}
+    for k in (0, 2):
+        cell = screen(page, k)
+        v = {"d_model": choose(cell, re.compile("^d_model"), "last"), "n": choose(cell, re.compile("^n$"), "last")}
+        # h's choices are d_model's divisors: wait until they are the new d_model's
+        cell.locator(".widget-dropdown select option", has_text=re.compile(f"^{v['d_model']}$")).first.wait_for(
+            state="attached")
+        v["h"] = choose(cell, re.compile(r"^h \(heads\)"), end)
+        chosen[k] = v
+    cell = screen(page, 3)
+    chosen[3] = {"n_q": choose(cell, re.compile("^n_q"), "last"), "n_k": choose(cell, re.compile("^n_k"), "last"),
+                 "head": choose(cell, re.compile("^head"), "last")}
+    cell = screen(page, 4)
+    chosen[4] = {"d_model": choose(cell, re.compile("^d_model"), "last"), "n": choose(cell, re.compile("^n$"), "last")}
+    return chosen
+
+
+def settle(page, chosen, timeout=120):
+    """Wait until the screens show what was chosen, then until no figure changes for a second."""
+    deadline = time.monotonic() + timeout
+    for k, expected in SETTLED.items():
+        text = expected(chosen[k])
+        while text not in state(page, k)["text"]:
+            assert time.monotonic() < deadline, f"screen {SCREENS[k]!r} never showed {text!r}"
+            page.wait_for_timeout(200)
+    last, since = None, time.monotonic()
+    while time.monotonic() - since < 1.0:
+        now = page.evaluate("() => [...document.querySelectorAll('img.widget-image')].map(i => i.src + i.complete).join()")
+        if now != last:
+            last, since = now, time.monotonic()
+        assert time.monotonic() < deadline, "the figures kept changing"
+        page.wait_for_timeout(100)
+
+
+@pytest.fixture(scope="module")
+def sized_pages(playwright_browser, voila):
+    """One loaded dashboard per window size, shared by the extremes (a load runs the whole notebook)."""
+    pages, contexts = {}, []
+
+    def get(size):
+        if size not in pages:
+            context = playwright_browser.new_context(viewport=SIZES[size])
+            context.set_default_timeout(60_000)
+            contexts.append(context)
+            page = pages[size] = context.new_page()
+            page.js_errors = []
+            page.on("pageerror", lambda error: page.js_errors.append(str(error)))
+            load(page, voila)
+        return pages[size]
+
+    yield get
+    for context in contexts:
+        context.close()
+
+
+@pytest.mark.parametrize("extreme", list(EXTREMES))
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_screen_fits_and_reads_from_the_back_at_the_extremes(sized_pages, size, extreme, screenshots):
+    page = sized_pages(size)
+    chosen = set_extreme(page, EXTREMES[extreme])
+    settle(page, chosen)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    problems = page.evaluate(LAYOUT_PROBLEMS)
+    window = SIZES[size]
+    for k, heading in enumerate(SCREENS):
+        page.locator(".jp-RenderedMarkdown h2", has_text=heading).evaluate("h => h.scrollIntoView()")
+        page.screenshot(path=screenshots(f"demo-{size}-{extreme}-screen-{k + 1}"))
+        box = page.evaluate(SCREEN_BOX, [k])
+        if box["height"] > window["height"]:
+            problems.append(f"{heading}: its controls and figure are {box['height']:.0f} px high in a "
+                            f"{window['height']} px window")
+        for figure in box["figures"]:
+            if figure["text"] is None:
+                problems.append(f"{heading}: a figure ({figure['width']} x {figure['height']} px) does not name "
+                                f"its smallest text")
+            elif figure["text"] < MIN_FIGURE_PX:
+                problems.append(f"{heading}: a figure's smallest text is {figure['text']:.1f} px as shown "
+                                f"(scale {figure['scale']:.2f}); at least {MIN_FIGURE_PX} px reads from the back")
+    assert not problems, f"at {size}, {extreme} ({chosen}):\n" + "\n".join(problems)
+    assert not page.js_errors, page.js_errors
