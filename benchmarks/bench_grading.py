@@ -116,7 +116,7 @@ def stock_config(course):
     """Make ``course`` grade as nbgrader ships: its config without the sandbox block."""
     config = Path(course) / "nbgrader_config.py"
     text = config.read_text()
-    marker = "from autograders.grading import sandbox"
+    marker = "from autograders.grading import autograde"
     if marker not in text:
         raise RuntimeError(f"{config} has no sandbox block to remove ({marker!r} not found)")
     config.write_text(text.split(marker)[0])

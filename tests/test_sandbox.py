@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograders.grading import sandbox
+from autograders.grading import autograde, sandbox
 from tests.corpus import world_writable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,7 +181,7 @@ def test_a_bad_cell_costs_only_itself(tmp_path, kernels):
         "import sys\nprint('end', x, y, len(bytearray(10**8)))\nprint('clean stderr', file=sys.stderr)",
     )
     # 6 s: enough for the memory bomb to reach 1 GiB with both cores busy (3 s was not, at load 4).
-    executor = sandbox.SandboxExecute(timeout=6, memory_limit=1024**3, output_limit=50_000)
+    executor = autograde.SandboxExecute(timeout=6, memory_limit=1024**3, output_limit=50_000)
     started = time.perf_counter()
     nb, _ = executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     seconds = time.perf_counter() - started
@@ -211,7 +211,7 @@ def test_course_config_runs_autograde_in_the_sandbox(tmp_path, kernels):
     # edited metadata restored before any of nbgrader's steps reads it
     assert sanitize.index("RestoreCellMetadata") < sanitize.index("DeduplicateIds") < sanitize.index("CheckCellMetadata")
     assert str(tmp_path.resolve()) in config.SandboxExecute.hide
-    assert config.Autograde.pre_convert_hook is sandbox.prepare_submission
+    assert config.Autograde.pre_convert_hook is autograde.prepare_submission
 
 
 def test_prepare_submission_renamed_and_malformed(tmp_path):
@@ -223,7 +223,7 @@ def test_prepare_submission_renamed_and_malformed(tmp_path):
     renamed = submitted / "level1_recognition (1).ipynb"
     shutil.copy(ROOT / "notebooks" / "level1_recognition.ipynb", renamed)
     notebooks = [str(renamed)]
-    sandbox.prepare_submission(assignment="level1_recognition", student="alice", notebooks=notebooks)
+    autograde.prepare_submission(assignment="level1_recognition", student="alice", notebooks=notebooks)
     assert notebooks == [str(submitted / "level1_recognition.ipynb")] and renamed.exists()
     first = nbformat.read(notebooks[0], as_version=4).cells[0]
     assert "was submitted as `level1_recognition (1).ipynb`" in first.source
@@ -231,7 +231,7 @@ def test_prepare_submission_renamed_and_malformed(tmp_path):
     broken = submitted / "level1_recognition.ipynb"
     broken.write_bytes(b'{"cells": [')
     notebooks = [str(broken)]
-    sandbox.prepare_submission(assignment="level1_recognition", student="alice", notebooks=notebooks)
+    autograde.prepare_submission(assignment="level1_recognition", student="alice", notebooks=notebooks)
     assert (submitted / "level1_recognition.ipynb.invalid").read_bytes() == b'{"cells": ['
     nb = nbformat.read(str(broken), as_version=4)
     assert "is not a valid notebook" in nb.cells[0].source and len(nb.cells) == 1
@@ -636,7 +636,7 @@ def _by_id(nb, grade_id):
 def test_restore_metadata_flipped_renamed_emptied_and_foreign():
     nb, source = _assignment(ROOT / "notebooks" / "level1_recognition.ipynb")
     expected = {gid: meta for gid, _, meta, _ in source}
-    assert sandbox.restore_metadata(nb.cells, source) == []  # an untouched notebook: nothing to say
+    assert autograde.restore_metadata(nb.cells, source) == []  # an untouched notebook: nothing to say
     _by_id(nb, "q1_1_d_k_test").metadata.nbgrader.update(solution=True, locked=False)  # "solution + grade"
     why = _by_id(nb, "q1_2_why")
     why.metadata.nbgrader["grade_id"] = "my_answer"
@@ -647,7 +647,7 @@ def test_restore_metadata_flipped_renamed_emptied_and_foreign():
     nb.cells.insert(1, foreign)  # before the setup cell: no assignment cell is missing there
     plain = nbformat.v4.new_code_cell("y = 2", metadata={"nbgrader": {"grade": False, "solution": False, "locked": False}})
     nb.cells.append(plain)
-    changes = sandbox.restore_metadata(nb.cells, source)
+    changes = autograde.restore_metadata(nb.cells, source)
     assert len(changes) == 4 and "`q1_2_why`: found by its place (it was marked `my_answer`)" in changes
     for cell in nb.cells:
         gid = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -665,7 +665,7 @@ def test_restore_metadata_two_renamed_in_one_gap_by_order_and_kind():
     shape.metadata.nbgrader["grade_id"] = "a"
     shape_test.metadata.nbgrader["grade_id"] = "b"
     shape_test.metadata.nbgrader["solution"] = True  # flipped too: the place and the content decide
-    sandbox.restore_metadata(nb.cells, source)
+    autograde.restore_metadata(nb.cells, source)
     assert shape.metadata.nbgrader == expected["q1_2_output_shape"]
     assert shape_test.metadata.nbgrader == expected["q1_2_output_shape_test"]
 
@@ -825,7 +825,7 @@ def test_world_writable_directories_are_private_to_the_kernel():
 
 READONLY_FALLBACK = r"""
 import os, sys, tempfile
-from autograders.grading import sandbox
+from autograders.grading import autograde, sandbox
 sandbox._unshare(sandbox.CLONE_NEWNS)
 sandbox._mount(None, "/", None, sandbox.MS_REC | sandbox.MS_PRIVATE)
 top = tempfile.mkdtemp()

@@ -61,7 +61,7 @@ def test_killing_the_proxy_kills_what_the_zygote_forked(box):
 
 def _run_notebook(cells, **options):
     """Execute ``cells`` with nbgrader's executor in the sandbox; the outputs' text per cell."""
-    from autograders.grading.sandbox import SandboxExecute
+    from autograders.grading.autograde import SandboxExecute
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}

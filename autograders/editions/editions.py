@@ -390,9 +390,9 @@ c.IgnorePattern.pattern = r"Matplotlib is building the font cache"
 # Autograde runs each submission in a sandboxed kernel (autograders/grading/sandbox.py):
 # memory, file-size and output limits, no network, this course hidden, a
 # throwaway user; a timeout, crash or memory blow-up costs only its own cell.
-from autograders.grading import sandbox  # noqa: E402
+from autograders.grading import autograde  # noqa: E402
 
-sandbox.configure(c, course=here, hide=[{course!r}])
+autograde.configure(c, course=here, hide=[{course!r}])
 
 # Each written answer's rubric (kept in source/, dropped from the release) is put
 # back below the answer at autograde, for the grader in the formgrader; every other

@@ -1,0 +1,445 @@
+"""nbgrader's autograde as this course runs it: the steps replaced, and :func:`configure`.
+
+The course's ``nbgrader_config.py`` calls :func:`configure`, which replaces nbgrader's
+``Execute`` by :class:`SandboxExecute` (each kernel started in the sandbox, see
+:mod:`autograders.grading.sandbox`) and ``OverwriteCells`` by :class:`RestoreMissingCells`,
+puts :class:`RestoreCellMetadata` before nbgrader's own checks, and sets
+:func:`prepare_submission` as the pre-convert hook.
+
+:class:`SandboxExecute` makes a bad cell cost only itself: a cell that runs past the
+timeout is interrupted (or, if it ignores the interrupt, its kernel is killed); a kernel
+that dies (``os._exit``, a fatal signal, the memory limit) is replaced by a fresh one
+that quietly replays the cells that had completed, and the rest of the notebook runs.
+Each such event leaves a one-line error in the cell ("timeout", "crash", "memory
+limit"), which nbgrader's feedback shows. Output is capped per cell twice: in the
+kernel (:mod:`autograders.grading.output_cap`: past the limit the cell is stopped) and
+here, whatever the kernel sends. :class:`RestoreCellMetadata` and
+:class:`RestoreMissingCells` put back what a student did to the assignment's cells
+(edited metadata, deleted or pasted cells) before nbgrader's own checks fail the
+submission on it.
+
+This module imports nbgrader (seconds): only the course's configuration and the
+grading jobs import it, never the launcher or a kernel.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat import NotebookNode
+from nbgrader import utils as nbgrader_utils
+from nbgrader.converters import Autograde
+from nbgrader.preprocessors import DeduplicateIds, Execute, NbGraderPreprocessor, OverwriteCells
+from traitlets import Bool, Integer, List, Unicode
+
+from .sandbox import FILE_SIZE_LIMIT, MEMORY_LIMIT, OUTPUT_LIMIT, OUTPUT_MARK, PROCESS_LIMIT, GiB, Sandbox
+
+TIMEOUT_ENAME = "CellTimeoutError"
+CRASH_ENAME = "KernelCrashed"
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """Starts the kernel through the launcher, over Unix sockets in a private directory."""
+
+    sandbox_options = {}  # set by SandboxExecute: the keyword arguments of Sandbox
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.sandbox = None
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self.sandbox is not None:
+            self.sandbox.close()
+        self.sandbox = Sandbox(**self.sandbox_options, copy_from=kw.get("cwd"))
+        self.transport = "ipc"
+        self.connection_file = str(self.sandbox.root / "kernel.json")
+        self.ip = str(self.sandbox.root / "kernel")
+        kw["cwd"] = str(self.sandbox.work)
+        kw["env"] = {**self.sandbox.env(), **kw.get("env", {})}
+        return await super()._async_pre_start_kernel(**kw)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        inner = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file,
+                 "--IPKernelApp.extra_extensions=autograders.grading.sandbox", *(extra_arguments or [])]
+        return self.sandbox.command(inner, own=[self.connection_file])
+
+    async def _async_cleanup_resources(self, restart=False):
+        await super()._async_cleanup_resources(restart=restart)
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+
+    cleanup_resources = _async_cleanup_resources
+
+def _note(cell, ename, message):
+    """Add a one-line error to ``cell`` saying what happened to it."""
+    cell.setdefault("outputs", []).append(
+        NotebookNode(output_type="error", ename=ename, evalue=message, traceback=[f"\x1b[0;31m{ename}\x1b[0m: {message}"])
+    )
+
+def _has_error(cell, ename):
+    return any(o.get("output_type") == "error" and o.get("ename") == ename for o in cell.get("outputs", []))
+
+class SandboxExecute(Execute):
+    """nbgrader's Execute in a sandboxed kernel, where a bad cell costs only itself."""
+
+    memory_limit = Integer(MEMORY_LIMIT, help="address space of a kernel, bytes (0: no limit)").tag(config=True)
+    file_size_limit = Integer(FILE_SIZE_LIMIT, help="largest file a kernel may write, bytes").tag(config=True)
+    process_limit = Integer(PROCESS_LIMIT, help="processes and threads of a kernel").tag(config=True)
+    output_limit = Integer(OUTPUT_LIMIT, help="characters a cell may print; past them the kernel stops the cell").tag(config=True)
+    hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
+    namespaces = Bool(True, help="new network and mount namespaces where the OS allows").tag(config=True)
+    zygote = Bool(True, help="fork kernels from a warm process (autograders.grading.zygote)").tag(config=True)
+    max_restarts = Integer(8, help="kernels started for one notebook, at most").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
+        super().__init__(*args, **kwargs)
+        self.error_on_timeout = {
+            "ename": TIMEOUT_ENAME,
+            "evalue": "",
+            "traceback": [],  # filled in per cell by _fix_timeout_note
+        }
+
+    def sandbox_options(self):
+        return dict(memory=self.memory_limit, file_size=self.file_size_limit, processes=self.process_limit,
+                    hide=self.hide, namespaces=self.namespaces, zygote=self.zygote, output_limit=self.output_limit)
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.sandbox_options = self.sandbox_options()
+        return km
+
+    def _timeout_message(self):
+        return f"timeout: this cell ran for more than {self.timeout} s and was stopped; the rest of the notebook still ran."
+
+    # -- output limit (whatever the kernel sends) --
+
+    def process_message(self, msg, cell, cell_index):
+        kind = msg.get("msg_type")
+        if kind in ("stream", "display_data", "execute_result", "update_display_data", "error"):
+            content = msg["content"]
+            if kind == "stream" and OUTPUT_MARK in str(content.get("text", "")):
+                self._output_limited.add(cell_index)  # the kernel's own cap
+            size = len(json.dumps(content, default=str))
+            used = self._output_used.get(cell_index, 0)
+            self._output_used[cell_index] = used + size
+            if used + size > self.output_limit:
+                self._output_limited.add(cell_index)
+                room = self.output_limit - used
+                if kind == "error":  # kept (it decides the grade), shortened
+                    content["evalue"] = str(content.get("evalue", ""))[:2000]
+                    content["traceback"] = [str(t)[:2000] for t in content.get("traceback", [])[:40]]
+                elif kind == "stream" and (room > 0 or not self._has_stream(cell, content.get("name"))):
+                    content["text"] = str(content.get("text", ""))[: max(room, 200)]  # a first stderr kept: it fails a test
+                else:
+                    return None
+        return super().process_message(msg, cell, cell_index)
+
+    def _output_note(self, cell, cell_index):
+        """A note (not a stream: nbgrader's LimitOutput keeps the first lines of those) that output was dropped."""
+        said = any(OUTPUT_MARK in str(o.get("text", "")) + str(o.get("evalue", "")) for o in cell.get("outputs", []))
+        if cell_index in self._output_limited and not said:  # the kernel's own note, if it got here, is enough
+            cell.outputs.append(NotebookNode(
+                output_type="display_data", metadata={},
+                data={"text/plain": f"{OUTPUT_MARK} this cell printed more than {self.output_limit} characters; "
+                                    "the rest was dropped]"},  # what got here; the kernel stops the cell itself
+            ))
+
+    @staticmethod
+    def _has_stream(cell, name):
+        return any(o.get("output_type") == "stream" and o.get("name") == name for o in cell.get("outputs", []))
+
+    # -- running the notebook, replacing a dead or stuck kernel --
+
+    def preprocess(self, nb, resources=None, km=None):
+        from nbclient import NotebookClient
+
+        NotebookClient.__init__(self, nb, km)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        self._output_used, self._output_limited = {}, set()
+        cells = self.nb.cells
+        completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
+        index, kernels = 0, 0
+        while index < len(cells):
+            kernels += 1
+            if kernels > self.max_restarts:
+                for cell in cells[index:]:
+                    if cell.cell_type == "code" and cell.source.strip():
+                        _note(cell, CRASH_ENAME, "crash: not run, the kernel crashed too often in this notebook.")
+                break
+            self.shutdown_kernel = "graceful"
+            with self.setup_kernel():
+                info = self.wait_for_reply(self.kc.kernel_info())
+                if info:
+                    self.nb.metadata["language_info"] = info["content"].get("language_info", {})
+                if not self._replay(completed):
+                    continue
+                while index < len(cells):
+                    cell = cells[index]
+                    index += 1
+                    try:
+                        self.preprocess_cell(cell, resources, index - 1)
+                        self._output_note(cell, index - 1)
+                    except DeadKernelError:
+                        _note(cell, CRASH_ENAME, self._crash_message())
+                        self.shutdown_kernel = "immediate"
+                        break
+                    except CellTimeoutError:  # interrupted, yet still busy: kill it
+                        _note(cell, TIMEOUT_ENAME, self._timeout_message())
+                        self.shutdown_kernel = "immediate"
+                        break
+                    if _has_error(cell, "MemoryError"):  # what it holds is freed only with its kernel
+                        self._memory_note(cell)
+                        self.shutdown_kernel = "immediate"
+                        break
+                    if _has_error(cell, TIMEOUT_ENAME):
+                        self._fix_timeout_note(cell)
+                    elif cell.cell_type == "code" and cell.source.strip():
+                        completed.append(index - 1)
+        self.set_widgets_metadata()
+        return self.nb, self.resources
+
+    def _replay(self, completed):
+        """Run the completed cells again, quietly, in a new kernel; False if it died doing so."""
+        for i in list(completed):
+            original = self.nb.cells[i]
+            try:  # on a copy: the outputs shown are those of the first run
+                self.execute_cell(NotebookNode(json.loads(json.dumps(original))), i, store_history=False)
+            except (DeadKernelError, CellTimeoutError):
+                completed.remove(i)  # it crashed this time: never again
+                self.shutdown_kernel = "immediate"
+                return False
+            finally:
+                self.nb.cells[i] = original  # nbclient puts the executed cell in the notebook
+        return True
+
+    def _crash_message(self):
+        limit = f"{self.memory_limit / GiB:g} GiB" if self.memory_limit else "none"
+        return ("crash: the kernel died while running this cell (os._exit, a fatal signal, or the memory limit of "
+                f"{limit}); the cells after it ran in a fresh kernel.")
+
+    def _fix_timeout_note(self, cell):
+        for output in cell.outputs:
+            if output.get("output_type") == "error" and output.get("ename") == TIMEOUT_ENAME and not output.get("evalue"):
+                output["evalue"] = self._timeout_message()
+                output["traceback"] = [f"\x1b[0;31m{TIMEOUT_ENAME}\x1b[0m: {self._timeout_message()}"]
+
+    def _memory_note(self, cell):
+        """Say that the memory limit was reached (the kernel is then replaced: see preprocess)."""
+        limit = f"{self.memory_limit / GiB:g} GiB"
+        for output in cell.outputs:
+            if output.get("output_type") == "error" and output.get("ename") == "MemoryError":
+                output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
+                output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
+
+class RestoreCellMetadata(NbGraderPreprocessor):
+    """Give every cell the assignment grades, locks or asks an answer in the nbgrader metadata
+    the gradebook has for it (:func:`restore_metadata`), before nbgrader's own steps: those
+    fail the whole submission on edited metadata ("Inconsistent checksums", "the nbgrader
+    metadata may be corrupted"). A note at the top of the notebook says what was restored."""
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            source_nb = gb.find_notebook(info["notebook"], info["assignment"])
+            grades = {c.name: c.max_score for c in source_nb.grade_cells}
+            solutions = {c.name for c in source_nb.solution_cells}
+            tasks = {c.name: c.max_score for c in source_nb.task_cells}
+            source = []
+            for cell in source_nb.source_cells:
+                meta = {"grade": cell.name in grades, "grade_id": cell.name, "locked": bool(cell.locked),
+                        "schema_version": 3, "solution": cell.name in solutions, "task": cell.name in tasks}
+                if cell.name in grades or cell.name in tasks:
+                    meta["points"] = grades.get(cell.name, tasks.get(cell.name))
+                source.append((cell.name, cell.cell_type, meta, cell.source or ""))
+        changes = restore_metadata(nb.cells, source)
+        for change in changes:
+            self.log.warning("Restored the nbgrader metadata of a cell: %s", change)
+        if changes:
+            nb.cells.insert(0, NotebookNode(cell_type="markdown", metadata={}, source=METADATA_NOTE.format(
+                changes="; ".join(changes)), id="mha-metadata-note"))
+        return nb, resources
+
+class RestoreMissingCells(OverwriteCells):
+    """nbgrader's OverwriteCells, robust to what students do to cells: a deleted test
+    cell is added back even when the cells around it were deleted too, and pasted
+    copies of a cell do not fail the submission (nbgrader's own code raises in both
+    cases and the whole submission is lost)."""
+
+    def preprocess(self, nb, resources):
+        # DeduplicateIds leaves ``nbgrader: {}`` on all but the last copy of a pasted
+        # cell, which CheckCellMetadata then rejects as an old schema (the whole
+        # submission fails): such a copy is a plain cell.
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", None) == {}:
+                del cell.metadata["nbgrader"]
+        return super().preprocess(nb, resources)
+
+    def add_missing_grade_cells(self, nb, resources):
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        order = [cell.name for cell in source_nb.source_cells]
+        solutions = {cell.name for cell in source_nb.solution_cells}
+        present = [nbgrader_utils.is_grade(c) or nbgrader_utils.is_solution(c) for c in nb.cells]
+        ids = [c.metadata.nbgrader.get("grade_id") if p else None for c, p in zip(nb.cells, present)]
+        for grade_cell in source_nb.grade_cells:
+            if grade_cell.name in ids:
+                continue
+            self.log.warning("Missing grade cell %s: adding it back", grade_cell.name)
+            cell = self.missing_cell_transform(
+                source_nb.source_cells[order.index(grade_cell.name)], grade_cell.max_score,
+                is_solution=grade_cell.name in solutions,
+            )
+            before = order[: order.index(grade_cell.name)]
+            at = max((i + 1 for i, gid in enumerate(ids) if gid in before), default=0)
+            nb.cells.insert(at, cell)
+            ids.insert(at, grade_cell.name)
+        return nb, resources
+
+    def add_missing_task_cells(self, nb, resources):
+        # nbgrader's own fails on a cell whose duplicated grade_id DeduplicateIds removed.
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        order = [cell.name for cell in source_nb.source_cells]
+        present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+        for task_cell in source_nb.task_cells:
+            if task_cell.name not in present:
+                source_cell = source_nb.source_cells[order.index(task_cell.name)]
+                nb.cells.append(self.missing_cell_transform(source_cell, task_cell.max_score, is_task=True))
+        return nb, resources
+
+
+def configure(c, course=None, hide=()):
+    """Set up autograde in the nbgrader config ``c`` (the course's ``nbgrader_config.py``):
+    every submission runs in a sandboxed kernel that cannot see ``course`` nor the
+    directories in ``hide``; deleted test cells are put back; a notebook submitted
+    under another name, or not a notebook at all, is graded with a note (see
+    :func:`prepare_submission`)."""
+    steps = Autograde.class_traits()
+    c.Autograde.autograde_preprocessors = [
+        SandboxExecute if step is Execute else step for step in steps["autograde_preprocessors"].default()
+    ]
+    sanitize = []
+    for step in steps["sanitize_preprocessors"].default():
+        if step is DeduplicateIds:  # edited metadata restored first: nbgrader's steps fail on it
+            sanitize.append(RestoreCellMetadata)
+        sanitize.append(RestoreMissingCells if step is OverwriteCells else step)
+    c.Autograde.sanitize_preprocessors = sanitize
+    c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run
+    c.Autograde.pre_convert_hook = prepare_submission
+    c.SandboxExecute.hide = sorted({str(p) for p in [course, *hide] if p})
+
+
+NOTE = "**Note from the grader:** "
+METADATA_NOTE = NOTE + "the nbgrader metadata of some cells was edited; it was restored from the assignment ({changes})."
+
+
+def _nbgrader_meta(cell):
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta if isinstance(meta, dict) else None
+
+
+def restore_metadata(cells, source):
+    """Give every cell of ``cells`` that the assignment knows its nbgrader metadata from the
+    assignment, in place; return what changed (one phrase per cell).
+
+    ``source``: ``[(grade_id, cell_type, nbgrader metadata, source code)]`` in the assignment's
+    order. A cell with nbgrader metadata whose grade_id the assignment does not know (renamed,
+    emptied, removed) is taken for one of the assignment's cells missing from the submission: the
+    one expected at its place (between the known cells around it), by cell type, kind and
+    content when several are; with none, its nbgrader metadata goes (a plain cell: a test it held
+    is put back from the assignment by ``RestoreMissingCells``)."""
+    import difflib
+
+    order = {gid: i for i, (gid, _, _, _) in enumerate(source)}
+    entries = {gid: (kind, meta, code) for gid, kind, meta, code in source}
+    changes, orphans, present = [], [], set()
+    for index, cell in enumerate(cells):
+        if "nbgrader" not in cell.get("metadata", {}):
+            continue
+        meta = _nbgrader_meta(cell)
+        gid = meta.get("grade_id") if meta else None
+        if gid in entries:
+            present.add(gid)
+            wanted = entries[gid][1]
+            if {k: v for k, v in meta.items() if k != "checksum" and k != "cell_type"} != wanted:
+                changes.append(f"`{gid}`: edited")
+                cell.metadata["nbgrader"] = dict(wanted)
+        elif meta is None or gid is not None or any(meta.get(k) for k in ("grade", "solution", "locked", "task")):
+            orphans.append(index)  # (nbgrader metadata saying nothing is graded: a plain cell, left alone)
+    missing = [gid for gid, _, _, _ in source if gid not in present]
+    for index in orphans:
+        cell = cells[index]
+        before = [order[g] for g in (_grade_id_of(c) for c in cells[:index]) if g in order and g in present]
+        after = [order[g] for g in (_grade_id_of(c) for c in cells[index + 1:]) if g in order and g in present]
+        low, high = max(before, default=-1), min(after, default=len(source))
+        candidates = [gid for gid in missing if low < order[gid] < high]
+        meta = _nbgrader_meta(cell) or {}
+        old = meta.get("grade_id")
+        if not candidates:
+            del cell.metadata["nbgrader"]
+            changes.append(f"a cell marked `{old}` is not part of the assignment: graded as a plain cell")
+            continue
+
+        def fit(gid):
+            kind, wanted, code = entries[gid]
+            return (kind == cell.get("cell_type"), bool(wanted.get("solution")) == bool(meta.get("solution")),
+                    difflib.SequenceMatcher(None, str(cell.get("source", "")), code).ratio())
+
+        gid = max(candidates, key=fit)  # the first of equals: the assignment's order
+        missing.remove(gid)
+        present.add(gid)
+        cell.metadata["nbgrader"] = dict(entries[gid][1])
+        changes.append(f"`{gid}`: found by its place" + (f" (it was marked `{old}`)" if old else ""))
+    return changes
+
+
+def _grade_id_of(cell):
+    meta = _nbgrader_meta(cell)
+    return meta.get("grade_id") if meta else None
+RENAMED_NOTE = NOTE + "this notebook was submitted as `{got}`; it was graded as `{expected}`, the name the assignment expects."
+INVALID_NOTE = NOTE + "`{got}` is not a valid notebook ({error}); it was graded as an empty notebook. The file is kept as `{kept}`."
+
+
+def prepare_submission(assignment=None, student=None, notebooks=None, **_):
+    """nbgrader's pre-convert hook: make a broken submission gradable, with a note at its top.
+
+    - A submission whose only notebook has another name than the assignment's only
+      notebook (``level1_recognition (1).ipynb``) is graded as that notebook (nbgrader
+      would skip it as unknown and fail the submission); the student's file stays.
+    - A notebook that cannot be read (malformed JSON) is kept as ``<name>.invalid``
+      and an empty notebook saying why is graded in its place (every test scores 0)
+      instead of the whole submission failing without a word to the student.
+    """
+    import nbformat
+
+    if not notebooks:
+        return
+    for name in list(notebooks):
+        path = Path(name)
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except Exception as error:  # noqa: BLE001 (whatever is wrong with it, it is not a notebook)
+            kept = path.with_name(path.name + ".invalid")
+            os.replace(path, kept)
+            reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+            nb = nbformat.v4.new_notebook()
+            nb.cells.append(nbformat.v4.new_markdown_cell(INVALID_NOTE.format(got=path.name, error=reason, kept=kept.name)))
+            nbformat.write(nb, str(path))
+    if len(notebooks) != 1:
+        return
+    got = Path(notebooks[0])
+    course = got.parents[3] if len(got.parents) > 3 else None
+    expected = sorted((course / "source" / str(assignment)).glob("*.ipynb")) if course else []
+    if len(expected) != 1 or expected[0].name == got.name:
+        return
+    target = got.with_name(expected[0].name)
+    nb = nbformat.read(str(got), as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(RENAMED_NOTE.format(got=got.name, expected=target.name)))
+    nbformat.write(nb, str(target))
+    notebooks[:] = [str(target)]
