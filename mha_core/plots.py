@@ -799,7 +799,7 @@ def translation_heatmap(source_tokens=None, target_tokens=None, pattern="transla
 # Each head's line style (with its colour from PALETTE): heads stay apart in greyscale too.
 HEAD_DASHES = ("solid", "dashed", "dotted", "dashdot", (0, (6, 2, 1, 2)), (0, (1, 4)), (0, (8, 4)))
 HEAD_VIEW_MAX_ROWS = 16  # tokens a side; more would not fit a projector's height
-_HV = {"width": 640, "title": 48, "legend_row": 25, "header": 32, "row": 27, "bottom": 8}  # pixels
+_HV = {"width": 640, "title": 58, "legend_row": 25, "header": 32, "row": 27, "bottom": 8}  # pixels
 
 
 def head_view_style(w):
@@ -843,7 +843,7 @@ def build_head_view(rows, heads_shown, dpi=100):
         "highlight": ax.text(x_q, ys[0], "", ha="right", va="center", fontsize=11, fontweight="bold",
                              bbox={"boxstyle": "round,pad=0.25", "facecolor": "#FFF1B8", "edgecolor": "0.2",
                                    "linewidth": 1.2}),
-        "swatches": [], "names": [], "lines": [],
+        "swatches": [], "names": [], "values": [], "lines": [],
     }
     for k in range(heads_shown):
         x0, y = 0.1 * g["width"], g["title"] + (k + 0.5) * g["legend_row"]
@@ -851,6 +851,7 @@ def build_head_view(rows, heads_shown, dpi=100):
         ax.add_line(swatch)
         parts["swatches"].append(swatch)
         parts["names"].append(ax.text(x0 + 42, y, "", ha="left", va="center", fontsize=11))
+        parts["values"].append(ax.text(x0 + 42, y, "", ha="left", va="center", fontsize=11))  # where it looks
         lines = LineCollection(np.zeros((rows, 2, 2)), colors=PALETTE[k], linestyles=HEAD_DASHES[k],
                                capstyle="round")
         ax.add_collection(lines)
@@ -859,16 +860,17 @@ def build_head_view(rows, heads_shown, dpi=100):
 
 
 def head_view_artists(parts):
-    """The artists a new query or a new set of heads changes (drawn over a saved background); the
-    tokens and the column headers change only with the sentence."""
-    return [parts["title"], *parts["swatches"], *parts["names"], *parts["lines"], parts["highlight"]]
+    """The artists a new query changes (drawn over a saved background): the lines, where each head looks
+    most, the chosen word. The title, the heads' names and the tokens change only with the heads or the
+    sentence (a new background)."""
+    return [*parts["values"], *parts["lines"], parts["highlight"]]
 
 
 def _strongest(w, key_tokens, query, self_attention):
     """Where a head's weights ``w`` (n_k,) are largest, in words: "“cat” 0.88", "itself 0.58"."""
     j = int(np.argmax(w))
     where = "itself" if self_attention and j == query else f"“{key_tokens[j]}”"
-    return f"{where} {w[j]:.2f}" if w[j] >= 0.5 else f"spread out, at most {w[j]:.2f} on {where}"
+    return f"{where} {w[j]:.2f}" if w[j] >= 0.5 else f"spread out, ≤ {w[j]:.2f}"
 
 
 def draw_head_view(parts, query_tokens, key_tokens, rows_of_weights, query, head_names, title,
@@ -886,7 +888,8 @@ def draw_head_view(parts, query_tokens, key_tokens, rows_of_weights, query, head
     for k, (swatch, name, lines) in enumerate(zip(parts["swatches"], parts["names"], parts["lines"])):
         shown = k < h
         swatch.set_visible(shown)
-        name.set_text(f"{head_names[k]}: {_strongest(w[k], key_tokens, query, self_attention)}" if shown else "")
+        name.set_text(f"{head_names[k]}:" if shown else "")
+        parts["values"][k].set_text(_strongest(w[k], key_tokens, query, self_attention) if shown else "")
         lines.set_visible(shown)
         if not shown:
             continue
@@ -904,6 +907,13 @@ def draw_head_view(parts, query_tokens, key_tokens, rows_of_weights, query, head
             text.set_text(labels[i] if i < len(labels) else "")
     parts["highlight"].set_text(query_tokens[query])
     parts["highlight"].set_y(ys[query])
+    # Where each head looks, in a column after the longest name (names change only with the heads).
+    figure = parts["title"].figure
+    renderer = figure.canvas.get_renderer()
+    right = max((name.get_window_extent(renderer).x1 for name in parts["names"] if name.get_text()), default=0)
+    x_values = parts["title"].axes.transData.inverted().transform((right, 0))[0] + 8
+    for value in parts["values"]:
+        value.set_x(x_values)
     parts["weights"] = w
     parts["query"] = query
     return parts

@@ -1343,7 +1343,7 @@ class HeadViewExplorer(Explorer):
         }
         controls["query"].add_class("mha-query-words")
         canvas = FigureImage()
-        self.parts, self._drawn_sentence = None, None
+        self.parts, self._drawn = None, None
         super().__init__(controls, [canvas.widget, canvas.caption], canvas)
         self.update()
 
@@ -1388,7 +1388,7 @@ class HeadViewExplorer(Explorer):
                  else [PATTERN_TITLES[p] for p in built.patterns])
         tokens, key_tokens = built.tokens, built.kv_tokens
         word = word_labels(tokens)[query]
-        title = f"Where does “{word}” look? {block.h} heads" + (f", {UNTRAINED}" if untrained else "")
+        title = f"Where does the chosen word look? {block.h} heads" + (f"\n{UNTRAINED}" if untrained else "")
         headers = ("French (queries)", "English (keys)") if cross else ("query", "keys")
         if self.canvas.drawing:
             if self.parts is None:
@@ -1399,11 +1399,11 @@ class HeadViewExplorer(Explorer):
                 self.canvas.show(figure, plots.head_view_artists(self.parts))
             else:
                 plots.draw_head_view(self.parts, tokens, key_tokens, rows, query, names, title, headers, not cross)
-                if sentence != self._drawn_sentence:
-                    self.canvas.restage()  # new words: the background's tokens change
+                if (sentence, source) != self._drawn:
+                    self.canvas.restage()  # new words or heads: the background's tokens and names change
                 else:
-                    self.canvas.refresh()  # only the lines, the names and the chosen word
-            self._drawn_sentence = sentence
+                    self.canvas.refresh()  # only the lines, where each head looks, the chosen word
+            self._drawn = (sentence, source)
         self.canvas.describe(
             ("Random (untrained) weights. " if untrained else "Constructed heads. ")
             + describe_head_view(tokens, key_tokens, rows, query, names, self_attention=not cross))

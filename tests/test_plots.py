@@ -344,9 +344,10 @@ def test_head_view_draws_each_heads_row_of_the_constructed_weights():
         assert np.allclose(starts[:, 1], parts["ys"][it]), "every line starts at the chosen word"
         assert lines.get_colors()[0][:3] == pytest.approx(colors.to_rgb(plots.PALETTE[k]))
     assert int(np.argmax(expected[3, it])) == cat and int(np.argmax(expected[0, it])) == because
-    legend = [t.get_text() for t in parts["names"]]
-    assert legend[0] == f"previous token: “because” {expected[0, it, because]:.2f}"
-    assert legend[3] == f"pronoun → its noun: “cat” {expected[3, it, cat]:.2f}"
+    legend = [(t.get_text(), v.get_text()) for t, v in zip(parts["names"], parts["values"])]
+    assert legend[0] == ("previous token:", f"“because” {expected[0, it, because]:.2f}")
+    assert legend[3] == ("pronoun → its noun:", f"“cat” {expected[3, it, cat]:.2f}")
+    assert len({v.get_position()[0] for v in parts["values"]}) == 1, "where each head looks: one column"
     assert parts["highlight"].get_text() == "it" and parts["highlight"].get_position()[1] == parts["ys"][it]
     assert [t.get_text() for t in parts["keys"]] == tokens
 
@@ -368,7 +369,7 @@ def test_head_view_of_cross_attention_has_key_tokens_of_its_own():
     np.testing.assert_allclose(parts["weights"], expected[:, 2, :], atol=1e-12)
     assert plots.UNTRAINED in parts["title"].get_text()
     assert [t.get_text() for t in parts["keys"]] == src and [t.get_text() for t in parts["queries"]] == tgt + [""]
-    assert parts["names"][0].get_text() == f"head 1: “black” {expected[0, 2, 1]:.2f}"  # noir -> black
+    assert parts["values"][0].get_text() == f"“black” {expected[0, 2, 1]:.2f}"  # noir -> black
 
 
 def test_head_view_text_is_at_least_14_px():
