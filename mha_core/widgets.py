@@ -6,6 +6,8 @@
   weights as bars and their entropy (Problem 2.3).
 - :func:`cross_attention_explorer`: n_q decoder queries over n_k encoder keys,
   one head at a time (figure s02, Problem 5.3).
+- :func:`head_view_explorer`: where one word of a prepared sentence looks, every
+  head at once (lines to the keys, one colour per head; the classroom demo).
 
 Each returns a ``VBox`` whose ``.controls`` (name -> widget) are kept apart from
 its outputs, whose ``.state`` dict holds what is shown (shapes, the arrays drawn),
