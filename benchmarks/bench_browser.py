@@ -1,12 +1,13 @@
-"""In Chromium: slider change -> updated heatmap on screen, for the per-head grid at
-d_model = 512, h = 8, n = 16, in JupyterLab and in the Voila classroom demo.
+"""In Chromium: a control changed -> its screen updated, in JupyterLab (the per-head grid at
+d_model = 512, h = 8, n = 16) and on every screen of the Voila classroom demo at 1280 x 720.
 
-One change is an ArrowRight/ArrowLeft on the ``seed`` slider's handle (a new set of
-weights, the same layout: what a teacher does most). The time runs in the page,
-from the keydown event to the first animation frame after the heatmap's <img> has
-loaded its new PNG (the kernel computed, drew and encoded it, the bytes crossed the
-websocket, the browser decoded them). The ``n`` slider (a new layout: 16 <-> 15
-tokens) is measured too, for information. Target: median <= 150 ms for ``seed``.
+One change is a key on the control (ArrowRight/ArrowLeft on a slider's handle,
+ArrowUp/ArrowDown on a dropdown), alternating, so the value goes back and forth. The
+time runs in the page, from the keydown event to the first animation frame after the
+screen changed: its figure's <img> loaded and decoded its new PNG (the kernel computed,
+drew and encoded it, the bytes crossed the websocket), or, on screen 1, its shape table
+was rewritten. Targets (medians): a data change (``seed``) <= 150 ms; a change of
+layout (n, h, n_q, n_k: new tokens or panels, the same figure re-used) <= 400 ms.
 
 Needs Chromium at /usr/bin/chromium (MHA_CHROMIUM). The load average is printed:
 the machine may be shared.
@@ -15,6 +16,7 @@ the machine may be shared.
 """
 
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -26,33 +28,62 @@ if str(ROOT) not in sys.path:
 
 from tests.browser import servers, ui  # noqa: E402
 
-TARGET_MS = 150.0
-CHANGES = 24  # per slider and front end (the issue asks for at least 20)
+TARGET_MS = 150.0  # a data change
+LAYOUT_TARGET_MS = 400.0  # a change of layout
+CHANGES = 24  # per control and front end (at least 20)
+FRONT_ENDS = os.environ.get("MHA_BENCH_FRONT_ENDS", "jupyterlab,voila").split(",")  # voila: the demo alone
+# The demo's rows: (screen, 0-based, as the browser tests count them; control label; what it changes).
+DEMO_ROWS = [
+    (0, "n", "layout"), (0, "h (heads)", "layout"),
+    (1, "temperature T", "data"),
+    (2, "seed", "data"), (2, "n", "layout"), (2, "h (heads)", "layout"),
+    (3, "n_q (decoder)", "layout"), (3, "n_k (encoder)", "layout"),
+    (4, "n", "layout"), (4, "d_model", "layout"),
+]
 D_MODEL, H, N = 512, 8, 16
 CELL = f"import mha_core as mha\nmha.widgets.shape_explorer(d_model={D_MODEL}, h={H}, n={N})\n"
 
-# Installed in the page: on the handle's keydown, note the time; when the image's src
-# changes and the new picture is loaded, wait one frame and record the elapsed time.
-ARM = """([img, handle]) => {
+# Installed in the page: on the control's keydown, note the time; when the image's src changes
+# and the new picture is decoded (or, with no image, when the shape table is rewritten), wait
+# one frame and record the elapsed time. Observers of an earlier row are disconnected.
+ARM = """([target, control]) => {
+    (window.__observers || []).forEach(o => o.disconnect());
     window.__lat = []; let start = null;
-    handle.addEventListener('keydown', e => { start = e.timeStamp; }, true);
-    new MutationObserver(() => {
+    const onKey = e => { start = e.timeStamp; };
+    control.addEventListener('keydown', onKey, true);
+    const observer = new MutationObserver(() => {
         const t0 = start; if (t0 === null) return; start = null;
         const done = () => requestAnimationFrame(() => window.__lat.push(performance.now() - t0));
-        if (img.complete && img.naturalWidth) { img.decode().then(done, done); } else { img.addEventListener('load', done, {once: true}); }
-    }).observe(img, {attributes: true, attributeFilter: ['src']});
+        if (target.tagName !== 'IMG') { done(); return; }
+        if (target.complete && target.naturalWidth) { target.decode().then(done, done); }
+        else { target.addEventListener('load', done, {once: true}); }
+    });
+    if (target.tagName === 'IMG') observer.observe(target, {attributes: true, attributeFilter: ['src']});
+    else observer.observe(target, {childList: true, subtree: true, characterData: true});
+    window.__observers = [observer, {disconnect: () => control.removeEventListener('keydown', onKey, true)}];
 }"""
 
 
-def measure(page, explorer, label):
-    """Median, min and max milliseconds over CHANGES keyboard changes of the slider ``label``."""
-    slider = ui.slider(explorer, label)
-    handle = slider.locator(".noUi-handle")
-    slider.scroll_into_view_if_needed()
-    page.evaluate(ARM, [ui.image(explorer).element_handle(), handle.element_handle()])
-    handle.focus()
+def control_of(explorer, label):
+    """The focusable element of the control ``label``: a slider's handle or a dropdown's <select>."""
+    sliders = ui.slider(explorer, label)
+    if sliders.count():
+        return sliders.locator(".noUi-handle"), ("ArrowRight", "ArrowLeft")
+    select = explorer.locator(".widget-dropdown").filter(
+        has=explorer.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$"))).locator("select")
+    return select, ("ArrowUp", "ArrowDown")  # 8 -> 4 -> 8 heads: from 6 panels to 4 and back
+
+
+def measure(page, explorer, label, target=None):
+    """Median, min and max milliseconds over CHANGES keyboard changes of the control ``label``;
+    ``target`` is what changes (default: the explorer's image)."""
+    control, keys = control_of(explorer, label)
+    control.scroll_into_view_if_needed()
+    target = target if target is not None else ui.image(explorer)
+    page.evaluate(ARM, [target.element_handle(), control.element_handle()])
+    control.focus()
     for k in range(CHANGES):
-        page.keyboard.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
+        page.keyboard.press(keys[k % 2])
         page.wait_for_function("n => window.__lat.length >= n", arg=k + 1, timeout=60_000, polling="raf")
     times = page.evaluate("() => window.__lat")
     return statistics.median(times), min(times), max(times)
@@ -74,13 +105,24 @@ def lab_explorer(page, playwright_browser, home):
     return server, explorer
 
 
-def voila_explorer(page, home):
+def voila_demo(page, home):
+    """The demo served and loaded (as the browser tests load it)."""
+    from tests.browser.test_demo import load
+
     server = servers.voila(ROOT / "demo" / "classroom.ipynb", home)
-    page.goto(server.base + "/", wait_until="domcontentloaded")
-    # Screen 3 of the demo is the per-head grid at d_model = 512, h = 8, n = 16.
-    explorer = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-checkbox")).first
-    explorer.locator("img.widget-image").wait_for(timeout=180_000)
-    return server, explorer
+    load(page, server)
+    return server
+
+
+def demo_screen(page, k):
+    """Screen ``k``'s explorer (the k-th output holding a slider) and what its controls change: its
+    figure, or on screen 1 (no figure) its shape table."""
+    from tests.browser.test_demo import screen
+
+    explorer = screen(page, k)
+    images = explorer.locator("img.widget-image")
+    table = explorer.locator(".widget-html-content").filter(has=page.locator("table"))  # its content is replaced
+    return explorer, (images.first if images.count() else table.first)
 
 
 def main():
@@ -91,30 +133,36 @@ def main():
     from playwright.sync_api import sync_playwright
 
     print(f"load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores); {CHANGES} changes per row; "
-          f"d_model={D_MODEL}, h={H}, n={N}")
-    print(f"{'front end':<11}{'slider':<8}{'median ms':>10}{'min':>8}{'max':>8}")
-    results = {}
+          f"JupyterLab: the per-head grid at d_model={D_MODEL}, h={H}, n={N}; Voila: the demo at 1280 x 720")
+    print(f"{'front end':<11}{'screen':<8}{'control':<15}{'change':<8}{'median ms':>10}{'min':>8}{'max':>8}")
+    rows = []
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as tmp:
         browser = servers.launch(playwright)
-        for name in ("jupyterlab", "voila"):
+        for name in FRONT_ENDS:
             page = browser.new_page(viewport={"width": 1280, "height": 900 if name == "jupyterlab" else 720})
             home = Path(tmp) / name
             home.mkdir()
-            server, explorer = (lab_explorer(page, browser, home) if name == "jupyterlab"
-                                else voila_explorer(page, home))
             try:
-                for label in ("seed", "n"):
-                    median, low, high = measure(page, explorer, label)
-                    results[name, label] = median
-                    print(f"{name:<11}{label:<8}{median:>10.0f}{low:>8.0f}{high:>8.0f}", flush=True)
+                if name == "jupyterlab":
+                    server, explorer = lab_explorer(page, browser, home)
+                    plan = [(None, explorer, None, "seed", "data"), (None, explorer, None, "n", "layout")]
+                else:
+                    server = voila_demo(page, home)
+                    plan = [(k, *demo_screen(page, k), label, kind) for k, label, kind in DEMO_ROWS]
+                for k, explorer, target, label, kind in plan:
+                    median, low, high = measure(page, explorer, label, target)
+                    rows.append((name, k, label, kind, median))
+                    where = "-" if k is None else str(k + 1)
+                    print(f"{name:<11}{where:<8}{label:<15}{kind:<8}{median:>10.0f}{low:>8.0f}{high:>8.0f}", flush=True)
             finally:
                 page.close()
                 server.stop()
         browser.close()
-    for name in ("jupyterlab", "voila"):
-        median = results[name, "seed"]
-        verdict = "meets" if median <= TARGET_MS else "misses"
-        print(f"{name}: seed change median {median:.0f} ms {verdict} the {TARGET_MS:.0f} ms target")
+    for name, k, label, kind, median in rows:
+        target = TARGET_MS if kind == "data" else LAYOUT_TARGET_MS
+        where = "" if k is None else f" screen {k + 1}"
+        print(f"{name}{where}: {label} ({kind} change) median {median:.0f} ms "
+              f"{'meets' if median <= target else 'misses'} the {target:.0f} ms target")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

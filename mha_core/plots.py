@@ -1065,6 +1065,38 @@ def draw_flops(left, right, d_model, n, hs):
     return left, right
 
 
+def update_flops(left, right, d_model, n, hs):
+    """Give :func:`draw_flops`'s panels (drawn for the same ``d_model`` and ``hs``) the counts of a new ``n``,
+    in place: bar heights, the total and its line, the curves, the y ranges and the title. Nothing is
+    created, so a figure laid out once can be redrawn (or blitted) quickly."""
+    counts = [flop_count(d_model, h, n) for h in hs]
+    x = np.array(hs, float)
+    bottom = np.zeros(len(hs))
+    if len(left.containers) != len(STAGES) or len(left.containers[0].patches) != len(hs):
+        raise ValueError(f"left must hold draw_flops' bars for {len(hs)} values of h")
+    for (key, _), bars in zip(STAGES, left.containers):
+        values = np.array([c[key] for c in counts], float)
+        for patch, base, value in zip(bars.patches, bottom, values):
+            patch.set_y(base)
+            patch.set_height(value)
+        bottom += values
+    total = counts[0]["multiply_adds"]
+    left.lines[0].set_ydata([total, total])
+    left.texts[0].set_y(total)
+    left.texts[0].set_text(f"{total:,} for every h")
+    left.set_ylim(0, total * 1.35)
+    left.set_title(f"Every matrix product, stacked: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)",
+                   fontsize=left.title.get_fontsize())
+    attention = np.array([c["scores"] + c["weighted_sum"] for c in counts], float)
+    each = np.array([c["scores"] for c in counts], float)
+    claim = attention[0] / hs[0] * x
+    softmax = np.array([c["softmax"] for c in counts], float)
+    for line, values in zip(right.lines, (claim, attention, each, softmax)):
+        line.set_ydata(values)
+    right.set_ylim(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max()) * 8)
+    return left, right
+
+
 def parameter_plot(d_model=512, hs=None):
     """Problem 4.1: parameters of W_Q, W_K, W_V, W_O against h (numeric, log-scaled), flat at 4·d_model²."""
     d_model, hs = _heads(d_model, hs)

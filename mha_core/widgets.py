@@ -57,6 +57,7 @@ from .plots import (
     fit_head_grid,
     ReadableHeadGrid,
     ReadableHeatmap,
+    update_flops,
     raise_text,
     DECODER_LABEL,
     ENCODER_LABEL,
@@ -277,7 +278,7 @@ class ShapeExplorer(Explorer):
     """d_model, h, n, causal and the weights' source -> d_k, the shape table and every head's weights."""
 
     def __init__(self, d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80,
-                 source="random", box=None, text_px=15):
+                 source="random", box=None, text_px=15, figure=True):
         d_model = check.positive_int("d_model", d_model)
         if box is not None:
             box = tuple(check.positive_int("box", v) for v in box)
@@ -314,6 +315,7 @@ class ShapeExplorer(Explorer):
         self._models = {}
         self._layout = None
         canvas = FigureImage(max_width="100%")
+        canvas.drawing = canvas.drawing and bool(figure)  # figure=False: the shapes alone, nothing drawn
         super().__init__(controls, [widgets.VBox([self.readout, self.table]), self.note, canvas.widget,
                                     canvas.caption], canvas)
         self.update()
@@ -457,7 +459,7 @@ class ShapeExplorer(Explorer):
 
 
 def shape_explorer(d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80,
-                   source="random", box=None, text_px=15):
+                   source="random", box=None, text_px=15, figure=True):
     """Explorer (a): sliders for d_model and n, h (divisors of d_model only), a causal
     switch and the weights' source (random, untrained projections or constructed heads:
     previous token, same word, first token, pronoun, then random); the d_k readout, the
@@ -466,8 +468,9 @@ def shape_explorer(d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, fig
     ``figure_width`` (inches) and ``dpi`` size the heads' figure: the same pixels at a
     smaller width and a higher dpi give larger lettering. ``box`` = (width, height) in pixels
     draws the heads for a screen instead (the classroom demo): every text ``text_px`` pixels,
-    as many heads as fit with every token labelled, and a "show" choice for the other heads."""
-    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi, source, box, text_px)
+    as many heads as fit with every token labelled, and a "show" choice for the other heads.
+    ``figure=False`` draws no figure at all (a screen that shows only the shapes)."""
+    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi, source, box, text_px, figure)
 
 
 # --- (b) softmax ---------------------------------------------------------------
@@ -801,7 +804,7 @@ class CostExplorer(Explorer):
             "count": widgets.ToggleButtons(options=["FLOPs", "parameters"], value=count, description="count"),
         }
         self.size, self.text_px = (check.positive_int("width", width), check.positive_int("height", height)), text_px
-        self.figures = {}
+        self.figures, self.drawn = {}, {}  # count -> its figure, and the (d_model, n) it shows
         canvas = FigureImage()
         super().__init__(controls, [canvas.widget, canvas.caption], canvas)
         self.children = [widgets.HBox([self.controls["d_model"], self.controls["n"]]), self.controls["count"],
@@ -813,6 +816,7 @@ class CostExplorer(Explorer):
         width, height = self.size
         figure = self.figures.get(count)
         fresh = figure is None
+        self.drawn[count] = (d_model, n)
         if fresh:
             figure = WorkbookFigure(figsize=(width / 72, height / 72), dpi=72)
             if count == "FLOPs":
@@ -839,13 +843,27 @@ class CostExplorer(Explorer):
     def update(self, change=None):
         d_model, n, count = (self.controls[k].value for k in ("d_model", "n", "count"))
         hs = head_options(d_model)
-        if self.canvas.drawing:
+        if not self.canvas.drawing:
+            pass
+        elif count == "FLOPs" and self.drawn.get(count, (None,))[0] == d_model and self.canvas.figure is self.figures[count]:
+            if self.drawn[count][1] != n:  # a new n: new heights on the same bars and curves, blitted
+                update_flops(*self.figure.axes[:2], d_model, n, hs)
+                self.drawn[count] = (d_model, n)
+                self.canvas.refresh()
+        elif count == "parameters" and self.drawn.get(count) is not None and self.drawn[count][0] == d_model \
+                and self.canvas.figure is self.figures[count]:
+            pass  # the parameters do not depend on n
+        else:
             figure, fresh = self._figure(count, d_model, n, hs)
-            if fresh or figure is not self.canvas.figure:
-                self.canvas.show(figure, [])
-                figure.set_layout_engine("none")  # laid out once: a change only redraws its axes
-            else:
-                self.canvas.redraw()
+            if fresh:
+                self.canvas.show(figure, [])  # the constrained layout, once
+                figure.set_layout_engine("none")
+            dynamic = []
+            if count == "FLOPs":  # what a new n changes: drawn over a saved background
+                left, right = figure.axes[:2]
+                dynamic = [left.yaxis, right.yaxis, *(p for bars in left.containers for p in bars.patches),
+                           *left.lines, *left.texts, *right.lines, left.title]
+            self.canvas.show(figure, dynamic)
         flops = [flop_count(d_model, h, n) for h in hs]
         if count == "FLOPs":
             self.canvas.describe(f"Operation counts against h for d_model = {d_model}, n = {n}: every matrix "

@@ -423,3 +423,117 @@ def test_figures_carry_alt_text_from_their_data():
         assert f"{'abc'[i]} → {'xyz'[j]} {row[j]:.2f}" in fig.alt
     fig = plots.parameter_plot(d_model=8, hs=[1, 2])
     assert fig.alt.endswith(f"{4 * 8 * 8}, {4 * 8 * 8}.")
+
+
+# --- figures sized in pixels for a projector (the classroom demo) ------------------------------------
+
+
+def _visible_label_boxes(texts, renderer):
+    return [t.get_window_extent(renderer) for t in texts if t.get_visible() and t.get_text()]
+
+
+def _overlapping(boxes):
+    """Pairs of boxes that share more than a pixel (a loop over every pair)."""
+    return [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1]
+
+
+@pytest.mark.parametrize("n, h", [(1, 1), (8, 8), (10, 4), (16, 8), (23, 512)])
+def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
+    box, fs = (740, 560), 15
+    tokens = (TOKENS + "so it slept all afternoon while the dog watched birds outside the window".split())[:n]
+    rows, cols, panel, step = plots.fit_head_grid(h, n, max(map(len, tokens)), box, fs)
+    assert rows * cols <= h and panel * step >= n * plots.LABEL_PITCH * fs, "a label has less than 1.2 text heights"
+    grid = plots.ReadableHeadGrid(box, fs)
+    images = grid.layout(rows, cols, panel, tokens, step)
+    grid.title.set_text("title")
+    fig = grid.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert len(images) == rows * cols and sum(ax.get_visible() for ax in fig.axes) == rows * cols + 1  # + colour bar
+    assert plots.min_text_px(fig) >= fs, "a text smaller than asked"
+    for k in range(rows * cols):
+        for labels in (grid.xlabels[k], grid.ylabels[k]):
+            boxes = _visible_label_boxes(labels, renderer)
+            assert not _overlapping(boxes), f"panel {k + 1}: token labels overlap at n={n}"
+            for b in boxes:  # inside the figure's pixels
+                assert b.x0 >= -1 and b.y0 >= -1 and b.x1 <= box[0] + 1 and b.y1 <= box[1] + 1
+        shown = [t.get_text() for t in grid.ylabels[k] if t.get_visible()]
+        if k % cols == 0:
+            assert shown == tokens[::step], "the first column labels every step-th token"
+    panels = [image.axes.get_window_extent(renderer) for image in images]
+    assert not _overlapping(panels), "panels overlap"
+    xlabel = grid.xlabel.get_window_extent(renderer)
+    assert all(xlabel.y1 <= p.y0 for p in panels) and xlabel.y0 >= -1, "the key-token label is under the panels"
+    if n >= 16:  # the check sees overlap: every token labelled on a panel of 0.6 text heights a token
+        grid.layout(1, 1, 0.6 * fs * n, tokens, 1)
+        grid.figure.canvas.draw()
+        assert _overlapping(_visible_label_boxes(grid.ylabels[0], renderer))
+
+
+def test_fit_head_grid_shows_more_heads_for_fewer_tokens():
+    shown = [np.prod(plots.fit_head_grid(512, n, 9, (740, 560))[:2]) for n in (1, 4, 8, 12, 16, 23)]
+    assert shown == sorted(shown, reverse=True) and shown[0] > shown[-1] == 1
+    assert np.prod(plots.fit_head_grid(3, 1, 9, (740, 560))[:2]) <= 3, "never more panels than heads"
+
+
+def test_min_text_px_reads_the_smallest_text_and_raise_text_enlarges_it():
+    fig = plots.WorkbookFigure(figsize=(4, 3), dpi=100)
+    ax = fig.add_subplot()
+    ax.set_title("title", fontsize=12)
+    big = ax.text(0.5, 0.5, "big", fontsize=20)
+    ax.set_xticks([0, 1], ["a", "b"], fontsize=8)
+    ax.text(0.1, 0.1, "", fontsize=2)  # empty: not a text anyone reads
+    assert plots.min_text_px(fig) == pytest.approx(8 * 100 / 72)
+    plots.raise_text(fig, 14)
+    assert plots.min_text_px(fig) == pytest.approx(14) and big.get_fontsize() == 20
+    with pytest.raises(ValueError, match="px"):
+        plots.raise_text(fig, 0)
+
+
+def test_readable_heatmap_resizes_one_figure_and_writes_values_only_where_they_fit():
+    heat = plots.ReadableHeatmap((740, 540), 15, xlabel="keys", ylabel="queries")
+    rng = np.random.default_rng(0)
+    for n_q, n_k in [(4, 6), (12, 12), (1, 1), (12, 3)]:
+        rows, cols = [f"q{i}" for i in range(n_q)], [f"key{j}" for j in range(n_k)]
+        heat.layout(rows, cols)
+        data = rng.dirichlet(np.ones(n_k), size=n_q)  # (n_q, n_k), rows sum to 1
+        heat.set_data(data)
+        heat.figure.canvas.draw()
+        renderer = heat.figure.canvas.get_renderer()
+        cell = heat.shape[2]
+        written = [t for t in heat.cells if t.get_visible()]
+        if cell >= 2.6 * 15:
+            assert [t.get_text() for t in written] == [f"{v:.2f}" for v in data.ravel()]
+        else:
+            assert not written, f"{n_q} x {n_k}: values written in {cell:.0f} px cells"
+        for labels in (heat.xlabels, heat.ylabels):
+            assert not _overlapping(_visible_label_boxes(labels, renderer))
+        assert np.array_equal(heat.image.get_array(), data) and plots.min_text_px(heat.figure) >= 15
+        for text in (heat.xlabel, heat.ylabel, heat.title):
+            b = text.get_window_extent(renderer)
+            assert b.x0 >= -1 and b.x1 <= 741 and b.y0 >= -1 and b.y1 <= 541, f"{text.get_text()!r} is cut"
+    with pytest.raises(ValueError, match="rows"):
+        heat.layout(["q"] * 13, ["k"])
+
+
+def test_update_flops_gives_the_bars_and_curves_of_a_fresh_drawing():
+    hs = plots.head_options(64)
+    fresh = plots.WorkbookFigure()
+    plots.draw_flops(*fresh.subplots(1, 2), 64, 12, hs)
+    updated = plots.WorkbookFigure()
+    left, right = updated.subplots(1, 2)
+    plots.draw_flops(left, right, 64, 5, hs)
+    plots.update_flops(left, right, 64, 12, hs)
+    a, b = fresh.axes[:2], (left, right)
+    heights = [[p.get_height() for p in bars.patches] for bars in a[0].containers]
+    assert heights == [[p.get_height() for p in bars.patches] for bars in b[0].containers]
+    assert [p.get_y() for bars in a[0].containers for p in bars.patches] == [
+        p.get_y() for bars in b[0].containers for p in bars.patches]
+    for x, y in zip(a[0].lines + a[1].lines, b[0].lines + b[1].lines):
+        np.testing.assert_allclose(x.get_ydata(), y.get_ydata())
+    assert a[0].get_ylim() == b[0].get_ylim() and a[1].get_ylim() == b[1].get_ylim()
+    assert a[0].texts[0].get_text() == b[0].texts[0].get_text() == f"{mha.flop_count(64, 1, 12)['multiply_adds']:,} for every h"
+    assert a[0].get_title() == b[0].get_title()
+    with pytest.raises(ValueError, match="bars"):
+        plots.update_flops(left, right, 128, 12, plots.head_options(128))

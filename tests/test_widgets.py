@@ -457,3 +457,73 @@ def test_head_view_explorer_rejects_bad_arguments(kwargs, name):
 
 
 # --- end of the head view tests
+
+
+# --- explorers sized in pixels for a projector (the classroom demo) ----------------------------------
+
+
+def test_shape_explorer_in_a_box_shows_the_heads_that_fit_and_pages_through_the_rest():
+    e = widgets.shape_explorer(d_model=64, h=8, n=8, box=(740, 560))
+    figure = e.figure
+    shown = e.state["shown_heads"]
+    assert 1 <= shown < 8 and e.state["grid"][0] * e.state["grid"][1] == shown
+    pages = [value for _, value in e.controls["heads"].options]
+    covered = sorted({head for first in pages for head in range(first, first + shown)})
+    assert covered == list(range(1, 9)), "every head is on a page"
+    e.controls["heads"].value = pages[-1]
+    first = e.state["first_head"]
+    assert first == pages[-1] and first + shown - 1 == 8
+    for k, panel in enumerate(e.state["shown"]):  # the panels are heads first .. first + shown - 1
+        np.testing.assert_allclose(np.ma.filled(panel, np.nan), e.state["weights"][first - 1 + k])
+    assert f"showing heads {first} to 8 of 8" in e.note.value
+    e.controls["n"].value = 16  # fewer heads fit: the same figure, the page that held head `first`
+    assert e.figure is figure and e.state["shown_heads"] < shown and e.state["first_head"] <= first
+    e.controls["h"].value = 1
+    assert e.figure is figure and e.state["shown_heads"] == 1 and "all 1 head" in e.note.value
+    assert "mha-text-15px" in e.image._dom_classes
+
+
+def test_cross_attention_explorer_in_a_box_resizes_one_figure():
+    c = widgets.cross_attention_explorer(n_q=4, n_k=6, box=(740, 540))
+    figure, builds = c.figure, c.canvas.builds
+    for n_q, n_k in [(12, 12), (1, 1), (9, 12)]:
+        c.controls["n_q"].value, c.controls["n_k"].value = n_q, n_k
+        assert c.figure is figure and c.state["shown"].shape == (n_q, n_k)
+        np.testing.assert_allclose(np.ma.filled(c.state["shown"], np.nan), c.state["weights"])
+    assert c.canvas.builds > builds and "mha-text-15px" in c.image._dom_classes
+    with pytest.raises(ValueError, match="box"):
+        widgets.cross_attention_explorer(box=(740,))
+
+
+def test_cost_explorer_redraws_two_figures_laid_out_once():
+    c = widgets.cost_explorer(d_model=64, n=4, width=900, height=400)
+    flops_figure = c.figure
+    c.controls["n"].value = 8
+    assert c.figure is flops_figure and c.state["flops"] == [mha.flop_count(64, h, 8) for h in plots.head_options(64)]
+    c.controls["count"].value = "parameters"
+    parameters_figure = c.figure
+    c.controls["d_model"].value = 128
+    assert c.figure is parameters_figure is not flops_figure
+    assert c.state["parameters"] == [4 * 128 * 128] * len(plots.head_options(128))
+    assert plots.min_text_px(c.figure) >= 15 and "mha-text-15px" in c.image._dom_classes
+    c.controls["count"].value = "FLOPs"
+    assert c.figure is flops_figure and f"n = 8" in c.canvas.alt
+
+
+def test_cost_explorer_blits_a_new_n_to_the_pixels_of_a_fresh_figure():
+    import io
+
+    from PIL import Image
+
+    c = widgets.cost_explorer(d_model=64, n=4, width=900, height=400)
+    c.controls["n"].value = 30
+    fresh = widgets.cost_explorer(d_model=64, n=30, width=900, height=400)
+    moved, drawn = (np.asarray(Image.open(io.BytesIO(bytes(e.image.value))), int) for e in (c, fresh))
+    assert moved.shape == drawn.shape and (np.abs(moved - drawn).sum(axis=-1) > 30).sum() == 0
+
+
+def test_shape_explorer_without_a_figure_draws_nothing_and_still_shows_the_shapes():
+    e = widgets.shape_explorer(d_model=64, h=4, n=5, figure=False)
+    e.controls["n"].value = 9
+    assert e.figure is None and e.canvas.builds == 0 and not e.image.value
+    assert e.state["score_shape"] == (9, 9) and "9 × 64" in e.table.value
