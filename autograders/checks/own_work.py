@@ -33,7 +33,7 @@ import sys
 import threading
 import types
 
-from .. import feedback
+from . import feedback
 from .feedback import WrongAnswer
 
 PACKAGES = ("mha_core", "autograders")
