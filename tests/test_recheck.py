@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from autograders.grading import recheck as rc
+from autograders.grading.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"
@@ -304,7 +305,7 @@ FAKES = {
 @pytest.mark.parametrize("fake", FAKES)
 def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
     body, kind = FAKES[fake]
-    side = rc.StudentSide(memory=0, command=[sys.executable, "-c", FAKE_SIDE.replace("{body}", body)])
+    side = rc.StudentSide(Settings(memory=0), command=[sys.executable, "-c", FAKE_SIDE.replace("{body}", body)])
     try:
         assert side.ask("hello", 30) == ("hello", True)
         if fake == "speaks-unasked":
@@ -409,12 +410,12 @@ class FakeGradebook:
 
 
 VERDICTS = {  # what the re-check does: {test: the score it must end with}
-    "raises": (lambda s, a: {}[s], {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
-    "gives-nothing": (lambda s, a: None, {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
-    "leaves-a-test-out": (lambda s, a: {"q1_1_head_dim_test": rc.Checked(2.0, 2.0)}, {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
-    "says-nan": (lambda s, a: {"q1_1_head_dim_test": (float("nan"), ""), "q1_1_d_k_test": ("1", "")},
+    "raises": (lambda s, a, **_: {}[s], {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
+    "gives-nothing": (lambda s, a, **_: None, {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
+    "leaves-a-test-out": (lambda s, a, **_: {"q1_1_head_dim_test": rc.Checked(2.0, 2.0)}, {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
+    "says-nan": (lambda s, a, **_: {"q1_1_head_dim_test": (float("nan"), ""), "q1_1_d_k_test": ("1", "")},
                  {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 1.0}),
-    "says-more-than-nbgrader": (lambda s, a: {"q1_1_head_dim_test": {"score": 99}, "q1_1_d_k_test": {"score": 1.0}},
+    "says-more-than-nbgrader": (lambda s, a, **_: {"q1_1_head_dim_test": {"score": 99}, "q1_1_d_k_test": {"score": 1.0}},
                                 {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
 }
 

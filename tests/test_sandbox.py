@@ -25,6 +25,7 @@ import nbformat
 import pytest
 
 from autograders.grading import autograde, sandbox
+from autograders.grading.settings import DEFAULT, Settings
 from tests.corpus import world_writable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +83,7 @@ def test_limits_isolation_and_cleanup(tmp_path, listener, monkeypatch):
     os.chmod(tmp_path, 0o755)
     outside = Path(f"/tmp/mha-sandbox-test-{os.getpid()}.txt")
     monkeypatch.setenv("MHA_TEST_SECRET", "a token")
-    box = sandbox.Sandbox(memory=512 * MiB, file_size=1 * MiB, hide=[course])
+    box = sandbox.Sandbox(Settings(memory=512 * MiB, file_size=1 * MiB, hide=[course]))
     try:
         report, out = run_inside(box, f"""
             import json, os, socket, subprocess, sys
@@ -534,7 +535,7 @@ def test_non_root_grader_isolated_in_a_user_namespace(grader):
     # Always: limits, the environment, its own uid (no throwaway user without root), no capabilities.
     assert report["user"] == f"unchanged ({uid})" and seen["uid"] == uid and seen["capeff"] == "0" * 16
     assert seen["limits"] == {"RLIMIT_AS": 512 * MiB, "RLIMIT_FSIZE": 1 * MiB,
-                              "RLIMIT_NOFILE": sandbox.OPEN_FILES_LIMIT, "RLIMIT_CORE": 0}
+                              "RLIMIT_NOFILE": DEFAULT.open_files, "RLIMIT_CORE": 0}
     assert seen["memory"] == "MemoryError" and seen["big_file"] == "EFBIG"
     assert seen["env"]["MHA_TEST_SECRET"] is None and seen["env"]["HOME"] == str(grader.work) == seen["cwd"]
     if not userns:  # the OS refuses unprivileged user namespaces: said so, and the child still ran
@@ -711,7 +712,7 @@ print(json.dumps(seen))
 def test_kernel_sees_nothing_of_the_repository_nor_the_course(tmp_path):
     """git show, .git/objects, where the package is installed, a walk of everything visible:
     nothing of the repository but its two packages, nothing of the course."""
-    box = sandbox.Sandbox(hide=[tmp_path])
+    box = sandbox.Sandbox(Settings(hide=[tmp_path]))
     try:
         out = subprocess.run(box.command([sys.executable, "-c", f"ROOT = {str(ROOT)!r}\n" + SURVEY], zygote=False),
                              env=box.env(), capture_output=True, text=True, timeout=300)
@@ -826,6 +827,7 @@ def test_world_writable_directories_are_private_to_the_kernel():
 READONLY_FALLBACK = r"""
 import os, sys, tempfile
 from autograders.grading import autograde, sandbox
+from autograders.grading.settings import DEFAULT, Settings
 sandbox._unshare(sandbox.CLONE_NEWNS)
 sandbox._mount(None, "/", None, sandbox.MS_REC | sandbox.MS_PRIVATE)
 top = tempfile.mkdtemp()

@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from autograders.grading import sandbox, zygote
+from autograders.grading.settings import Settings
 
 
 def _inside(box, code, **kwargs):
@@ -22,7 +23,7 @@ def _inside(box, code, **kwargs):
 
 @pytest.fixture
 def box():
-    made = sandbox.Sandbox(memory=0)
+    made = sandbox.Sandbox(Settings(memory=0))
     yield made
     made.close()
 

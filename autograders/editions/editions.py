@@ -35,13 +35,14 @@ from pathlib import Path
 
 import nbformat
 
+from ..grading.settings import DEFAULT
 from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "notebooks"
 MANIFEST = ".manifest.json"
 COURSE_ID = "mha-workbook"
-CELL_TIMEOUT = 30  # seconds per cell, for nbgrader's autograde and validate
+CELL_TIMEOUT = DEFAULT.cell_timeout  # seconds per cell, for nbgrader's autograde and validate (grading/settings.py)
 
 # Marks that must not survive into a student's copy.
 LEAKS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")

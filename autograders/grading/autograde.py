@@ -25,6 +25,7 @@ grading jobs import it, never the launcher or a kernel.
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -33,9 +34,11 @@ from nbformat import NotebookNode
 from nbgrader import utils as nbgrader_utils
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import DeduplicateIds, Execute, NbGraderPreprocessor, OverwriteCells
-from traitlets import Bool, Integer, List, Unicode
+from traitlets import Bool, Integer, List, Unicode, default
 
-from .sandbox import FILE_SIZE_LIMIT, MEMORY_LIMIT, OUTPUT_LIMIT, OUTPUT_MARK, PROCESS_LIMIT, GiB, Sandbox
+from .output_cap import OUTPUT_MARK
+from .sandbox import Sandbox
+from .settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 
 TIMEOUT_ENAME = "CellTimeoutError"
 CRASH_ENAME = "KernelCrashed"
@@ -44,7 +47,7 @@ CRASH_ENAME = "KernelCrashed"
 class SandboxKernelManager(AsyncKernelManager):
     """Starts the kernel through the launcher, over Unix sockets in a private directory."""
 
-    sandbox_options = {}  # set by SandboxExecute: the keyword arguments of Sandbox
+    settings = DEFAULT  # set by SandboxExecute: the course's
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -53,7 +56,7 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         if self.sandbox is not None:
             self.sandbox.close()
-        self.sandbox = Sandbox(**self.sandbox_options, copy_from=kw.get("cwd"))
+        self.sandbox = Sandbox(self.settings, copy_from=kw.get("cwd"))
         self.transport = "ipc"
         self.connection_file = str(self.sandbox.root / "kernel.json")
         self.ip = str(self.sandbox.root / "kernel")
@@ -63,7 +66,8 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments=None):
         inner = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file,
-                 "--IPKernelApp.extra_extensions=autograders.grading.sandbox", *(extra_arguments or [])]
+                 "--IPKernelApp.extra_extensions=autograders.grading.output_cap",
+                 f"--OutputLimit.characters={self.settings.output_limit}", *(extra_arguments or [])]
         return self.sandbox.command(inner, own=[self.connection_file])
 
     async def _async_cleanup_resources(self, restart=False):
@@ -86,14 +90,21 @@ def _has_error(cell, ename):
 class SandboxExecute(Execute):
     """nbgrader's Execute in a sandboxed kernel, where a bad cell costs only itself."""
 
-    memory_limit = Integer(MEMORY_LIMIT, help="address space of a kernel, bytes (0: no limit)").tag(config=True)
-    file_size_limit = Integer(FILE_SIZE_LIMIT, help="largest file a kernel may write, bytes").tag(config=True)
-    process_limit = Integer(PROCESS_LIMIT, help="processes and threads of a kernel").tag(config=True)
-    output_limit = Integer(OUTPUT_LIMIT, help="characters a cell may print; past them the kernel stops the cell").tag(config=True)
+    # The course's settings (autograders.grading.settings: their defaults, and what each means).
+    notebook_timeout = Integer(DEFAULT.notebook_timeout, help="seconds the whole notebook may run (0: no limit)").tag(config=True)
+    memory_limit = Integer(DEFAULT.memory, help="address space of a kernel, bytes (0: no limit)").tag(config=True)
+    file_size_limit = Integer(DEFAULT.file_size, help="largest file a kernel may write, bytes").tag(config=True)
+    process_limit = Integer(DEFAULT.processes, help="processes and threads of a kernel").tag(config=True)
+    open_files_limit = Integer(DEFAULT.open_files, help="files a kernel may hold open").tag(config=True)
+    output_limit = Integer(DEFAULT.output_limit, help="characters a cell may print; past them the kernel stops the cell").tag(config=True)
     hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
-    namespaces = Bool(True, help="new network and mount namespaces where the OS allows").tag(config=True)
-    zygote = Bool(True, help="fork kernels from a warm process (autograders.grading.zygote)").tag(config=True)
-    max_restarts = Integer(8, help="kernels started for one notebook, at most").tag(config=True)
+    namespaces = Bool(DEFAULT.namespaces, help="new network and mount namespaces where the OS allows").tag(config=True)
+    zygote = Bool(DEFAULT.zygote, help="fork kernels from a warm process (autograders.grading.zygote)").tag(config=True)
+    max_restarts = Integer(DEFAULT.max_restarts, help="kernels started for one notebook, at most").tag(config=True)
+
+    @default("timeout")
+    def _default_timeout(self):
+        return DEFAULT.cell_timeout
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
@@ -104,13 +115,14 @@ class SandboxExecute(Execute):
             "traceback": [],  # filled in per cell by _fix_timeout_note
         }
 
-    def sandbox_options(self):
-        return dict(memory=self.memory_limit, file_size=self.file_size_limit, processes=self.process_limit,
-                    hide=self.hide, namespaces=self.namespaces, zygote=self.zygote, output_limit=self.output_limit)
+    @property
+    def settings(self):
+        """This executor's options (the course's, as its config sets them) as one :class:`Settings`."""
+        return Settings(cell_timeout=self.timeout, **{field: getattr(self, name) for field, name in CONFIG_NAMES.items()})
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
-        km.sandbox_options = self.sandbox_options()
+        km.settings = self.settings
         return km
 
     def _timeout_message(self):
@@ -165,12 +177,11 @@ class SandboxExecute(Execute):
         cells = self.nb.cells
         completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
         index, kernels = 0, 0
+        deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
         while index < len(cells):
             kernels += 1
             if kernels > self.max_restarts:
-                for cell in cells[index:]:
-                    if cell.cell_type == "code" and cell.source.strip():
-                        _note(cell, CRASH_ENAME, "crash: not run, the kernel crashed too often in this notebook.")
+                self._not_run(cells[index:], "crash: not run, the kernel crashed too often in this notebook.")
                 break
             self.shutdown_kernel = "graceful"
             with self.setup_kernel():
@@ -180,6 +191,11 @@ class SandboxExecute(Execute):
                 if not self._replay(completed):
                     continue
                 while index < len(cells):
+                    if deadline is not None and time.monotonic() > deadline:  # checked between cells
+                        self._not_run(cells[index:], f"timeout: not run, the notebook ran for more than "
+                                                     f"{self.notebook_timeout} s.", TIMEOUT_ENAME)
+                        index = len(cells)
+                        break
                     cell = cells[index]
                     index += 1
                     try:
@@ -203,6 +219,13 @@ class SandboxExecute(Execute):
                         completed.append(index - 1)
         self.set_widgets_metadata()
         return self.nb, self.resources
+
+    @staticmethod
+    def _not_run(cells, message, ename=CRASH_ENAME):
+        """A note in each code cell of ``cells`` that it was not run (an error: its tests score 0)."""
+        for cell in cells:
+            if cell.cell_type == "code" and cell.source.strip():
+                _note(cell, ename, message)
 
     def _replay(self, completed):
         """Run the completed cells again, quietly, in a new kernel; False if it died doing so."""

@@ -56,6 +56,7 @@ from pathlib import Path
 from .gradebooks import copy_definitions, course_config, course_db_url, empty_gradebook, ensure_definitions, merge, scores_of
 from .intake import pairs
 from .progress import Progress, _reason
+from .settings import Settings
 
 STATUS_DIR = ".grading"  # the course's grading records
 STATUS = f"{STATUS_DIR}/status.json"  # the last grading of each submission
@@ -262,7 +263,8 @@ def _run_job(job, root, result):
         started = time.perf_counter()
         if job.get("recheck", True):
             with _Stderr(root / "recheck.log"):
-                result["rechecked"] = _recheck(gb, root, student, assignment, autograded)
+                result["rechecked"] = _recheck(gb, root, student, assignment, autograded,
+                                                 Settings.from_config(config, course=root))
         result["phases"]["recheck"] = time.perf_counter() - started
         for notebook in submission.notebooks:
             result["notebooks"][notebook.name] = {
@@ -322,13 +324,14 @@ def _as_checked(value):
 _NOT_CONFIRMED = "the re-check could not confirm this test, so it scores 0"
 
 
-def _recheck(gb, root, student, assignment, autograded):
+def _recheck(gb, root, student, assignment, autograded, settings=None):
     """Confirm each autograded test with the re-check (private gradebook and notebook).
 
     The re-check's verdict is the only source of autograded points: a test keeps
     nbgrader's score only up to the re-check's, and one the re-check gave no score
     for (it failed, left the test out, or said something that is not a number)
-    scores 0, with the reason in its feedback."""
+    scores 0, with the reason in its feedback. ``settings``: the course's, as this job
+    read them (the re-check's limits are nbgrader's kernel's)."""
     check = _recheck_function()
     if check is None:
         return []
@@ -340,7 +343,7 @@ def _recheck(gb, root, student, assignment, autograded):
         source = root / "source" / assignment / path.name
         failure = None
         try:
-            found = check(str(source), str(path))
+            found = check(str(source), str(path), settings=settings)
         except Exception as error:  # noqa: BLE001 (a broken re-check confirms nothing: say why, grade on)
             found, failure = {}, f"the re-check failed ({type(error).__name__}: {error})"[:300]
         for key in ("cells", "results", "scores"):

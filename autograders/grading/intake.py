@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .gradebooks import course_config
-from .sandbox import FILE_SIZE_LIMIT
+from .settings import DEFAULT
 
-MAX_NOTEBOOK_BYTES = FILE_SIZE_LIMIT  # a kernel may write no larger file: no notebook of ours is larger
-MAX_ZIP_BYTES = 4 * FILE_SIZE_LIMIT  # all the notebooks of one zip together
+MAX_NOTEBOOK_BYTES = DEFAULT.file_size  # a kernel may write no larger file: no notebook of ours is larger
+MAX_ZIP_BYTES = 4 * DEFAULT.file_size  # all the notebooks of one zip together
 MAX_MEMBERS = 10_000
 ARCHIVES = (".gz", ".tgz", ".tar", ".bz2", ".xz", ".7z", ".rar")  # refused: only zips are read
 # A student id names folders and appears in the formgrader, the CSV and the report:

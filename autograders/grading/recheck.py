@@ -25,7 +25,7 @@ answer the request just sent (its sequence number) and match an explicit schema
 interference. A cell's time limit is enforced from outside: past it (and a few
 seconds' grace for the in-process alarm) the student side is killed with its
 process group, a new one replays the cells that had completed, and the re-check
-goes on without the cell that hung, as :class:`autograders.grading.sandbox.SandboxExecute`
+goes on without the cell that hung, as :class:`autograders.grading.autograde.SandboxExecute`
 does for nbgrader's kernel.
 
 The verdict is per test cell: the checks passed → its points; anything else → 0
@@ -55,12 +55,12 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from numpy.lib import format as npy_format
 
 from . import sandbox
+from .settings import DEFAULT, Settings
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes in one message from the student side
 MAX_DEPTH = 24  # containers nested in one value (encode stops at 20)
@@ -68,10 +68,8 @@ MAX_ITEMS = 200_000  # values in one message
 MAX_TEXT = 1_000_000  # characters of one string
 MAX_ARRAY = 8 * 1024 * 1024  # bytes of one array's data
 ARRAY_KINDS = "biufcUS"  # bool, int, uint, float, complex, str, bytes: nothing with fields or objects
-CELL_TIMEOUT = 30  # seconds per cell and per test, unless the course sets Execute.timeout
 GRACE = 3  # seconds past a cell's limit before the student side is killed from outside
 START_TIMEOUT = 60  # seconds for a new student side to answer at all
-MAX_RESTARTS = 8  # student sides started after the first, at most (nbgrader's kernels: SandboxExecute.max_restarts)
 TAMPERING = "tampering suspected: nbgrader passed this test, but a clean re-check of your answers did not"
 NOT_CONFIRMED = "could not confirm this test, so it scores 0"
 INTERFERED = "the re-check was interfered with"
@@ -438,7 +436,7 @@ def serve(fd_in, fd_out):
     functions, alarm = [], _Alarm()
     while True:
         request = _receive(fd_in)
-        op, seq, seconds = request.get("op"), request.get("seq"), request.get("timeout", CELL_TIMEOUT)
+        op, seq, seconds = request.get("op"), request.get("seq"), request.get("timeout", DEFAULT.cell_timeout)
         if op == "hello":
             reply = {"hello": True}
         elif op == "run":
@@ -478,8 +476,8 @@ class StudentSide:
     """The sandboxed student process, seen from the checker: every reply is checked, every
     wait has a deadline, and at the first fault the process (and its group) is killed."""
 
-    def __init__(self, memory=sandbox.MEMORY_LIMIT, hide=(), command=None):
-        self.box = sandbox.Sandbox(memory=memory, hide=hide)
+    def __init__(self, settings=DEFAULT, command=None):
+        self.box = sandbox.Sandbox(settings)
         self.seq = 0
         to_child, self.write_fd = os.pipe()
         self.read_fd, from_child = os.pipe()
@@ -560,10 +558,10 @@ class Session:
     """The student side over a whole re-check: started, restarted after a fault (the cells
     that had completed replayed, the faulty one left out), the answers handed over."""
 
-    def __init__(self, cells, wanted, timeout, memory=sandbox.MEMORY_LIMIT, hide=(), command=None):
+    def __init__(self, cells, wanted, settings, command=None):
         self.cells = cells  # [(label, source)]
-        self.wanted, self.timeout = list(wanted), timeout
-        self.options = dict(memory=memory, hide=hide, command=command)
+        self.wanted, self.settings, self.timeout = list(wanted), settings, settings.cell_timeout
+        self.command = command
         self.side, self.values, self.generation, self.starts = None, {}, 0, 0
         self.trouble = {}  # cell index -> what went wrong (left out of every later run)
         self.unavailable = {}  # answer name -> what went wrong handing it over
@@ -577,12 +575,12 @@ class Session:
         return self.broken is None
 
     def _start(self):
-        if self.starts > MAX_RESTARTS:
-            self.broken = f"the re-check gave up after restarting your code {MAX_RESTARTS} times"
+        if self.starts > self.settings.max_restarts:
+            self.broken = f"the re-check gave up after restarting your code {self.settings.max_restarts} times"
             return
         self.starts += 1
         try:
-            side = StudentSide(**self.options)
+            side = StudentSide(self.settings, self.command)
         except Exception as error:  # noqa: BLE001 (no sandbox: say so)
             self.broken = f"the re-check could not start a clean process ({type(error).__name__}: {error})"
             return
@@ -732,24 +730,6 @@ def _passed_in_nbgrader(cell):
     )
 
 
-def _course_settings(autograded_path):
-    """(cell timeout, memory limit, directories to hide) from the nearest course configuration."""
-    timeout, memory, hide = CELL_TIMEOUT, sandbox.MEMORY_LIMIT, []
-    for directory in Path(autograded_path).resolve().parents:
-        if (directory / "nbgrader_config.py").is_file():
-            try:
-                from traitlets.config.loader import PyFileConfigLoader
-
-                config = PyFileConfigLoader("nbgrader_config.py", path=str(directory)).load_config()
-            except Exception:  # noqa: BLE001 (a broken config: the defaults)
-                break
-            timeout = config.get("Execute", {}).get("timeout", timeout) or timeout
-            memory = config.get("SandboxExecute", {}).get("memory_limit", memory)
-            hide = [str(directory), *config.get("SandboxExecute", {}).get("hide", [])]
-            break
-    return int(timeout), int(memory), hide
-
-
 @contextlib.contextmanager
 def _quiet():
     """The checks print their confirmations; keep them out of the caller's output."""
@@ -762,10 +742,12 @@ def _label(cell, number):
     return f"`{gid}`" if gid else f"code cell {number}"
 
 
-def recheck(source_notebook_path, autograded_notebook_path, timeout=None, command=None):
+def recheck(source_notebook_path, autograded_notebook_path, timeout=None, command=None, settings=None):
     """Grade the autograded notebook again, the student's code and the checks in separate
     processes; return ``{grade_id: Checked(score, max_score, message or None)}`` for each
-    test cell of the source notebook. ``command``: the student side's program (tests)."""
+    test cell of the source notebook. ``settings``: the course's (:class:`Settings`, as
+    grading read them; by default those of the nearest ``nbgrader_config.py``);
+    ``timeout``: another cell timeout, ``command``: the student side's program (tests)."""
     import nbformat
 
     source = nbformat.read(str(source_notebook_path), as_version=4)
@@ -776,8 +758,9 @@ def recheck(source_notebook_path, autograded_notebook_path, timeout=None, comman
         why = f"not graded: the notebook could not be read ({type(error).__name__})"
         return {gid: Checked(0.0, points, why) for _, gid, points in tests}
 
-    course_timeout, memory, hide = _course_settings(autograded_notebook_path)
-    timeout = int(timeout or course_timeout)
+    settings = settings or Settings.of_course(autograded_notebook_path)
+    if timeout:
+        settings = settings.replace(cell_timeout=int(timeout))
     answers = set().union(*[_assigned(c.source) for c in source.cells if c.cell_type == "code" and _meta(c).get("solution")])
     wanted = sorted(set().union(*[_used(c.source) for c, _, _ in tests]) & answers)
     in_graded = {_meta(c).get("grade_id"): c for c in graded.cells if _meta(c).get("grade_id")}
@@ -785,7 +768,7 @@ def recheck(source_notebook_path, autograded_notebook_path, timeout=None, comman
     # The student side: every code cell but the tests (and those that crashed nbgrader's kernel).
     cells = [(_label(c, n), c.source) for n, c in enumerate(graded.cells, 1)
              if c.cell_type == "code" and not _is_test(c) and not _crashed(c) and c.source.strip()]
-    session = Session(cells, wanted, timeout, memory=memory, hide=hide, command=command)
+    session = Session(cells, wanted, settings, command=command)
     try:
         # The checker side: the instructor's setup and data cells, the student's answers.
         clean = {"__name__": "__recheck__"}

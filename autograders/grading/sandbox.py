@@ -43,14 +43,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: autograders/ and mha_core/
 
-GiB, MiB = 1024**3, 1024**2
-MEMORY_LIMIT = 2 * GiB  # address space of the kernel (RLIMIT_AS)
-FILE_SIZE_LIMIT = 64 * MiB  # largest file it may write (RLIMIT_FSIZE)
-PROCESS_LIMIT = 256  # processes and threads of its (throwaway) user (RLIMIT_NPROC)
-OPEN_FILES_LIMIT = 1024  # RLIMIT_NOFILE
-OUTPUT_LIMIT = 200_000  # characters of output a cell keeps
-OUTPUT_MARK = "[output limit:"
-CHUNK = 8192  # characters a kernel's capped stream gathers before handing them on
+if __package__:
+    from .settings import DEFAULT, MiB
+else:  # run as a plain script (see launch): the settings module beside this file, by its path
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location("_mha_grading_settings", Path(__file__).with_name("settings.py"))
+    _settings = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_settings)
+    DEFAULT, MiB = _settings.DEFAULT, _settings.MiB
 
 # The kernel's file system (where Linux allows a mount namespace) is built from
 # nothing: a fresh root holding only these, then pivot_root into it. Read-only: the
@@ -332,11 +333,10 @@ def _environment(args, report):
 def parse(argv):
     """The launcher's arguments: (options, the command to run inside)."""
     parser = argparse.ArgumentParser(prog="python -m autograders.grading.sandbox")
-    parser.add_argument("--memory", type=int, default=MEMORY_LIMIT, help="address space limit (bytes; 0: none)")
-    parser.add_argument("--file-size", type=int, default=FILE_SIZE_LIMIT, help="largest file (bytes; 0: none)")
-    parser.add_argument("--processes", type=int, default=PROCESS_LIMIT, help="processes and threads of the user")
-    parser.add_argument("--open-files", type=int, default=OPEN_FILES_LIMIT)
-    parser.add_argument("--output-limit", type=int, default=OUTPUT_LIMIT, help="characters a cell may print")
+    parser.add_argument("--memory", type=int, default=DEFAULT.memory, help="address space limit (bytes; 0: none)")
+    parser.add_argument("--file-size", type=int, default=DEFAULT.file_size, help="largest file (bytes; 0: none)")
+    parser.add_argument("--processes", type=int, default=DEFAULT.processes, help="processes and threads of the user")
+    parser.add_argument("--open-files", type=int, default=DEFAULT.open_files)
     parser.add_argument("--uid", type=int, default=None, help="as root: the throwaway user to become")
     parser.add_argument("--workdir", required=True, help="the private directory: working directory and home")
     parser.add_argument("--keep", default=None, help="the private directory to keep visible (default: workdir)")
@@ -366,7 +366,7 @@ def launch(argv=None):
 def isolate(args):
     """Isolate this process as the launcher's ``args`` say (namespaces, mounts, limits,
     the throwaway user); return the environment for the command inside."""
-    report = {"memory": args.memory, "file_size": args.file_size, "output_limit": args.output_limit}
+    report = {"memory": args.memory, "file_size": args.file_size}
     userns = False
     if args.no_namespaces:
         report["filesystem"] = report["network"] = "shared (namespaces off)"
@@ -503,15 +503,12 @@ class Sandbox:
     """One private directory (and, as root, one throwaway user) for one process.
 
     ``command(inner)`` is the launcher's command line that runs ``inner`` inside
-    it; ``close()`` kills whatever the user left running and removes the directory.
+    it, under ``settings`` (:class:`~autograders.grading.settings.Settings`: its limits,
+    its hidden directories, namespaces or not, the zygote or not); ``close()`` kills whatever the user left running and removes the directory.
     """
 
-    def __init__(self, memory=MEMORY_LIMIT, file_size=FILE_SIZE_LIMIT, processes=PROCESS_LIMIT, hide=(), copy_from=None,
-                 namespaces=True, zygote=True, output_limit=OUTPUT_LIMIT):
-        self.memory, self.file_size, self.processes, self.zygote = memory, file_size, processes, zygote
-        self.output_limit = output_limit
-        self.hide = [str(Path(p).resolve()) for p in hide if p]
-        self.namespaces = namespaces
+    def __init__(self, settings=DEFAULT, copy_from=None):
+        self.settings = settings  # the limits, the directories to hide (autograders.grading.settings)
         self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
         self.work = self.root / "work"
         self.work.mkdir()
@@ -536,14 +533,15 @@ class Sandbox:
         """The command line that runs ``inner`` in this sandbox: the launcher's, through the
         warm zygote (:mod:`autograders.grading.zygote`) unless ``zygote`` (default: the sandbox's) is
         false. ``fds``: file descriptors besides the standard streams that ``inner`` uses."""
-        cmd = [sys.executable, "-m", "autograders.grading.sandbox", f"--memory={self.memory}", f"--file-size={self.file_size}",
-               f"--processes={self.processes}", f"--output-limit={self.output_limit}", f"--workdir={self.work}",
-               f"--keep={self.root}"]
-        cmd += [f"--hide={p}" for p in self.hide] + [f"--own={p}" for p in own]
+        settings = self.settings
+        cmd = [sys.executable, "-m", "autograders.grading.sandbox", f"--memory={settings.memory}",
+               f"--file-size={settings.file_size}", f"--processes={settings.processes}",
+               f"--open-files={settings.open_files}", f"--workdir={self.work}", f"--keep={self.root}"]
+        cmd += [f"--hide={p}" for p in settings.hide] + [f"--own={p}" for p in own]
         cmd += [f"--uid={self.uid}"] if self.uid is not None else []
-        cmd += [] if self.namespaces else ["--no-namespaces"]
+        cmd += [] if settings.namespaces else ["--no-namespaces"]
         cmd = [*cmd, "--", *inner]
-        if self.zygote if zygote is None else zygote:
+        if settings.zygote if zygote is None else zygote:
             return zygote_command(cmd, fds)
         return cmd
 
@@ -557,98 +555,6 @@ class Sandbox:
         if self.uid is not None:
             kill_user(self.uid)
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-# --- inside the kernel: the output limit -------------------------------------
-
-
-class OutputLimitExceeded(BaseException):
-    """Raised in a cell that prints past the output limit: the flood stops there, at once, whatever
-    the machine's load (printing on, even into nothing, cost a 200,000-line loop seconds of CPU)."""
-
-
-class _Budget:
-    def __init__(self, limit):
-        self.limit, self.used, self.noted, self.streams = limit, 0, False, []
-
-
-class _CappedStream:
-    """A stream that passes on at most ``budget.limit`` characters per cell (shared by stdout and
-    stderr), then stops the cell (:class:`OutputLimitExceeded`; other threads' output is dropped).
-
-    It hands its text on in chunks of :data:`CHUNK` characters (and on ``flush``, which ipykernel
-    calls before a display and after each cell): ipykernel's own stream costs ~0.1 ms per write,
-    which made a 20,000-line flood take seconds to reach the limit on a loaded machine."""
-
-    def __init__(self, stream, budget, notice_stream=None):
-        self._stream, self._budget, self._notice = stream, budget, notice_stream
-        self._pending, self._size = [], 0
-        budget.streams.append(self)
-
-    def write(self, text):
-        if not isinstance(text, str):
-            return self._stream.write(text)  # the TypeError the stream itself raises
-        budget = self._budget
-        for other in budget.streams:  # the order of stdout and stderr kept
-            if other is not self and other._pending:
-                other.flush()
-        room = budget.limit - budget.used
-        budget.used += len(text)
-        if room >= len(text):
-            self._pending.append(text)
-            self._size += len(text)
-            if self._size >= CHUNK:
-                self._hand_on()
-            return len(text)
-        if room > 0:
-            self._pending.append(text[:room])
-        self._hand_on()
-        message = f"{OUTPUT_MARK} this cell printed more than {budget.limit} characters and was stopped]"
-        if not budget.noted:
-            budget.noted = True
-            (self._notice or self._stream).write(f"\n{message}\n")
-        if threading.current_thread() is threading.main_thread():
-            raise OutputLimitExceeded(message)
-        return len(text)
-
-    def _hand_on(self):
-        if self._pending:
-            text, self._pending, self._size = "".join(self._pending), [], 0
-            self._stream.write(text)
-
-    def flush(self):
-        self._hand_on()
-        return self._stream.flush()
-
-    def writelines(self, lines):
-        for line in lines:
-            self.write(line)
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
-def load_ipython_extension(ip):
-    """Cap what a cell may print (``--IPKernelApp.extra_extensions=autograders.grading.sandbox``)."""
-    try:  # the course's c.SandboxExecute.output_limit, handed down by the launcher (see isolate)
-        limit = int(json.loads(os.environ.get("MHA_SANDBOX", "{}")).get("output_limit", OUTPUT_LIMIT))
-    except (ValueError, TypeError, AttributeError):
-        limit = OUTPUT_LIMIT
-    budget = _Budget(limit)
-    stdout = sys.stdout
-    sys.stdout = _CappedStream(stdout, budget)
-    sys.stderr = _CappedStream(sys.stderr, budget, notice_stream=stdout)
-
-    def reset(*_):
-        flush()
-        budget.used, budget.noted = 0, False
-
-    def flush(*_):
-        for stream in budget.streams:
-            stream.flush()
-
-    ip.events.register("pre_run_cell", reset)
-    ip.events.register("post_run_cell", flush)
 
 
 if __name__ == "__main__":
