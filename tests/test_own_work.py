@@ -186,7 +186,7 @@ def test_the_refusal_is_tagged_and_survives_pickling():
     copy = pickle.loads(pickle.dumps(info.value))
     assert isinstance(copy, WrongAnswer) and str(copy) == str(info.value)
     assert copy.uses == info.value.uses == "is mha_core.attention.softmax"
-    assert copy.misconception == "not written with numpy (calls mha_core)"
+    assert copy.misconception == info.value.misconception == "not-own-work"  # the report's tag
 
 
 def test_library_name():

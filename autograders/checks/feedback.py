@@ -12,9 +12,55 @@ import warnings
 
 import numpy as np
 
+from .misconceptions import NAMES, TAG_LINE
+
 
 class WrongAnswer(AssertionError):
-    """An answer is wrong; the message says why, kindly. Fails the test cell."""
+    """An answer is wrong; the message says why, kindly. Fails the test cell.
+
+    ``misconception``: the tag (a key of :data:`~autograders.checks.misconceptions.NAMES`)
+    of the misconception the check recognised, or None; by default the tag of a message
+    made by :func:`named`. The class report counts these tags.
+    """
+
+    misconception = None
+
+    def __init__(self, message="", misconception=None):
+        super().__init__(message)
+        tag = misconception if misconception is not None else getattr(message, "misconception", None)
+        if tag is not None:
+            if tag not in NAMES:
+                raise ValueError(f"misconception: {tag!r} is not a known tag; expected one of {sorted(NAMES)}")
+            self.misconception = tag  # an instance attribute: kept by pickle and copy
+
+
+class Named(str):
+    """A message that names a misconception: a ``str`` with a ``misconception`` tag."""
+
+    misconception = None
+
+
+def named(tag, message):
+    """``message`` carrying the misconception ``tag`` (for tables of known wrong answers):
+    ``WrongAnswer(named("transposed", "..."))`` raises with that tag."""
+    if tag not in NAMES:
+        raise ValueError(f"tag: {tag!r} is not a known misconception; expected one of {sorted(NAMES)}")
+    text = Named(message)
+    text.misconception = tag
+    return text
+
+
+def tag_of(message):
+    """The tag ``message`` carries (:func:`named`), or None."""
+    return getattr(message, "misconception", None)
+
+
+def error_value(error):
+    """The error output's value for ``error``: for a tagged WrongAnswer, a first line
+    ``[misconception: TAG]`` the report reads (first: a value cut short keeps it), then the
+    message. The student sees the traceback lines only, never the value."""
+    tag = getattr(error, "misconception", None)
+    return (f"{TAG_LINE.format(tag)}\n" if tag in NAMES else "") + str(error)
 
 
 def sentence(text):
@@ -33,7 +79,8 @@ def correct(message):
 def unanswered(name, value):
     """Raise if ``value`` is still the placeholder the notebook gave it."""
     if value is None or value is Ellipsis:
-        raise WrongAnswer(f"`{name}` has no answer yet: replace the placeholder with your answer and run the cell.")
+        raise WrongAnswer(f"`{name}` has no answer yet: replace the placeholder with your answer and run the cell.",
+                          misconception="no-answer")
 
 
 def as_number(name, value):
@@ -42,10 +89,11 @@ def as_number(name, value):
     if isinstance(value, np.ndarray) and value.size == 1:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise WrongAnswer(f"`{name}` should be a single number (like 3.5), got {_describe(value)}.")
+        raise WrongAnswer(f"`{name}` should be a single number (like 3.5), got {_describe(value)}.",
+                          misconception="wrong-kind")
     value = float(value)
     if not np.isfinite(value):
-        raise WrongAnswer(f"`{name}` should be a finite number, got {value}.")
+        raise WrongAnswer(f"`{name}` should be a finite number, got {value}.", misconception="wrong-kind")
     return value
 
 
@@ -53,7 +101,7 @@ def as_int(name, value):
     """``value`` as an int, or WrongAnswer saying a whole number was expected."""
     number = as_number(name, value)
     if number != int(number):
-        raise WrongAnswer(f"`{name}` should be a whole number, got {number}.")
+        raise WrongAnswer(f"`{name}` should be a whole number, got {number}.", misconception="wrong-kind")
     return int(number)
 
 
@@ -83,14 +131,16 @@ def as_shape(name, value, ndim=None):
         (isinstance(d, numbers.Real) or isinstance(d, np.ndarray) and d.ndim == 0) and not isinstance(d, bool)
         for d in value
     ):
-        raise WrongAnswer(f"`{name}` should be a shape: a tuple of whole numbers like {example}, got {_describe(value)}.")
+        raise WrongAnswer(f"`{name}` should be a shape: a tuple of whole numbers like {example}, got {_describe(value)}.",
+                          misconception="wrong-kind")
     dims = [_whole(d) for d in value]
     if None in dims:
         bad = next(d for d, w in zip(value, dims) if w is None)
         raise WrongAnswer(f"`{name}` should be a shape: a tuple of whole numbers like {example}, got "
-                          f"{_describe(value)}: {bad} is not a whole number.")
+                          f"{_describe(value)}: {bad} is not a whole number.", misconception="wrong-kind")
     if ndim is not None and len(dims) != ndim:
-        raise WrongAnswer(f"`{name}` should have {ndim} numbers (like {example}), got {len(dims)}: {tuple(dims)}.")
+        raise WrongAnswer(f"`{name}` should have {ndim} numbers (like {example}), got {len(dims)}: {tuple(dims)}.",
+                          misconception="wrong-kind")
     return tuple(dims)
 
 
@@ -100,11 +150,13 @@ def as_array(name, value, shape=None):
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise WrongAnswer(f"`{name}` should be an array of numbers, got {_describe(value)}.") from None
+        raise WrongAnswer(f"`{name}` should be an array of numbers, got {_describe(value)}.",
+                          misconception="wrong-kind") from None
     if shape is not None and array.shape != tuple(shape):
-        raise WrongAnswer(f"`{name}` should have shape {tuple(shape)}, got {array.shape}.")
+        raise WrongAnswer(f"`{name}` should have shape {tuple(shape)}, got {array.shape}.", misconception="wrong-kind")
     if not np.isfinite(array).all():
-        raise WrongAnswer(f"`{name}` contains NaN or infinity; every entry should be a finite number.")
+        raise WrongAnswer(f"`{name}` contains NaN or infinity; every entry should be a finite number.",
+                          misconception="wrong-kind")
     return array
 
 
@@ -126,16 +178,19 @@ def as_choice(name, value, options):
     unanswered(name, value)
     labels = ", ".join(repr(o) for o in options)
     if not isinstance(value, str) or value.strip().upper() not in [o.upper() for o in options]:
-        raise WrongAnswer(f"`{name}` should be one of {labels} (a string), got {_describe(value)}.")
+        raise WrongAnswer(f"`{name}` should be one of {labels} (a string), got {_describe(value)}.",
+                          misconception="wrong-kind")
     return value.strip().upper()
 
 
 def call(name, func, *args, hint=""):
     """``func(*args)`` for the student's function ``name``; a blank body, a crash or
-    a warning becomes a kind WrongAnswer (a warning on stderr would cost the test)."""
+    a warning becomes a kind WrongAnswer (a warning on stderr would cost the test).
+    A crash is tagged "raised", or with the tag of ``hint`` (:func:`named`) when it has one."""
     unanswered(name, func)
     if not callable(func):
-        raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {_describe(func)}.")
+        raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {_describe(func)}.",
+                          misconception="wrong-kind")
     shown = ", ".join(f"<array {a.shape}>" if isinstance(a, np.ndarray) else repr(a) for a in args)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -144,10 +199,11 @@ def call(name, func, *args, hint=""):
     except NotImplementedError:
         raise WrongAnswer(
             f"`{name}` has no answer yet (its body is not written yet): replace `raise NotImplementedError()` "
-            "with your code and run the cell."
+            "with your code and run the cell.", misconception="no-answer"
         ) from None
     except Exception as exc:  # the student's bug, shown as a message rather than a traceback
-        raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {name}({shown})). {hint}".rstrip()) from None
+        raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {name}({shown})). {hint}".rstrip(),
+                          misconception=tag_of(hint) or "raised") from None
 
 
 def close(value, expected, tol):
@@ -191,9 +247,10 @@ def short_tracebacks():
     """In IPython, show a WrongAnswer as its message alone, not a traceback.
 
     The cell still ends in an error output, so nbgrader and the Validate
-    button still count the test as failed. The message stays one line (the
-    class report looks for phrases in it); a style rule makes the page wrap
-    it between words.
+    button still count the test as failed. The output's value ends with the
+    misconception's tag (:func:`error_value`), which the class report reads;
+    the student sees the traceback lines: the message alone, which a style
+    rule makes the page wrap between words.
     """
     try:
         shell = get_ipython()  # noqa: F821 (defined inside IPython only)
@@ -202,7 +259,7 @@ def short_tracebacks():
 
     def show(shell, etype, value, tb, tb_offset=None):
         # An error output (as a traceback would be) whose only line is the message.
-        shell._showtraceback(etype, value, [coloured(shown(value))])
+        shell._showtraceback(etype, error_value(value), [coloured(shown(value))])
 
     shell.set_custom_exc((WrongAnswer,), show)
     # An invisible output of the setup cell: the style rule, for every output of the page.

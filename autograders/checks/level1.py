@@ -10,7 +10,7 @@ import numpy as np
 
 import mha_core as mha
 
-from .feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct
+from .feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct, named, tag_of
 
 # Problem 1.1: the sheet's sizes; further sizes for the function.
 D_MODEL, H = 768, 12
@@ -28,17 +28,17 @@ WHY_CORRECT = "B"
 def _head_dim_mistakes(value, d_model, h, what):
     """Raise WrongAnswer naming the misconception if ``value`` is a known wrong d_k."""
     known = [
-        (d_model * h, "Multiplied instead of divided: d_model·h. The h heads *share* the width d_model, "
-                      "so each head gets a smaller slice, d_model split evenly h ways."),
-        (h / d_model, "Swapped roles: that is h / d_model. It is the width d_model that is split "
-                      "among the h heads, not the other way round."),
-        (d_model, "That is d_model, the full width of a token. One head works in a smaller slice: "
-                  "the full width split evenly across the h heads."),
-        (h, "That is h, the number of heads, not the width of one head."),
+        (d_model * h, named("multiplied-by-h", "Multiplied instead of divided: d_model·h. The h heads *share* the width d_model, "
+                      "so each head gets a smaller slice, d_model split evenly h ways.")),
+        (h / d_model, named("roles-swapped", "Swapped roles: that is h / d_model. It is the width d_model that is split "
+                      "among the h heads, not the other way round.")),
+        (d_model, named("head-full-width", "That is d_model, the full width of a token. One head works in a smaller slice: "
+                  "the full width split evenly across the h heads.")),
+        (h, named("heads-free", "That is h, the number of heads, not the width of one head.")),
     ]
     for wrong, message in known:
         if close(value, wrong, 1e-9):
-            raise WrongAnswer(f"{what} gave {value:g}. {message}")
+            raise WrongAnswer(f"{what} gave {value:g}. {message}", misconception=tag_of(message))
 
 
 def q1_1_head_dim(head_dim, hidden=False):
@@ -52,12 +52,14 @@ def q1_1_head_dim(head_dim, hidden=False):
         if hidden:
             raise WrongAnswer(
                 f"{what} returned {got:g}, which is not one head's width. Does your formula use both "
-                "arguments, for sizes other than the sheet's?"
+                "arguments, for sizes other than the sheet's?", misconception="example-numbers-only"
             )
         _head_dim_mistakes(got, d_model, h, what)
         raise WrongAnswer(
             f"{what} returned {got:g}, but should be {expected}: how many numbers describe one token "
-            "inside one head when d_model numbers are shared evenly by h heads?"
+            "inside one head when d_model numbers are shared evenly by h heads?",
+            # the example's d_k at another size: a constant, not a formula
+            misconception="example-numbers-only" if close(got, mha.head_dim(D_MODEL, H), 1e-9) else None,
         )
     if not hidden:
         correct("Each head gets d_k = d_v = d_model / h: the width is split evenly across the heads.")
@@ -92,22 +94,23 @@ def q1_2_output_shape(output_shape, hidden=False):
         correct("It matches the output of a real block run on 6 tokens.")
         return
     known = {
-        (H, N, d_k): "That is the h heads stacked, each (n, d_k), before they are concatenated side by side. "
-                     "The block returns one matrix with one row per token.",
-        (N, d_k): "Only one head's width: (n, d_k). The block concatenates all h heads side by side, "
-                  "so the width is h·d_v, and W^O keeps that width.",
-        (N, H * D_MODEL): "That is (n, h·d_model), as if every head were d_model wide. Each head is only "
-                          "d_v = d_model/h wide, so the concatenation is h·d_model/h wide.",
-        (N, N): "That is (n, n), the shape of a score matrix Q_i K_i^T (one score per pair of tokens), "
-                "not the output, which has one row of features per token.",
-        (D_MODEL, N): "Rows and columns swapped: rows are tokens (n of them), columns are features.",
+        (H, N, d_k): named("heads-summed", "That is the h heads stacked, each (n, d_k), before they are concatenated side by side. "
+                     "The block returns one matrix with one row per token."),
+        (N, d_k): named("one-head-for-all", "Only one head's width: (n, d_k). The block concatenates all h heads side by side, "
+                  "so the width is h·d_v, and W^O keeps that width."),
+        (N, H * D_MODEL): named("multiplied-by-h", "That is (n, h·d_model), as if every head were d_model wide. Each head is only "
+                          "d_v = d_model/h wide, so the concatenation is h·d_model/h wide."),
+        (N, N): named("matrix-confused", "That is (n, n), the shape of a score matrix Q_i K_i^T (one score per pair of tokens), "
+                "not the output, which has one row of features per token."),
+        (D_MODEL, N): named("transposed", "Rows and columns swapped: rows are tokens (n of them), columns are features."),
         (N, H): "That is (n, h): one number per head. Each head gives a whole d_v-wide vector per token.",
     }
     if shape in known:
-        raise WrongAnswer(f"`output_shape` is {shape}. {known[shape]}")
+        raise WrongAnswer(f"`output_shape` is {shape}. {known[shape]}", misconception=tag_of(known[shape]))
     expected = mha.shape_table(D_MODEL, H, N)[-1].shape
     if len(shape) != len(expected):
-        raise WrongAnswer(f"`output_shape` should be a 2-D shape (rows, columns), got {shape}.")
+        raise WrongAnswer(f"`output_shape` should be a 2-D shape (rows, columns), got {shape}.",
+                          misconception="wrong-kind")
     if shape != expected:
         raise WrongAnswer(
             f"`output_shape` is {shape}. Rows: one per token (n = {N}). Columns: the width after "
@@ -117,13 +120,13 @@ def q1_2_output_shape(output_shape, hidden=False):
 
 
 WHY_MISCONCEPTIONS = {
-    "A": 'That is the misconception "every head keeps the full width". Each head does *not* keep the full '
-         "width d_model: it works in d_v = d_model/h. (And W^O does not average heads: it mixes the "
-         "concatenated features.)",
-    "C": 'That is the misconception "softmax fixes the width". Softmax makes each row of *weights* sum to 1; '
-         "it says nothing about the width of the output.",
-    "D": 'That is the misconception "the heads are summed". The heads are concatenated, not summed: summing '
-         "would blur their h different views into one.",
+    "A": named("head-full-width", 'That is the misconception "every head keeps the full width". Each head does '
+               "*not* keep the full width d_model: it works in d_v = d_model/h. (And W^O does not average heads: "
+               "it mixes the concatenated features.)"),
+    "C": named("matrix-confused", 'That is the misconception "softmax fixes the width". Softmax makes each row of *weights* sum to 1; '
+         "it says nothing about the width of the output."),
+    "D": named("heads-summed", 'That is the misconception "the heads are summed". The heads are concatenated, not summed: summing '
+         "would blur their h different views into one."),
 }
 
 
@@ -133,5 +136,6 @@ def q1_2_why(why, hidden=False):
     if choice != WHY_CORRECT:
         if hidden:
             raise WrongAnswer("`why` is not the reason the widths match.")
-        raise WrongAnswer(f"`why` is {choice!r}. {WHY_MISCONCEPTIONS[choice]}")
+        raise WrongAnswer(f"`why` is {choice!r}. {WHY_MISCONCEPTIONS[choice]}",
+                          misconception=tag_of(WHY_MISCONCEPTIONS[choice]))
     correct("h heads of width d_model/h concatenate back to d_model, and W^O keeps it.")

@@ -14,7 +14,7 @@ import numpy as np
 
 import mha_core as mha
 
-from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, call, close, correct
+from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, call, close, correct, named, tag_of
 
 # Problem 2.1: the sheet's block.
 D_MODEL, H, N = 512, 8, 10
@@ -59,9 +59,9 @@ def _shape_check(name, value, expected, actual, known, hidden, confirmation):
         correct("It matches a real forward pass.")
         return
     if shape in known:
-        raise WrongAnswer(f"`{name}` is {shape}. {known[shape]}")
+        raise WrongAnswer(f"`{name}` is {shape}. {known[shape]}", misconception=tag_of(known[shape]))
     if len(shape) != 2:
-        raise WrongAnswer(f"`{name}` should be a 2-D shape (rows, columns), got {shape}.")
+        raise WrongAnswer(f"`{name}` should be a 2-D shape (rows, columns), got {shape}.", misconception="wrong-kind")
     if shape != expected:
         raise WrongAnswer(f"`{name}` is {shape}. Work out d_k = d_model/h first, then follow the rows and columns.")
     correct(confirmation.format(shape=expected))
@@ -72,11 +72,11 @@ def q2_1_wq_shape(wq_shape, hidden=False):
     table = _table()
     block, _ = _trace()
     known = {
-        (D_MODEL, D_MODEL): "That is the full W^Q, for all heads together, not one head's slice: "
-                            "head i keeps only its own d_k columns.",
-        (D_K, D_MODEL): "Transposed: Q_i = Q W_i^Q multiplies 512-wide rows, so W_i^Q has d_model rows "
-                        "and d_k columns.",
-        (N, D_K): "That is the shape of Q_i (the projected queries), not of the matrix W_i^Q that makes them.",
+        (D_MODEL, D_MODEL): named("one-head-for-all", "That is the full W^Q, for all heads together, not one head's slice: "
+                            "head i keeps only its own d_k columns."),
+        (D_K, D_MODEL): named("transposed", "Transposed: Q_i = Q W_i^Q multiplies 512-wide rows, so W_i^Q has d_model rows "
+                        "and d_k columns."),
+        (N, D_K): named("matrix-confused", "That is the shape of Q_i (the projected queries), not of the matrix W_i^Q that makes them."),
     }
     _shape_check("wq_shape", wq_shape, table["W_i^Q, W_i^K, W_i^V"], block.head_weights(0)[0].shape, known,
                  hidden, "W_i^Q is {shape}: it squeezes a 512-wide token to 64 numbers.")
@@ -86,10 +86,10 @@ def q2_1_q_shape(q_shape, hidden=False):
     """Problem 2.1: the shape of Q_i."""
     _, trace = _trace()
     known = {
-        (N, D_MODEL): "That is Q (or Q W^Q) for all heads together. One head projects to d_k = d_model/h "
-                      "columns only.",
-        (D_K, N): "Transposed: Q_i has one row per token.",
-        (D_MODEL, D_K): "That is W_i^Q, the projection matrix; Q_i = Q W_i^Q has one row per token.",
+        (N, D_MODEL): named("one-head-for-all", "That is Q (or Q W^Q) for all heads together. One head projects to d_k = d_model/h "
+                      "columns only."),
+        (D_K, N): named("transposed", "Transposed: Q_i has one row per token."),
+        (D_MODEL, D_K): named("matrix-confused", "That is W_i^Q, the projection matrix; Q_i = Q W_i^Q has one row per token."),
     }
     _shape_check("q_shape", q_shape, _table()["Q_i"], trace.Q[0].shape, known, hidden,
                  "Q_i is {shape}: one 64-wide query per token.")
@@ -99,11 +99,11 @@ def q2_1_scores_shape(scores_shape, hidden=False):
     """Problem 2.1: the shape of the score matrix Q_i K_i^T."""
     _, trace = _trace()
     known = {
-        (D_K, D_K): "That is Q_i^T K_i instead of Q_i K_i^T: the transpose is on K_i, so the score matrix "
-                    "has one entry per (token, token) pair.",
-        (N, D_K): "That is the shape of Q_i (or of head_i). Multiplying by K_i^T turns the d_k columns "
-                  "into one column per key token.",
-        (N * H, N * H): "The score matrix belongs to one head: n rows (queries) and n columns (keys).",
+        (D_K, D_K): named("qt-k", "That is Q_i^T K_i instead of Q_i K_i^T: the transpose is on K_i, so the score matrix "
+                    "has one entry per (token, token) pair."),
+        (N, D_K): named("matrix-confused", "That is the shape of Q_i (or of head_i). Multiplying by K_i^T turns the d_k columns "
+                  "into one column per key token."),
+        (N * H, N * H): named("one-head-for-all", "The score matrix belongs to one head: n rows (queries) and n columns (keys)."),
     }
     _shape_check("scores_shape", scores_shape, _table()["Q_i K_i^T"], trace.scores[0].shape, known, hidden,
                  "Q_i K_i^T is {shape}: one score for every (token, token) pair, as in figure s01.")
@@ -113,10 +113,10 @@ def q2_1_head_shape(head_shape, hidden=False):
     """Problem 2.1: the shape of head_i."""
     _, trace = _trace()
     known = {
-        (N, N): "That is the weight matrix softmax(Q_i K_i^T/√d_k). head_i multiplies it by V_i, "
-                "which brings back d_v columns.",
-        (N, D_MODEL): "That is the concatenation of all h heads (or the block's output). One head is d_v wide.",
-        (D_K, N): "Transposed: head_i has one row per token.",
+        (N, N): named("matrix-confused", "That is the weight matrix softmax(Q_i K_i^T/√d_k). head_i multiplies it by V_i, "
+                "which brings back d_v columns."),
+        (N, D_MODEL): named("one-head-for-all", "That is the concatenation of all h heads (or the block's output). One head is d_v wide."),
+        (D_K, N): named("transposed", "Transposed: head_i has one row per token."),
     }
     _shape_check("head_shape", head_shape, _table()["head_i"], trace.heads[0].shape, known, hidden,
                  "head_i is {shape}: one 64-wide vector per token.")
@@ -139,17 +139,17 @@ def q2_2_scaled_score(scaled_score, hidden=False):
         correct("It is the score the attention layer itself uses.")
         return
     known = [
-        (DOT / D_K, "Divided by d_k instead of √d_k: that over-shrinks the score. The typical size of "
-                    "q^T k grows like √d_k, not d_k."),
-        (DOT, "No scaling: the raw dot product still has to be divided by √d_k."),
-        (DOT / math.sqrt(D_MODEL), "Used d_model instead of d_k: a head's dot product has d_k terms, "
-                                   "so divide by √d_k."),
-        (DOT * math.sqrt(D_K), "Multiplied by √d_k instead of dividing: scaling makes the score smaller."),
+        (DOT / D_K, named("scaled-by-d-k", "Divided by d_k instead of √d_k: that over-shrinks the score. The typical size of "
+                    "q^T k grows like √d_k, not d_k.")),
+        (DOT, named("no-scaling", "No scaling: the raw dot product still has to be divided by √d_k.")),
+        (DOT / math.sqrt(D_MODEL), named("scaled-with-d-model", "Used d_model instead of d_k: a head's dot product has d_k terms, "
+                                   "so divide by √d_k.")),
+        (DOT * math.sqrt(D_K), named("multiplied-by-sqrt-d-k", "Multiplied by √d_k instead of dividing: scaling makes the score smaller.")),
         (DOT * D_K, "Multiplied by d_k: scaling makes the score smaller, by √d_k."),
     ]
     for wrong, message in known:
         if close(value, wrong, 1e-3):
-            raise WrongAnswer(f"`scaled_score` is {value:g}. {message}")
+            raise WrongAnswer(f"`scaled_score` is {value:g}. {message}", misconception=tag_of(message))
     expected = DOT / math.sqrt(D_K)
     if not close(value, expected, 1e-3):
         raise WrongAnswer(f"`scaled_score` is {value:g}: divide q^T k = {DOT:g} by √d_k with d_k = {D_K}.")
@@ -157,13 +157,13 @@ def q2_2_scaled_score(scaled_score, hidden=False):
 
 
 WHY_MISCONCEPTIONS = {
-    "B": 'That is the misconception "divide by d_k to average the products". Dividing by d_k over-shrinks: the '
+    "B": named("scaled-by-d-k", 'That is the misconception "divide by d_k to average the products". Dividing by d_k over-shrinks: the '
          "average of d_k products has standard deviation 1/√d_k, so the scores crowd near 0 and softmax becomes "
-         "nearly uniform (the signal is killed).",
-    "C": 'That is the misconception "scaling normalises the scores". Making weights sum to 1 is softmax\'s job; '
-         "scaling changes the size of the scores, not their sum.",
-    "D": 'That is the misconception "the scale is the number of heads". A coincidence of this example: '
-         "√64 = 8 = h here. The scale depends on d_k, the length of the dot product, whatever the number of heads.",
+         "nearly uniform (the signal is killed)."),
+    "C": named("scaling-as-softmax", 'That is the misconception "scaling normalises the scores". Making weights '
+               "sum to 1 is softmax's job; scaling changes the size of the scores, not their sum."),
+    "D": named("scaling-as-softmax", 'That is the misconception "the scale is the number of heads". A coincidence of this example: '
+         "√64 = 8 = h here. The scale depends on d_k, the length of the dot product, whatever the number of heads."),
 }
 
 
@@ -173,7 +173,8 @@ def q2_2_why(why, hidden=False):
     if choice != WHY_CORRECT:
         if hidden:
             raise WrongAnswer("`why` is not the reason for the scale.")
-        raise WrongAnswer(f"`why` is {choice!r}. {WHY_MISCONCEPTIONS[choice]}")
+        raise WrongAnswer(f"`why` is {choice!r}. {WHY_MISCONCEPTIONS[choice]}",
+                          misconception=tag_of(WHY_MISCONCEPTIONS[choice]))
     correct("q^T k has standard deviation √d_k; dividing by √d_k brings it back to about 1.")
 
 
@@ -185,14 +186,14 @@ def _softmax_mistake(got, scores):
     s = np.asarray(scores, float)
     with np.errstate(all="ignore"):
         known = [
-            (s, "That forgot the softmax: these are the scores themselves. The softmax exponentiates each score "
-                "and divides by the sum of the exponentials, so the weights are positive and add up to 1."),
-            (s / s.sum(), "Linear normalisation (score / sum of scores) instead of exponentials: softmax "
-                          "divides e^(s_j) by the sum of the e^(s_i)."),
-            (np.exp(s), f"Forgot to normalise: these are the numerators e^(s_j). Divide each by their sum "
-                        f"({np.exp(s).sum():.3f}) so the weights add up to 1."),
-            (np.exp(-s) / np.exp(-s).sum(), "The signs are flipped: e^(-s_j) gives the *lowest* score the most "
-                                            "weight. Use e^(s_j)."),
+            (s, named("forgot-softmax", "That forgot the softmax: these are the scores themselves. The softmax exponentiates each score "
+                "and divides by the sum of the exponentials, so the weights are positive and add up to 1.")),
+            (s / s.sum(), named("softmax-linear", "Linear normalisation (score / sum of scores) instead of exponentials: softmax "
+                          "divides e^(s_j) by the sum of the e^(s_i).")),
+            (np.exp(s), named("softmax-not-normalised", f"Forgot to normalise: these are the numerators e^(s_j). Divide each by their sum "
+                        f"({np.exp(s).sum():.3f}) so the weights add up to 1.")),
+            (np.exp(-s) / np.exp(-s).sum(), named("softmax-flipped-signs", "The signs are flipped: e^(-s_j) gives the *lowest* score the most "
+                                            "weight. Use e^(s_j).")),
             (mha.softmax(s)[::-1], "The weights are in reverse order: keep weight j next to score j."),
             (np.sort(mha.softmax(s)), "The weights are sorted: keep weight j next to score j."),
         ]
@@ -200,7 +201,7 @@ def _softmax_mistake(got, scores):
         if close(got, wrong, WEIGHT_TOL):
             return message
     if close(np.asarray(got) / 100, mha.softmax(s), WEIGHT_TOL):
-        return "These are percentages: weights are fractions that add up to 1."
+        return named("weights-as-percentages", "These are percentages: weights are fractions that add up to 1.")
     return None
 
 
@@ -214,9 +215,9 @@ HIDDEN_SCORES = [
 ]
 
 
-_OVERFLOW = ("e^s overflows for scores this large (e^1000 is beyond any float; e^-1000 underflows to 0). "
+_OVERFLOW = (named("softmax-overflows", "e^s overflows for scores this large (e^1000 is beyond any float; e^-1000 underflows to 0). "
              "Subtract the largest score from every score before exponentiating: the softmax does not change, "
-             "and the largest exponent becomes e^0 = 1.")
+             "and the largest exponent becomes e^0 = 1."))
 
 
 def q2_3_softmax(softmax, hidden=False):
@@ -240,7 +241,8 @@ def q2_3_softmax(softmax, hidden=False):
             shape = got.shape if isinstance(got, np.ndarray) else type(got).__name__
             raise WrongAnswer(f"`{shown}` should return an array of {len(scores)} weights, one per score, got {shape}.")
         if not np.isfinite(got).all():
-            raise WrongAnswer(f"`{shown}` returned NaN or infinity: {_OVERFLOW if far else 'look for a division by zero.'}")
+            raise WrongAnswer(f"`{shown}` returned NaN or infinity: {_OVERFLOW if far else 'look for a division by zero.'}",
+                              misconception=tag_of(_OVERFLOW) if far else None)
         expected = mha.softmax(np.array(scores))
         if close(got, expected, WEIGHT_TOL):
             continue
@@ -286,12 +288,13 @@ def q2_3_winner(winner, hidden=False):
     if value == expected - 1:  # the 0-based index of the winner
         raise WrongAnswer(
             f"`winner` is {value}. If you meant the Python index {value}, note that here tokens are numbered "
-            f"1, 2, 3 as in the sheet. Token {value} itself has score {SCORES[value - 1]:g}."
+            f"1, 2, 3 as in the sheet. Token {value} itself has score {SCORES[value - 1]:g}.",
+            misconception="counted-from-0"
         )
     if 1 <= value <= len(SCORES):
         raise WrongAnswer(
             f"`winner` is {value}, whose score is {SCORES[value - 1]:g}. Softmax keeps the order of the "
-            "scores: the largest score gets the largest weight."
+            "scores: the largest score gets the largest weight.", misconception="softmax-reorders"
         )
     raise WrongAnswer(f"`winner` should be 1, 2 or 3 (the token's number, as in the sheet), got {value}.")
 
@@ -305,20 +308,20 @@ def q2_3_ratio(ratio, hidden=False):
         # Independently: the ratio depends only on the score gap, e^(s_3 - s_1).
         if not close(value, math.exp(SCORES[2] - SCORES[0]), RATIO_TOL):
             raise WrongAnswer("`ratio` is not how many times token 3's weight is token 1's.")
-        correct("The ratio depends only on the score gap.")
+        correct(named("ratio-misread", "The ratio depends only on the score gap."))
         return
     known = [
-        (SCORES[2] / SCORES[0], "That is the ratio of the *scores* (5/4). Softmax exponentiates, so the ratio of "
-                                "the weights is e^(s_3)/e^(s_1) = e^(s_3 - s_1)."),
-        (w[2] - w[0], "That is a difference of weights; 'by how much' here means how many times larger: w_3 / w_1."),
-        (SCORES[2] - SCORES[0], "That is the score gap s_3 - s_1. The weights' ratio is e raised to that gap."),
-        (w[0] / w[2], "Upside down: that is w_1 / w_3. Token 3 wins, so the ratio w_3 / w_1 is larger than 1."),
-        (w[2] / w[1], "That compares the winner with token 2, the smallest weight; compare it with token 1, the "
-                      "runner-up: w_3 / w_1."),
+        (SCORES[2] / SCORES[0], named("ratio-misread", "That is the ratio of the *scores* (5/4). Softmax exponentiates, so the ratio of "
+                                "the weights is e^(s_3)/e^(s_1) = e^(s_3 - s_1).")),
+        (w[2] - w[0], named("ratio-misread", "That is a difference of weights; 'by how much' here means how many times larger: w_3 / w_1.")),
+        (SCORES[2] - SCORES[0], named("ratio-misread", "That is the score gap s_3 - s_1. The weights' ratio is e raised to that gap.")),
+        (w[0] / w[2], named("ratio-misread", "Upside down: that is w_1 / w_3. Token 3 wins, so the ratio w_3 / w_1 is larger than 1.")),
+        (w[2] / w[1], named("ratio-misread", "That compares the winner with token 2, the smallest weight; compare it with token 1, the "
+                      "runner-up: w_3 / w_1.")),
     ]
     for wrong, message in known:
         if close(value, wrong, RATIO_TOL):
-            raise WrongAnswer(f"`ratio` is {value:g}. {message}")
+            raise WrongAnswer(f"`ratio` is {value:g}. {message}", misconception=tag_of(message))
     if not close(value, expected, RATIO_TOL):
         raise WrongAnswer(f"`ratio` is {value:g}: divide token 3's weight by token 1's.")
     correct(f"w_3/w_1 = e^(5-4) = e ≈ {expected:.3f}: a gap of 1 in the scores is a factor e in the weights.")

@@ -45,19 +45,21 @@ def q5_1_d_k_limit(value, hidden=False):
     if close(value, d_model, 1e-9):
         raise WrongAnswer(
             "That is d_model, the total width. The misconception: \"more heads means wider heads\". "
-            "The heads share the width, d_k = d_model / h, so d_k shrinks as h grows."
+            "The heads share the width, d_k = d_model / h, so d_k shrinks as h grows.", misconception="head-full-width"
         )
     if close(value, mha.head_dim(d_model, d_model // SWEET_SPOT_D_K), 1e-9):
         raise WrongAnswer(
             f"{SWEET_SPOT_D_K} is the sweet spot (h = {d_model // SWEET_SPOT_D_K}), not the limit. "
-            f"At the limit h = d_model = {d_model}: what is d_model / h?"
+            f"At the limit h = d_model = {d_model}: what is d_model / h?", misconception="heads-free"
         )
     if close(value, d_model * d_model, 1e-9):
-        raise WrongAnswer("That is d_model · h. The heads split the width: d_k = d_model / h.")
+        raise WrongAnswer("That is d_model · h. The heads split the width: d_k = d_model / h.",
+                          misconception="multiplied-by-h")
     if close(value, 1 / d_model, 1e-9):
         raise WrongAnswer(
             "That is 1 / d_model, the division turned upside down: each head does not get a fraction of one "
-            "number. d_k = d_model / h counts how many of the d_model numbers each head gets."
+            "number. d_k = d_model / h counts how many of the d_model numbers each head gets.",
+            misconception="ratio-misread"
         )
     raise WrongAnswer(f"Not quite. Use d_k = d_model / h with d_model = {d_model} and h = d_model.")
 
@@ -77,10 +79,11 @@ def q5_1_sweet_spot_heads(value, hidden=False):
     if close(value, d_model, 1e-9):
         raise WrongAnswer(
             "h = d_model is the misconception \"more heads is always better\": it leaves each head with "
-            f"d_k = 1. Which h gives d_k = {d_k}?"
+            f"d_k = 1. Which h gives d_k = {d_k}?", misconception="heads-free"
         )
     if close(value, d_k, 1e-9):
-        raise WrongAnswer(f"{d_k} is d_k, the width of one head. The question asks for h, the number of heads.")
+        raise WrongAnswer(f"{d_k} is d_k, the width of one head. The question asks for h, the number of heads.",
+                          misconception="heads-free")
     if close(value, d_model * d_k, 1e-9):
         raise WrongAnswer("That is d_model · d_k. Since d_k = d_model / h, solve for h.")
     raise WrongAnswer(f"Not quite. Since d_k = d_model / h, h = d_model / d_k with d_model = {d_model}, d_k = {d_k}.")
@@ -98,16 +101,17 @@ def q5_1_refutation(value, hidden=False):
     if value == "A":
         raise WrongAnswer(
             "A is the claim itself: \"more heads is always better\", \"heads are free\". Cost and parameters "
-            "do not grow with h, but something else shrinks: what happens to d_k?"
+            "do not grow with h, but something else shrinks: what happens to d_k?", misconception="heads-free"
         )
     if value == "B":
         raise WrongAnswer(
             "B is the misconception \"heads cost parameters\": Problem 4.1 shows the count is 4 d_model² "
-            "whatever h is. Each head's matrices are d_model × d_k, and d_k shrinks as h grows."
+            "whatever h is. Each head's matrices are d_model × d_k, and d_k shrinks as h grows.",
+            misconception="heads-cost-more"
         )
     raise WrongAnswer(
         "D is the misconception \"h heads make it h× slower\": Problem 3.1 shows the h and the 1/h cancel. "
-        "The price of more heads is elsewhere."
+        "The price of more heads is elsewhere.", misconception="heads-cost-more"
     )
 
 
@@ -147,20 +151,21 @@ def _diagnose_output(result, weights, values, where):
             raise WrongAnswer(
                 f"When {where}, every row is the plain average of the values. The misconception: "
                 "\"the weights never matter\". They stop mattering only when every value is the same; "
-                "in general row i is the sum over j of w_ij v_j."
+                "in general row i is the sum over j of w_ij v_j.", misconception="weights-never-matter"
             )
     if result.shape == (n_q, d_v):
         for j in range(n_k):
             if close(result, np.broadcast_to(values[j], (n_q, d_v)), 1e-6):
                 raise WrongAnswer(
                     f"When {where}, every row is the single value v_{j + 1}. That shortcut only holds when every "
-                    "value is the same: in general row i is the sum over j of w_ij v_j."
+                    "value is the same: in general row i is the sum over j of w_ij v_j.",
+                    misconception="weights-never-matter"
                 )
     if n_q == n_k and result.shape == (n_q, d_v) and close(result, weights.T @ values, 1e-6):
         raise WrongAnswer(
             f"When {where}, your sum runs over the queries (the columns of the weights) instead of the keys: "
             "weights transposed. Row i of the output is the sum over keys j of w_ij v_j, "
-            "using row i of the weights."
+            "using row i of the weights.", misconception="transposed"
         )
     if result.shape != (n_q, d_v):
         raise WrongAnswer(
@@ -223,16 +228,18 @@ def q5_2_power(value, hidden=False):
     if value == "A":
         raise WrongAnswer(
             "A is the misconception \"attention weights alone create new information\": with identical "
-            "values every weight pattern gives the same output, v."
+            "values every weight pattern gives the same output, v.", misconception="creates-information"
         )
     if value == "B":
         raise WrongAnswer(
             "B is the misconception \"the output can leave the range of the values\": the weights are "
-            "non-negative and each row sums to 1, so the output is a weighted average of the values."
+            "non-negative and each row sums to 1, so the output is a weighted average of the values.",
+            misconception="creates-information"
         )
     raise WrongAnswer(
         "D is the misconception \"more heads create variety\": with identical inputs every head sees "
-        "identical values too, so every head outputs its own constant and every position gets the same output."
+        "identical values too, so every head outputs its own constant and every position gets the same output.",
+        misconception="creates-information"
     )
 
 
@@ -263,16 +270,19 @@ def q5_3_score_shape(value, hidden=False):
     if value == expected[::-1]:
         raise WrongAnswer(
             "That is (n_k, n_q): transposed. Q_i has one row per query and K_i^T one column per key, "
-            "so the queries are the rows."
+            "so the queries are the rows.", misconception="transposed"
         )
     if value in ((N_Q, N_Q), (N_K, N_K)):
         raise WrongAnswer(
             "A square score matrix is the misconception \"cross-attention is still square\". "
-            "With n_k ≠ n_q, how many queries (rows) and how many keys (columns) are there?"
+            "With n_k ≠ n_q, how many queries (rows) and how many keys (columns) are there?",
+            misconception="cross-attention-square"
         )
     if value == q_shape:
-        raise WrongAnswer("That is the shape of Q_i (n_q × d_k). The scores Q_i K_i^T have one column per key.")
-    raise WrongAnswer("Not quite. Q_i is n_q × d_k and K_i is n_k × d_k: what is the shape of Q_i K_i^T?")
+        raise WrongAnswer("That is the shape of Q_i (n_q × d_k). The scores Q_i K_i^T have one column per key.",
+                          misconception="matrix-confused")
+    raise WrongAnswer("Not quite. Q_i is n_q × d_k and K_i is n_k × d_k: what is the shape of Q_i K_i^T?",
+                      misconception="matrix-confused")
 
 
 def q5_3_output_shape(value, hidden=False):
@@ -288,17 +298,20 @@ def q5_3_output_shape(value, hidden=False):
     if value[0] == N_K:
         raise WrongAnswer(
             "n_k rows is the misconception \"the output follows the keys\". The weights are n_q × n_k and "
-            "multiply V_i (n_k × d_v): the n_k axis is summed away, one output row per query remains."
+            "multiply V_i (n_k × d_v): the n_k axis is summed away, one output row per query remains.",
+            misconception="cross-attention-square"
         )
     if value == head_shape:
         raise WrongAnswer(
             "That is one head's output, n_q × d_v. The block concatenates the h heads and applies W^O: "
-            "how wide is the result?"
+            "how wide is the result?", misconception="one-head-for-all"
         )
     if value == expected[::-1]:
-        raise WrongAnswer("That is transposed: the output has one row per query token, each d_model wide.")
+        raise WrongAnswer("That is transposed: the output has one row per query token, each d_model wide.",
+                          misconception="transposed")
     if value == (N_Q, N_K):
-        raise WrongAnswer("That is the score matrix's shape. The output is the weights times V_i, then W^O.")
+        raise WrongAnswer("That is the score matrix's shape. The output is the weights times V_i, then W^O.",
+                          misconception="matrix-confused")
     raise WrongAnswer("Not quite. One row per query token: how many rows, and how wide is each row after W^O?")
 
 
@@ -314,14 +327,14 @@ def q5_3_unchanged(value, hidden=False):
     if value == "A":
         raise WrongAnswer(
             "A is the misconception \"cross-attention is still square\": nothing needs padding, the score "
-            "matrix is simply n_q × n_k."
+            "matrix is simply n_q × n_k.", misconception="cross-attention-square"
         )
     if value == "C":
         raise WrongAnswer(
             "C is the misconception \"the output follows the keys\": there is one output row per query, "
-            "n_q of them."
+            "n_q of them.", misconception="cross-attention-square"
         )
     raise WrongAnswer(
         "D is the misconception \"heads split the tokens\": every head sees every token; heads split the "
-        "width d_model into h slices of d_k."
+        "width d_model into h slices of d_k.", misconception="cross-attention-square"
     )

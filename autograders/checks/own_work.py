@@ -45,7 +45,7 @@ _TRANSPORT = ("autograders",)
 class NotOwnWork(WrongAnswer):
     """The answer calls the library it is asked to write; ``uses`` names what it used."""
 
-    misconception = "not written with numpy (calls mha_core)"
+    misconception = "not-own-work"  # its tag (autograders.checks.misconceptions)
     uses = None
 
 

@@ -2,10 +2,13 @@
 and ``report.html`` (score distribution per level, success rate per problem, how
 often each named misconception occurred, the submissions that could not be graded).
 
-A misconception is recognised in the message of a failed test cell (the checks in
-``autograders/checks/`` name it in their ``WrongAnswer``): :data:`MISCONCEPTIONS`
-maps phrases of those messages, the ``says`` of ``tests/fixtures/level*.py``, to
-a name. A failed test whose message names none counts as "other".
+A misconception is data: a check that recognises a wrong answer raises its
+``WrongAnswer`` with a tag (``autograders/checks/misconceptions.py``), and the failed
+test cell's error output carries it (its value's first line, ``[misconception: TAG]``,
+which the student never sees). The report counts tags and shows each one's name
+(:data:`MISCONCEPTIONS`); it never reads the message's phrases. A tag is whatever
+the notebook's output says, so anything a student could have written: only a known
+tag counts, anything else (no tag, an unknown or malformed one) is "other".
 
     python -m autograders report --course course --out course/reports
 """
@@ -20,79 +23,29 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..checks.misconceptions import NAMES
+
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 OTHER = "other (no named misconception)"
 
-# (name, phrases): a failed test's message containing any phrase (case-insensitive)
-# shows that misconception. Built from the fixtures' `says`; the first name that
-# matches wins, so the more specific come first.
-MISCONCEPTIONS = [
-    ("no answer yet", ("no answer yet", "not written yet")),
-    ("answer of the wrong kind (type or shape)", (
-        "should be a single number", "should be a shape", "should be one of", "should be a function",
-        "should be an array", "should be a whole number", "should be a 2-d shape", "should be a finite number")),
-    ("multiplied by h instead of dividing", ("multiplied instead of divided", "d_model · h", "(n, h·d_model)")),
-    ("split h by d_model (roles swapped)", ("swapped roles",)),
-    ("a head keeps the full width d_model", ("full width of a token", "does *not* keep the full width",
-                                             "more heads means wider heads")),
-    ("transposed shape", ("transposed", "rows and columns swapped")),
-    ("one head confused with all heads", (
-        "the full w^q", "for all heads together", "concatenation of all h heads", "belongs to one head",
-        "only one head's width", "one head only", "only one of the 8 heads", "one head's output")),
-    ("a matrix confused with another (weights, scores, projections)", (
-        "the shape of q_i", "that is w_i^q", "that is the weight matrix", "score matrix",
-        "shape of the block's output", "says nothing about the width")),
-    ("Q_i^T K_i instead of Q_i K_i^T", ("q_i^t k_i instead of q_i k_i^t",)),
-    ("heads summed or stacked instead of concatenated", (
-        "concatenated, not summed", "after summing the heads", "sized for summed heads", "heads stacked", "stacked")),
-    ("scaled by d_k instead of √d_k", ("divided by d_k instead of √d_k", "dividing by d_k over-shrinks", "instead of √d_k")),
-    ("no scaling by √d_k", ("no scaling",)),
-    ("scaled with d_model instead of d_k", ("used d_model instead of d_k",)),
-    ("multiplied by √d_k instead of dividing", ("multiplied by √d_k instead of dividing",)),
-    ("scaling confused with softmax's job", ("softmax's job", "a coincidence of this example")),
-    ("softmax as a linear normalisation", ("linear normalisation",)),
-    ("softmax not normalised", ("forgot to normalise",)),
-    ("softmax that overflows", ("overflows",)),
-    ("softmax with flipped signs", ("signs are flipped",)),
-    ("weights as percentages", ("percentages",)),
-    ("token numbers counted from 0", ("python index",)),
-    ("softmax reorders the scores", ("softmax keeps the order",)),
-    ("ratio of weights misread", ("ratio of the *scores*", "a difference of weights", "upside down",
-                                  "compares the winner with token 2", "the score gap")),
-    ("causal mask applied wrongly", ("causal mask",)),
-    ("forgot the softmax", ("forgot the softmax",)),
-    ("weighted sum of the keys, not the values", ("weighted sum of the keys", "instead of the keys")),
-    ("forgot W^O", ("forgot w^o",)),
-    ("counted biases", ("includes biases",)),
-    ("a formula of the example's numbers only", ("not numbers from the example", "returned 64")),
-    ("more heads cost more", ("h heads cost h times more", "h× slower", "heads cost parameters",
-                              "parameters grow with h", "narrow heads are h times cheaper")),
-    ("more heads are free or always better", ("heads are free", "more heads is always better", "the sweet spot",
-                                              "the width of one head")),
-    ("cross-attention is square (output follows the keys)", (
-        "cross-attention is still square", "the output follows the keys", "heads split the tokens")),
-    ("attention creates new information", ("create new information", "leave the range of the values",
-                                           "more heads create variety")),
-    ("the weights never matter", ("the weights never matter", "only holds when every value is the same")),
-    ("shared projections give different heads", ("shared projections still give different heads", "they average out",
-                                                 "distinct numbers, not distinct heads")),
-    ("a symptom taken for the cause", ("symptom, not the cause", "step a is right")),
-    ("heads split without the transpose (tokens and heads mixed)", ("tokens and heads mixed",)),
-    ("softmax over the wrong axis", ("softmax over the wrong axis",)),
-    ("causal mask the wrong way round or after the softmax", ("wrong way round", "applied after the softmax")),
-    ("per-head slices from rows instead of columns", ("rows instead of columns", "every h-th column")),
-    ("a leading batch dimension not handled", ("batch dimension",)),
-    ("the library called instead of written with numpy", ("with numpy: this is the point", "calls mha_core",
-                                                          "calls autograders")),
-    ("the student's function raised an error", ("raised",)),
-]
+MISCONCEPTIONS = NAMES  # tag: the name the report shows
+_TAG = re.compile(r"\[misconception: ([a-z0-9-]{1,40})\]")
 
 
-def misconception_of(message):
-    """The misconception that ``message`` (a failed test's output) names (the first of
-    :data:`MISCONCEPTIONS` that matches), or None."""
-    text = ANSI.sub("", message).lower()
-    return next((name for name, phrases in MISCONCEPTIONS if any(p.lower() in text for p in phrases)), None)
+def misconception_name(tag):
+    """The name the report shows for ``tag``, or None for a tag that is not a known one."""
+    return MISCONCEPTIONS.get(tag) if isinstance(tag, str) else None
+
+
+def tag_of_outputs(outputs):
+    """The misconception tag of a failed test cell's ``outputs``: the first line of the value of
+    its last error output, when it is exactly ``[misconception: TAG]`` with a known TAG; else None."""
+    errors = [o for o in outputs or [] if isinstance(o, dict) and o.get("output_type") == "error"]
+    value = errors[-1].get("evalue") if errors else None
+    if not isinstance(value, str):
+        return None
+    match = _TAG.fullmatch(value.split("\n", 1)[0])
+    return match[1] if match and match[1] in MISCONCEPTIONS else None
 
 
 # --- reading the course -------------------------------------------------------------
@@ -105,13 +58,14 @@ class Results:
     rows: list = field(default_factory=list)  # one dict per submission: student, assignment, status, reason, score, ...
     cells: dict = field(default_factory=dict)  # assignment -> [grade_id] of its graded cells, in notebook order
     messages: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> message of a failed test
+    tags: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> its misconception tag, or None
     failed: list = field(default_factory=list)  # [(student, assignment, reason)] from the last grading
 
     def misconception_counts(self):
-        """{name: number of failed tests naming it}, and {name: Counter of problems}."""
+        """{name: number of failed tests whose output carries its tag}, and {name: Counter of problems}."""
         counts, where = Counter(), defaultdict(Counter)
-        for (student, assignment, grade_id), message in self.messages.items():
-            name = misconception_of(message) or OTHER
+        for (student, assignment, grade_id) in self.messages:
+            name = misconception_name(self.tags.get((student, assignment, grade_id))) or OTHER
             counts[name] += 1
             where[name][problem_label(grade_id)] += 1
         return counts, where
@@ -191,6 +145,7 @@ def read_results(course, db_url=None):
                         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
                             if score is not None and score < meta.get("points", 0):
                                 results.messages[(student, assignment.name, grade_id)] = _failure_message(cell)
+                                results.tags[(student, assignment.name, grade_id)] = tag_of_outputs(cell.get("outputs"))
     # A submission that failed before nbgrader recorded it (a refused zip, a notebook
     # nbgrader rejects) has no gradebook row: it gets a row of its own all the same.
     known = {(r["student"], r["assignment"]) for r in results.rows}

@@ -1,0 +1,246 @@
+"""A misconception is data: checks raise WrongAnswer with a tag, the error output carries it,
+the report counts tags (never phrases of the message) and treats them as hostile input."""
+
+import contextlib
+import importlib
+import io
+import pickle
+
+import pytest
+
+from autograders.checks import feedback
+from autograders.checks.feedback import WrongAnswer, error_value, named
+from autograders.checks.misconceptions import NAMES
+from autograders.grading import report
+from tests.conftest import is_test_cell, level_notebooks, mistakes_for, nbgrader_meta, read
+
+# Which misconception each fixture mistake's ``says`` names: a phrase of it -> the name the report
+# shows (the first row that matches wins). This was the report's own phrase table; it stays here as
+# the test's independent reading of the fixtures.
+SAYS = [
+    ("no answer yet", ("no answer yet", "not written yet")),
+    ("answer of the wrong kind (type or shape)", (
+        "should be a single number", "should be a shape", "should be one of", "should be a function",
+        "should be an array", "should be a whole number", "should be a 2-d shape", "should be a finite number")),
+    ("multiplied by h instead of dividing", ("multiplied instead of divided", "d_model · h", "(n, h·d_model)")),
+    ("split h by d_model (roles swapped)", ("swapped roles",)),
+    ("a head keeps the full width d_model", ("full width of a token", "does *not* keep the full width",
+                                             "more heads means wider heads", "every head keeps the full width")),
+    ("transposed shape", ("transposed", "rows and columns swapped", "instead of the keys")),
+    ("one head confused with all heads", (
+        "the full w^q", "for all heads together", "concatenation of all h heads", "belongs to one head",
+        "only one head's width", "one head only", "only one of the 8 heads", "one head's output")),
+    ("Q_i^T K_i instead of Q_i K_i^T", ("q_i^t k_i instead of q_i k_i^t",)),
+    ("a matrix confused with another (weights, scores, projections)", (
+        "the shape of q_i", "that is w_i^q", "that is the weight matrix", "score matrix",
+        "shape of the block's output", "says nothing about the width", "softmax fixes the width")),
+    ("heads summed or stacked instead of concatenated", (
+        "concatenated, not summed", "after summing the heads", "sized for summed heads", "heads stacked", "stacked",
+        "the heads are summed")),
+    ("scaled by d_k instead of √d_k", ("divided by d_k instead of √d_k", "dividing by d_k over-shrinks", "instead of √d_k",
+                                       "divide by d_k to average")),
+    ("no scaling by √d_k", ("no scaling",)),
+    ("scaled with d_model instead of d_k", ("used d_model instead of d_k",)),
+    ("multiplied by √d_k instead of dividing", ("multiplied by √d_k instead of dividing",)),
+    ("scaling confused with softmax's job", ("softmax's job", "a coincidence of this example",
+                                             "scaling normalises the scores", "the scale is the number of heads")),
+    ("softmax as a linear normalisation", ("linear normalisation",)),
+    ("softmax not normalised", ("forgot to normalise",)),
+    ("softmax that overflows", ("overflows",)),
+    ("softmax with flipped signs", ("signs are flipped",)),
+    ("weights as percentages", ("percentages",)),
+    ("token numbers counted from 0", ("python index",)),
+    ("softmax reorders the scores", ("softmax keeps the order",)),
+    ("ratio of weights misread", ("ratio of the *scores*", "a difference of weights", "upside down",
+                                  "compares the winner with token 2", "the score gap")),
+    ("causal mask applied wrongly", ("causal mask applied wrongly", "causal mask wrongly")),
+    ("forgot the softmax", ("forgot the softmax",)),
+    ("weighted sum of the keys, not the values", ("weighted sum of the keys",)),
+    ("forgot W^O", ("forgot w^o",)),
+    ("counted biases", ("includes biases", "you counted biases")),
+    ("2 FLOPs per multiply-add (multiply-adds asked)", ("2 flops per multiply-add",)),
+    ("a formula of the example's numbers only", ("not numbers from the example", "returned 64")),
+    ("more heads cost more", ("h heads cost h times more", "h× slower", "heads cost parameters",
+                              "parameters grow with h", "narrow heads are h times cheaper")),
+    ("more heads are free or always better", ("heads are free", "more heads is always better", "the sweet spot",
+                                              "the width of one head")),
+    ("cross-attention is square (output follows the keys)", (
+        "cross-attention is still square", "the output follows the keys", "heads split the tokens")),
+    ("attention creates new information", ("create new information", "leave the range of the values",
+                                           "more heads create variety")),
+    ("the weights never matter", ("the weights never matter", "only holds when every value is the same")),
+    ("shared projections give different heads", ("shared projections still give different heads", "they average out",
+                                                 "distinct numbers, not distinct heads")),
+    ("a symptom taken for the cause", ("symptom, not the cause", "step a is right", "the wrong shape is the error")),
+    ("heads split without the transpose (tokens and heads mixed)", ("tokens and heads mixed",)),
+    ("softmax over the wrong axis", ("softmax over the wrong axis",)),
+    ("causal mask the wrong way round or after the softmax", ("wrong way round", "applied after the softmax")),
+    ("per-head slices from rows instead of columns", ("rows instead of columns", "every h-th column")),
+    ("a leading batch dimension not handled", ("batch dimension",)),
+    ("the library called instead of written with numpy", ("with numpy: this is the point", "calls mha_core",
+                                                          "calls autograders")),
+    ("the student's function raised an error", ("raised",)),
+]
+TAG_OF_NAME = {name: tag for tag, name in NAMES.items()}
+
+
+def expected_tag(says):
+    text = says.lower()
+    name = next((name for name, phrases in SAYS if any(p.lower() in text for p in phrases)), None)
+    return TAG_OF_NAME.get(name)
+
+
+def raised_by_graded_cells(path, replace):
+    """Run the graded cells of ``path`` in order (no kernel), answer cell ``replace[0]`` holding
+    ``replace[1]``; return {test grade_id: the WrongAnswer it raised} of the failed tests."""
+    namespace, raised = {}, {}
+    for cell in read(path).cells:
+        gid = nbgrader_meta(cell).get("grade_id")
+        if cell.cell_type != "code" or gid is None:
+            continue
+        source = replace[1] if gid == replace[0] else cell.source
+        if not is_test_cell(cell):
+            exec(source, namespace)
+            continue
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(source, namespace)
+        except WrongAnswer as wrong:
+            raised[gid] = wrong
+    return raised
+
+
+CASES = [pytest.param(path, mistake, id=f"{path.stem}-{index:02d}-{mistake.cell}")
+         for path in level_notebooks() for index, mistake in enumerate(mistakes_for(path))]
+
+
+def test_every_fixture_mistake_says_a_known_misconception():
+    unnamed = sorted({m.says for n in range(1, 6) for m in importlib.import_module(f"tests.fixtures.level{n}").MISTAKES
+                      if expected_tag(m.says) is None})
+    assert not unnamed, f"no misconception for these fixtures' `says`: {unnamed}"
+
+
+@pytest.mark.parametrize("path, mistake", CASES)
+def test_every_fixture_mistake_carries_the_tag_the_report_expects(path, mistake):
+    raised = raised_by_graded_cells(path, (mistake.cell, mistake.code))
+    tags = {gid: raised[gid].misconception for gid in mistake.fails if gid in raised}
+    expected = expected_tag(mistake.says)
+    assert expected in tags.values(), f"{mistake.says!r}: expected tag {expected!r}, the failed tests carry {tags}"
+    name = report.misconception_name(expected)
+    assert name == NAMES[expected]
+    # ... through the error output the notebook records (its value, never shown to the student)
+    gid = next(g for g, t in tags.items() if t == expected)
+    output = {"output_type": "error", "ename": "WrongAnswer", "evalue": error_value(raised[gid]),
+              "traceback": [feedback.shown(raised[gid])]}
+    assert report.tag_of_outputs([output]) == expected
+    assert "[misconception:" not in "".join(output["traceback"])
+
+
+# --- WrongAnswer and its tag ------------------------------------------------------------------
+
+
+def test_the_form_helpers_tag_no_answer_and_the_wrong_kind():
+    def tag(fn, *args):
+        with pytest.raises(WrongAnswer) as caught:
+            fn(*args)
+        return caught.value.misconception
+
+    assert tag(feedback.as_number, "x", None) == "no-answer"
+    assert tag(feedback.as_number, "x", "3") == "wrong-kind"
+    assert tag(feedback.as_shape, "s", (1.5, 2)) == "wrong-kind"
+    assert tag(feedback.as_choice, "c", "Z", ["A", "B"]) == "wrong-kind"
+    assert tag(feedback.call, "f", lambda: 1 / 0) == "raised"
+
+    def blank():
+        raise NotImplementedError()
+
+    assert tag(feedback.call, "f", blank) == "no-answer"
+    assert WrongAnswer("plain").misconception is None
+
+
+def test_a_tag_is_known_or_refused_where_it_is_raised():
+    assert WrongAnswer("m", misconception="transposed").misconception == "transposed"
+    assert WrongAnswer(named("transposed", "That is transposed.")).misconception == "transposed"
+    with pytest.raises(ValueError, match="misconception"):
+        WrongAnswer("m", misconception="transposd")
+    with pytest.raises(ValueError, match="tag"):
+        named("no-such-tag", "text")
+
+
+def test_the_tag_survives_pickle_and_is_the_first_line_of_the_error_value():
+    wrong = pickle.loads(pickle.dumps(WrongAnswer("That is transposed.", misconception="transposed")))
+    assert wrong.misconception == "transposed" and str(wrong) == "That is transposed."
+    assert error_value(wrong).split("\n") == ["[misconception: transposed]", "That is transposed."]
+    assert error_value(WrongAnswer("no tag")) == "no tag"
+
+
+def test_two_flops_is_a_misconception_of_its_own():
+    from autograders.checks import level3
+
+    with pytest.raises(WrongAnswer) as caught:
+        level3.q3_1_attention_cost(lambda d, h, n: 2 * 2 * n * n * d)
+    assert caught.value.misconception == "two-flops"
+    assert "2 FLOPs" in report.misconception_name("two-flops")
+
+
+def test_short_tracebacks_writes_the_tag_into_the_error_value_and_shows_the_message_alone():
+    shell_mod = pytest.importorskip("IPython.core.interactiveshell")
+    shell = shell_mod.InteractiveShell.instance()
+    shown = []
+    shell._showtraceback = lambda etype, evalue, stb: shown.append((etype.__name__, str(evalue), stb))
+    import builtins
+
+    builtins.get_ipython = lambda: shell
+    try:
+        feedback.short_tracebacks()
+        shell.run_cell("from autograders.checks.feedback import WrongAnswer\n"
+                       "raise WrongAnswer('That is transposed.', misconception='transposed')")
+    finally:
+        del builtins.get_ipython
+        shell.set_custom_exc((), None)
+    (ename, evalue, stb), = shown
+    assert ename == "WrongAnswer" and evalue.split("\n")[0] == "[misconception: transposed]"
+    assert not any("misconception" in line for line in stb) and "That is transposed." in "".join(stb)
+
+
+# --- the report: tags counted, hostile tags are "other" --------------------------------------------
+
+
+def _error(evalue, ename="WrongAnswer"):
+    return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": ["shown"]}
+
+
+@pytest.mark.parametrize("outputs", [
+    [_error("[misconception: no-such-tag]\nmessage")],  # unknown
+    [_error("[misconception: Transposed]\nmessage")],  # not the exact tag
+    [_error("message\n[misconception: transposed]")],  # not the first line
+    [_error(" [misconception: transposed]")],  # not exactly the line
+    [_error("[misconception: transposed] and more")],
+    [_error("[misconception: " + "a" * 5000 + "]")],
+    [{"output_type": "stream", "name": "stdout", "text": "[misconception: transposed]\n"}],  # printed
+    [_error(["[misconception: transposed]"])],  # not a string
+    [_error(None)],
+    [],
+    None,
+    ["not an output"],
+])
+def test_a_tag_the_report_does_not_know_is_other(outputs):
+    assert report.tag_of_outputs(outputs) is None
+
+
+def test_the_last_error_output_is_the_one_read():
+    outputs = [_error("[misconception: transposed]\nfirst"), _error("[misconception: forgot-w-o]\nlast")]
+    assert report.tag_of_outputs(outputs) == "forgot-w-o"
+
+
+def test_misconception_counts_count_tags_and_show_their_names():
+    results = report.Results()
+    tags = ["transposed", "transposed", "two-flops", None, "<script>"]
+    for i, tag in enumerate(tags):
+        key = (f"s{i}", "level1_recognition", "q1_1_head_dim_test")
+        results.messages[key] = "a message that says 'transposed' and 'forgot W^O' in words"
+        results.tags[key] = tag
+    counts, where = results.misconception_counts()
+    assert counts == {NAMES["transposed"]: 2, NAMES["two-flops"]: 1, report.OTHER: 2}
+    assert where[NAMES["transposed"]] == {"1.1 head_dim": 2}
+    assert report.misconception_name("<script>") is None and report.misconception_name(None) is None
