@@ -62,7 +62,8 @@ def test_practice_has_no_solutions_or_hidden_tests(path, practice):
                 assert cell.source.lstrip().startswith("def "), gid
                 assert "# YOUR CODE HERE\nraise NotImplementedError()" in cell.source.replace("    ", ""), gid
         elif cell.cell_type == "markdown" and nbgrader_meta(cell).get("solution"):
-            assert cell.source == "YOUR ANSWER HERE", gid
+            header = source[gid].source.split("\n")[0]  # kept: Validate shows it for a blank answer
+            assert header.startswith("**Written answer, Problem ") and cell.source == f"{header}\n\nYOUR ANSWER HERE", gid
 
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
@@ -529,8 +530,64 @@ def test_formgrader_shows_the_rubric(small_course):
 def test_feedback_never_shows_the_rubric(small_course, kind, student):
     html = small_course["feedback"][(kind, student)]
     answer = next(c.source for c in read(LEVEL1).cells if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
-    assert answer.split("\n")[0][:40] in html, "the feedback should show the written answer"
+    assert code_solution(answer).split("\n")[0][:40] in html, "the feedback should show the written answer"
+    assert "Written answer, Problem 1.2" in html, "and the line naming its problem"
     assert RUBRIC_MARK not in html and "Rubric 1.2" not in html and FORGED not in html
+
+
+# --- Validate names the problem of each written answer left blank -------------------------
+
+WRITTEN_NAMED = re.compile(r"^\*\*Written answer, Problem (\d+\.\d+):\*\*\n\nYOUR ANSWER HERE$")
+
+
+def written_problems(nb):
+    """{grade_id: "2.2"} of the written answers (markdown cells graded by hand) of ``nb``."""
+    return {nbgrader_meta(c)["grade_id"]: ".".join(re.match(r"q(\d+)_(\d+)_", nbgrader_meta(c)["grade_id"]).groups())
+            for c in nb.cells if c.cell_type == "markdown" and nbgrader_meta(c).get("solution") and nbgrader_meta(c).get("grade")}
+
+
+def release_like(nb):
+    """The release of the source notebook ``nb`` as nbgrader's generate_assignment makes it (the
+    course's preprocessors in order, in process), without the gradebook (SaveCells)."""
+    from autograders.editions.preprocessors import release_preprocessors
+
+    nb, resources = editions.graded_notebook(nb), {}
+    for preprocessor in release_preprocessors():
+        if preprocessor.__name__ != "SaveCells":
+            nb, resources = preprocessor().preprocess(nb, resources)
+    return nb
+
+
+@pytest.mark.parametrize("edition", ["practice", "release"])
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_validate_names_the_problem_of_each_blank_written_answer(path, edition, tmp_path):
+    """nbgrader's Validator (its checksum test of answer cells; the notebook not run) lists each
+    written answer left blank with the cell's text, which names its problem."""
+    from nbgrader.preprocessors import ClearOutput
+    from nbgrader.validator import Validator
+
+    built = editions.practice_notebook(read(path)) if edition == "practice" else release_like(read(path))
+    expected = written_problems(read(path))
+    assert expected, f"{path.stem}: no written answers"
+    target = tmp_path / path.name
+    nbformat.write(built, str(target))
+    failed = Validator(preprocessors=[ClearOutput]).validate(str(target)).get("failed", [])
+    named = [WRITTEN_NAMED.match(cell["source"]) for cell in failed]
+    assert sorted(m[1] for m in named if m) == sorted(expected.values()), [cell["source"][:80] for cell in failed]
+    assert all(cell["raw_error"] == "You did not provide a response." for cell, m in zip(failed, named) if m)
+
+
+def test_nbgrader_validate_of_the_blank_release_names_the_written_problem(small_course):
+    """The command a student's Validate button runs, on Level 1's release left blank: the written
+    answer's block starts with its problem, then nbgrader's "You did not provide a response."."""
+    run = editions.nbgrader(small_course["root"], "validate", str(small_course["released"]), check=False, capture=True)
+    output = run.stdout + run.stderr
+    blocks = output.split("The following cell failed:")[1:]
+    assert blocks, output[-3000:]
+    for problem in written_problems(read(LEVEL1)).values():
+        mine = [b for b in blocks if b.lstrip().startswith(f"**Written answer, Problem {problem}:**")]
+        assert len(mine) == 1, output[-3000:]
+        assert "YOUR ANSWER HERE" in mine[0] and "You did not provide a response." in mine[0]
 
 
 def test_release_checks_only_the_form_of_a_choice(small_course):

@@ -133,8 +133,8 @@ def test_nbgrader_metadata(path):
                 problems.append(f"{cell.id}: a worked solution must not be an nbgrader cell")
             if not SOLUTION_HEADING.match(cell.source):
                 problems.append(f"{cell.id}: a worked solution starts with **Solution <level>.<problem>**")
-        elif "BEGIN SOLUTION" in cell.source and not is_answer_cell(cell):
-            problems.append(f"{cell.id}: a solution region outside an answer cell")
+        elif "BEGIN SOLUTION" in cell.source and not (is_answer_cell(cell) or nbgrader_meta(cell).get("solution")):
+            problems.append(f"{cell.id}: a solution region outside an answer cell or a written answer")
     assert not problems, "\n".join(problems)
 
 

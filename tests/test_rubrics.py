@@ -120,3 +120,94 @@ def test_a_good_rubric_passes():
 def test_a_bad_rubric_is_named(source, tags, gid, max_points, says):
     problems = rubric_problems(_rubric(source, tags), gid, max_points)
     assert any(says in p for p in problems), problems
+
+
+# --- each written answer names its problem, and asks for more than a choice says ------------
+
+WRITTEN_HEADER = "**Written answer, Problem {problem}:**"
+
+
+def written_answer_problems(cell):
+    """What is wrong with the written answer ``cell``'s layout: its first line names its problem,
+    outside the one solution region that holds the model answer (the release keeps that line, so
+    nbgrader's Validate, which shows an unanswered cell's text, says which problem is unanswered)."""
+    gid = nbgrader_meta(cell)["grade_id"]
+    problem = ".".join(re.match(r"q(\d+)_(\d+)_", gid).groups())
+    lines = cell.source.split("\n")
+    problems = []
+    if lines[0] != WRITTEN_HEADER.format(problem=problem):
+        problems.append(f"{gid}: its first line should be {WRITTEN_HEADER.format(problem=problem)!r}, got {lines[0]!r}")
+    begin = [i for i, line in enumerate(lines) if line.strip() == "### BEGIN SOLUTION"]
+    end = [i for i, line in enumerate(lines) if line.strip() == "### END SOLUTION"]
+    if len(begin) != 1 or len(end) != 1 or not 0 < begin[0] < end[0]:
+        problems.append(f"{gid}: one ### BEGIN SOLUTION ... ### END SOLUTION region after the first line")
+    elif not any(line.strip() for line in lines[begin[0] + 1 : end[0]]):
+        problems.append(f"{gid}: the solution region holds the model answer")
+    elif any(line.strip() for line in lines[1 : begin[0]] + lines[end[0] + 1 :]):
+        problems.append(f"{gid}: nothing but the first line outside the solution region")
+    return problems
+
+
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_every_written_answer_names_its_problem_outside_the_solution(path):
+    problems = [p for cell in read(path).cells if is_written_answer(cell) for p in written_answer_problems(cell)]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_written_answer_without_its_header_is_named():
+    import nbformat
+
+    meta = {"nbgrader": {"grade_id": "q2_2_explain", "solution": True, "grade": True, "points": 2}}
+    good = "**Written answer, Problem 2.2:**\n\n### BEGIN SOLUTION\nThe variance is d_k.\n### END SOLUTION"
+    assert written_answer_problems(nbformat.v4.new_markdown_cell(good, metadata=meta)) == []
+    for bad, says in (("The variance is d_k.", "first line"), (good.replace("2.2:", "2.3:"), "first line"),
+                      (good.replace("### END SOLUTION", ""), "one ### BEGIN"),
+                      (good.replace("The variance is d_k.", ""), "model answer"),
+                      (good + "\nMore.", "nothing but")):
+        found = written_answer_problems(nbformat.v4.new_markdown_cell(bad, metadata=meta))
+        assert any(says in p for p in found), (bad, found)
+
+
+ASKS_FOR_MORE = re.compile(r"\b(derive|show|give|evaluate|example|how many|prove|proof|write|compute|name one)\b", re.I)
+
+
+def prompt_parts(path):
+    """{problem: (its prompt, whether it asks for a labelled choice, whether it has a written answer)}."""
+    found, problem = {}, None
+    for cell in read(path).cells:
+        match = re.match(r"### Problem (\d+\.\d+)", cell.source)
+        if cell.cell_type == "markdown" and match:
+            problem = match[1]
+            found[problem] = [cell.source, False, False]
+        gid = nbgrader_meta(cell).get("grade_id", "")
+        if problem and gid.startswith("q" + problem.replace(".", "_") + "_"):
+            if cell.cell_type == "code" and nbgrader_meta(cell).get("solution") and "one letter" in cell.source.split("\n")[0]:
+                found[problem][1] = True
+            if is_written_answer(cell):
+                found[problem][2] = True
+    return found
+
+
+def written_part(prompt):
+    """The prompt's list item or paragraph that asks for the written answer."""
+    parts = re.split(r"\n\s*\n|\n(?=\s*(?:\d+\.|\*\*\([a-z]\)\*\*) )", prompt)
+    return next((p for p in parts if "*Written" in p or "written-answer cell" in p), None)
+
+
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_a_written_part_after_a_choice_asks_for_more_than_the_option_says(path):
+    """Where a problem asks for a labelled choice and a written answer, the written part asks for a
+    derivation, a number or an example (something no option already says), not only 'explain why'."""
+    problems = []
+    for problem, (prompt, choice, written) in prompt_parts(path).items():
+        part = written_part(prompt) if written else None
+        if written and part is None:
+            problems.append(f"Problem {problem}: the prompt does not say what the written answer is")
+        elif choice and written and not ASKS_FOR_MORE.search(part):
+            problems.append(f"Problem {problem}: its written part only asks to explain the choice: {part[:120]!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_explain_alone_is_not_more_than_a_choice():
+    assert not ASKS_FOR_MORE.search("3. *Written answer*: explain why the chosen option is right.")
+    assert ASKS_FOR_MORE.search("4. *Written*: derive the variance, then give the three sizes.")
