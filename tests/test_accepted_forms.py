@@ -275,7 +275,8 @@ def test_a_hidden_check_never_gives_the_answer_away(check, wrong, secrets):
 @pytest.mark.parametrize("hidden", [False, True])
 def test_two_flops_per_multiply_add_is_named_and_loses_the_point(hidden):
     message = rejects(level3.q3_1_attention_cost, lambda d, h, n: 2 * cost_loop(d, h, n),
-                      "You counted 2 FLOPs per multiply-add", "this problem counts multiply-adds", hidden=hidden)
+                      "You counted 2 FLOPs per multiply-add", "this problem counts multiply-adds", "as its prompt says",
+                      hidden=hidden)
     assert f"{COST_8:,}" not in message and str(COST_8) not in message
 
 
@@ -284,9 +285,217 @@ def test_two_flops_with_a_known_misconception_names_both():
             "h heads cost h times more")
 
 
-def test_counting_biases_is_named():
-    rejects(level4.q4_1_params_512, params_loop(512, 8) + 4 * 512, "includes biases")
-    rejects(level4.q4_1_parameter_count, lambda d, h: params_loop(d, h) + 4 * d, "includes biases")
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_counting_biases_is_named_as_a_convention_and_loses_the_point(hidden):
+    """Biases on every projection (d_model² + d_model each, PyTorch's default) are a legitimate
+    convention: named, visible and hidden alike, and wrong because 4.1's prompt says weights only."""
+    with_biases = lambda d, h: 4 * (d * d + d)  # noqa: E731
+    for check, value in ((level4.q4_1_params_512, with_biases(512, 8)), (level4.q4_1_parameter_count, with_biases)):
+        message = rejects(check, value, "You counted biases", "weights only", "as its prompt says", hidden=hidden)
+        right = params_loop(512, 8)
+        assert f"{right:,}" not in message and str(right) not in message, message
+
+
+CONVENTIONS = {
+    # problem: (phrases its prompt must hold, the check of the answer the convention changes)
+    "3.1": (["**multiply-adds**", "not as 2 FLOPs"], "q3_1_attention_cost"),
+    "4.1": (["ignore biases", "without biases", "Weights only"], "q4_1_parameter_count"),
+}
+
+
+@pytest.mark.parametrize("problem", sorted(CONVENTIONS))
+def test_the_prompt_fixes_the_convention_its_check_names(problem):
+    phrases, gid = CONVENTIONS[problem]
+    prompt = " ".join(PROMPTS[problem].split())  # the prompt's words, whatever its line breaks
+    missing = [p for p in phrases if p not in prompt]
+    assert not missing, f"Problem {problem}'s prompt should say {missing}"
+    assert gid in ACCEPTED
+
+
+# --- what the hidden tests try, the prompt says --------------------------------------
+
+
+def _prompts_and_answers():
+    """({"2.3": prompt text}, {grade_id: (problem, the answer cell's source)}) of the level notebooks."""
+    import nbformat
+
+    from tests.conftest import NOTEBOOKS, is_answer_cell, is_test_cell
+
+    prompts, answers, hidden = {}, {}, set()
+    for path in sorted(NOTEBOOKS.glob("level*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            match = re.match(r"### Problem (\d+\.\d+)", cell.source)
+            if cell.cell_type == "markdown" and match:
+                prompts[match[1]] = cell.source
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+            problem = ".".join(re.match(r"q(\d+)_(\d+)_", gid).groups()) if re.match(r"q\d+_\d+_", gid) else None
+            if is_answer_cell(cell):
+                answers[gid] = (problem, cell.source)
+            elif is_test_cell(cell) and "BEGIN HIDDEN TESTS" in cell.source:
+                hidden.add(gid.removesuffix("_test"))
+    return prompts, answers, hidden
+
+
+PROMPTS, ANSWERS, HIDDEN_TESTED = _prompts_and_answers()
+
+LETTER = ["the same letter"]
+# What each answer's hidden test tries beyond the visible one, as its prompt words it. An empty
+# list: the hidden test only recomputes the same answer independently (nothing new is tried).
+HIDDEN_TRIALS = {
+    "q1_1_head_dim": ["other widths and numbers of heads", "$h = 1$", "$h = d_{\\text{model}}$"],
+    "q1_1_d_k": ["exact, not rounded"],
+    "q1_2_output_shape": ["real block run on 6 tokens"],
+    "q1_2_why": LETTER,
+    "q2_1_wq_shape": ["real forward pass"],
+    "q2_1_q_shape": ["real forward pass"],
+    "q2_1_scores_shape": ["real forward pass"],
+    "q2_1_head_shape": ["real forward pass"],
+    "q2_2_scaled_score": ["the library's own attention"],
+    "q2_2_why": LETTER,
+    "q2_3_softmax": ["large scores", "other lengths (one to four", "equal and negative scores", "underflows"],
+    "q2_3_weights": ["recomputes them independently", "add up to 1"],
+    "q2_3_winner": ["the same number"],
+    "q2_3_ratio": ["recomputes it from the scores"],
+    "q3_1_claim": LETTER,
+    "q3_1_attention_cost": ["other $d_{\\text{model}}$, $h$ and $n$", "$h = 1$", "$h = d_{\\text{model}}$",
+                            "real forward", "does not change with $h$"],
+    "q3_1_cost_ratio": ["real forward passes"],
+    "q3_2_wrong_step": LETTER,
+    "q3_2_concat_shape": ["real forward pass"],
+    "q3_2_wo_shape": ["real forward pass"],
+    "q3_3_shared_outcome": LETTER,
+    "q3_3_count_distinct_heads": ["1 to 8 heads", "not next to each other"],
+    "q4_1_parameter_count": ["other $d_{\\text{model}}$ and $h$", "$h = 1$", "$h = d_{\\text{model}}$",
+                             "count matrix by matrix", "does not change with $h$"],
+    "q4_1_params_512": [],
+    "q4_2_scaled_scores": [],
+    "q4_2_weights": [],
+    "q4_2_output": [],
+    "q4_3_multi_head_attention": ["batch dimension", "other shapes", "`causal` on and off"],
+    "q5_1_d_k_limit": ["real block with $h = d_{\\text{model}}$"],
+    "q5_1_sweet_spot_heads": ["divides 512"],
+    "q5_1_refutation": LETTER,
+    "q5_2_attention_output": ["non-square weights", "from 1 to 5", "one-hot"],
+    "q5_2_power": LETTER,
+    "q5_3_score_shape": ["real cross-attention pass"],
+    "q5_3_output_shape": ["real cross-attention pass"],
+    "q5_3_unchanged": LETTER,
+}
+
+
+def test_every_hidden_test_has_its_trials_listed():
+    assert set(HIDDEN_TRIALS) == HIDDEN_TESTED, (
+        f"hidden tests without a row: {sorted(HIDDEN_TESTED - set(HIDDEN_TRIALS))}; "
+        f"rows without a hidden test: {sorted(set(HIDDEN_TRIALS) - HIDDEN_TESTED)}")
+
+
+@pytest.mark.parametrize("gid", sorted(HIDDEN_TRIALS))
+def test_the_prompt_announces_what_the_hidden_test_tries(gid):
+    problem, _ = ANSWERS[gid]
+    prompt = " ".join(PROMPTS[problem].split())  # the prompt's words, whatever its line breaks
+    missing = [phrase for phrase in HIDDEN_TRIALS[gid] if phrase not in prompt]
+    assert not missing, f"Problem {problem}'s prompt does not say what {gid}'s hidden test tries: {missing}"
+
+
+@pytest.mark.parametrize(
+    "gid, cases, visible",
+    [
+        ("q1_1_head_dim", [(d, h) for d, h in level1.HIDDEN_SIZES], (768, 12)),
+        ("q3_1_attention_cost", [(d, h) for d, h, _ in level3.HIDDEN_COST_CASES], (512, 8)),
+        ("q4_1_parameter_count", level4.PARAM_CASES, (512, 8)),
+    ],
+)
+def test_the_hidden_sizes_are_the_ones_announced(gid, cases, visible):
+    """Read off the checks' own case lists: h = 1, h = d_model and other widths, each tried only if announced."""
+    announced = HIDDEN_TRIALS[gid]
+    if any(h == 1 for _, h in cases):
+        assert "$h = 1$" in announced
+    if any(h == d for d, h in cases):
+        assert "$h = d_{\\text{model}}$" in announced
+    if any(d != visible[0] for d, _ in cases):
+        assert any(phrase.startswith("other") for phrase in announced)
+
+
+def test_the_hidden_softmax_scores_are_the_ones_announced():
+    lengths = {len(s) for s in level2.HIDDEN_SCORES}
+    assert lengths == set(range(1, 5)), "the prompt says one to four scores"
+    assert any(max(s) >= 1000 for s in level2.HIDDEN_SCORES) and any(max(s) <= -1000 for s in level2.HIDDEN_SCORES)
+
+
+def test_the_hidden_batches_are_announced():
+    assert any(case[0] is not None for case in level4.MHA_HIDDEN_CASES)
+    assert "batch dimension" in HIDDEN_TRIALS["q4_3_multi_head_attention"]
+
+
+# --- a precision wherever a number is asked ---------------------------------------------
+
+PRECISION = re.compile(r"exact|decimals|whole number|difference of|\$10\^\{-\d+\}\$")
+
+
+def _blocks(prompt):
+    """The prompt's paragraphs and list items."""
+    return [b for b in re.split(r"\n\s*\n|\n(?=\s*(?:\d+\.|-|\*\*\([a-z]\)\*\*) )", prompt) if b.strip()]
+
+
+def _named(source):
+    """The name an answer cell sets (``x = None``) or defines (``def f(...)``)."""
+    match = re.match(r"\s*def (\w+)\(|(\w+) = None", source)
+    return match[1] or match[2]
+
+
+@pytest.mark.parametrize("gid", sorted(g for g, (_, s) in ANSWERS.items() if "one letter" not in s.split("\n")[0]))
+def test_the_prompt_states_a_precision_wherever_a_number_is_asked(gid):
+    """Where a number, a shape, an array or a function's value is asked, its placeholder or its item in
+    the prompt (or the prompt's lead-in to all its answers, or its 'Return ...' line) says how exact."""
+    problem, source = ANSWERS[gid]
+    name = _named(source)
+    blocks = [b for b in _blocks(PROMPTS[problem])
+              if f"`{name}`" in b or f"`{name}(" in b or b.lstrip().startswith("Return") or "answers, each" in b]
+    said = [source.split("\n")[0], *blocks]
+    assert any(PRECISION.search(text) for text in said), (
+        f"{gid}: neither its placeholder nor its item in Problem {problem}'s prompt states a precision "
+        f"(exact, a whole number, to N decimals, a tolerance)")
+
+
+def test_a_number_without_a_precision_is_caught():
+    assert not PRECISION.search("2. `params_512`: the count for $d_{\\text{model}} = 512$.")
+    for said in ("an exact whole number", "to 4 decimals", "right to $10^{-6}$ of its largest entry"):
+        assert PRECISION.search(said), said
+
+
+# --- the visible and hidden checks: the same tolerances -------------------------------
+
+
+def _near(value, delta):
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return (np.asarray(value, dtype=float) + delta).tolist()
+    return float(value) + delta
+
+
+NEAR = [c for c, (_, forms) in ACCEPTED.items() if not callable(forms[0]) and not isinstance(forms[0], str)
+        and "shape" not in c]
+
+
+@pytest.mark.parametrize("cell", NEAR)
+def test_the_hidden_check_accepts_exactly_what_the_visible_one_does_near_the_answer(cell, capsys):
+    """A value off by 10^-9 ... 0.4 (each entry, both ways) is accepted by both checks or by neither."""
+    check, forms = ACCEPTED[cell]
+    differ = []
+    for delta in (1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 4e-4, 9e-4, 2e-3, 4e-3, 6e-3, 1e-2, 0.04, 0.4):
+        for sign in (1, -1):
+            value = _near(forms[0], sign * delta)
+            verdicts = []
+            for hidden in (False, True):
+                try:
+                    check(value, hidden=hidden)
+                    verdicts.append(True)
+                except WrongAnswer:
+                    verdicts.append(False)
+            if verdicts[0] != verdicts[1]:
+                differ.append(f"{sign * delta:+g}: visible {'accepts' if verdicts[0] else 'rejects'}, "
+                              f"hidden {'accepts' if verdicts[1] else 'rejects'}")
+    capsys.readouterr()
+    assert not differ, f"{cell}: " + "; ".join(differ)
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,7 @@ def test_parameter_count_accepts(fn, capsys):
         (lambda d, h: 4 * h * d * d, "parameters grow with h"),
         (lambda d, h: 4 * d * (d // h), "one head only"),
         (lambda d, h: 3 * d * (d // h) + d * d, "projections of one head only"),
-        (lambda d, h: 4 * d * d + 4 * d, "includes biases"),
+        (lambda d, h: 4 * d * d + 4 * d, "You counted biases"),
         (lambda d, h: 4 * d, "square it"),
         (lambda d, h: d * d, "single d_model×d_model matrix"),
         (lambda d, h: 12345, "not the count"),
@@ -71,6 +71,24 @@ def test_parameter_count_hidden_catches_hard_coded_and_h_dependent_answers():
     _rejects(check.q4_1_parameter_count, grows_after_8, "d_model=512, h=16", hidden=True)
 
 
+def test_parameter_count_hidden_names_the_bias_convention_at_every_size():
+    """Counting biases is PyTorch's convention: named at d_model = 512 and at the hidden sizes alike,
+    never answered with the right count."""
+    with_biases = lambda d_model, h: 4 * (d_model * d_model + d_model)  # noqa: E731 (a bias vector per projection)
+    message = _rejects(check.q4_1_parameter_count, with_biases, "You counted biases", "weights only", hidden=True)
+    assert "1,048,576" not in message and "1048576" not in message
+    biased_elsewhere = lambda d_model, h: 4 * d_model**2 + (4 * d_model if d_model != 512 else 0)  # noqa: E731
+    check.q4_1_parameter_count(biased_elsewhere)  # right at the visible size
+    first_hidden = next((d, h) for d, h in check.PARAM_CASES if d != 512)
+    _rejects(check.q4_1_parameter_count, biased_elsewhere, f"parameter_count({first_hidden[0]}, {first_hidden[1]})",
+             "You counted biases", hidden=True)
+
+
+def test_parameter_count_hidden_wrong_at_the_example_never_claims_it_right_there():
+    message = _rejects(check.q4_1_parameter_count, lambda d, h: 3 * d * d, hidden=True)
+    assert "right count for d_model=512, h=8" not in message, message
+
+
 @pytest.mark.parametrize("value", [1_048_576, 1048576.0, np.int64(1_048_576), 4 * 512**2])
 def test_params_512_accepts(value, capsys):
     _accepts(check.q4_1_params_512, value, capsys)
@@ -82,7 +100,7 @@ def test_params_512_accepts(value, capsys):
         (786_432, "forgot W^O"),
         (8_388_608, "parameters grow with h"),
         (131_072, "one head only"),
-        (1_050_624, "includes biases"),
+        (1_050_624, "You counted biases"),
         (2_048, "square it"),
         (262_144, "single d_model×d_model matrix"),
         (1_000_000, "Not yet"),
