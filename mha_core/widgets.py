@@ -233,7 +233,10 @@ class Explorer(widgets.VBox):
         if getattr(self, "readout", None) is not None:
             live(self.readout)  # its new values are announced
         self.script = aria_script()  # kept among the children (_with_script); a layout of parts shows it itself
-        self.children = [widgets.HBox([widgets.VBox(list(self.controls.values())), *outputs[:1]]), *outputs[1:]]
+        # The controls keep their own width (flex 0 0 auto): a long readout beside them wraps instead of
+        # squeezing them (in JupyterLab that hid a slider's value and cut radio labels).
+        self.controls_box = widgets.VBox(list(self.controls.values()), layout=widgets.Layout(flex="0 0 auto"))
+        self.children = [widgets.HBox([self.controls_box, *outputs[:1]]), *outputs[1:]]
         for control in self.controls.values():
             control.observe(self._changed, names="value")
 
@@ -942,6 +945,9 @@ class SumConcatExplorer(Explorer):
             self.canvas.refresh()
         changed_concat = int((~np.isclose(concat, plain)).sum())
         changed_sum = float(np.abs(summed - plain_sum).max())
+        swap_text = ("heads in order: swap heads 1 and 2 and see which of the two changes" if not swapped else
+                     f"heads 1 and 2 swapped: {changed_concat} entries of the concatenation changed, the sum "
+                     + ("not at all" if changed_sum < 1e-9 else f"by at most {changed_sum:.1e}"))
         found = ""
         if source == "constructed":
             V = len(self.built.words)
@@ -954,8 +960,7 @@ class SumConcatExplorer(Explorer):
             "<div style='font-size:14px;line-height:1.6' aria-live='polite'>"
             f"concatenated heads: n × h·d_k = {n} × {h}·{d_k} = <b>{n} × {d_model}</b>; "
             f"summed heads: n × d_k = <b>{n} × {d_k}</b><br>"
-            f"{'heads 1 and 2 swapped' if swapped else 'heads in order'}: the concatenation differs from the "
-            f"ordered one in {changed_concat} entries, the sum by at most {changed_sum:.1e}"
+            f"{swap_text}"
             f"{found}</div>"
         )
         self.canvas.describe(
@@ -1188,11 +1193,14 @@ class CausalStepExplorer(Explorer):
             f"<tr><td>k<sub>{j + 1}</sub></td><td>{scores[j]:.2f}</td><td colspan='2'><i>masked: position "
             f"{position} may not look at key {j + 1}</i></td></tr>"
             for j in range(self.n))
+        table = ("<table style='border-collapse:collapse;margin:4px 0'><tr><th>key</th><th>q·k<sub>j</sub></th>"
+                 "<th>q·k<sub>j</sub> / √d_k</th><th>weight</th></tr>" + rows + "</table>")
+        table = table.replace("<th>", f"<th style='{STEP_CELL};text-align:left'>")
+        table = table.replace("<td", f"<td style='{STEP_CELL}'")
         self.readout.value = (
             "<div style='font-size:14px' aria-live='polite'>"
             f"q = ({q[0]:.1f}, {q[1]:.1f}) at position {position}, d_k = {self.K.shape[1]}"
-            "<table style='border-collapse:collapse;margin:4px 0'><tr><th>key</th><th>q·k<sub>j</sub></th>"
-            "<th>÷ √d_k</th><th>weight</th></tr>" + rows + "</table>"
+            f"{table}"
             f"output = Σ w<sub>j</sub> v<sub>j</sub> = <b>({out[0]:.4f}, {out[1]:.4f})</b></div>"
         )
         seen = np.flatnonzero(allowed)
@@ -1276,6 +1284,9 @@ def matplotlib_norm(vmin, vmax):
     from matplotlib import colors
 
     return colors.Normalize(vmin, vmax)
+
+
+STEP_CELL = "padding:2px 14px 2px 0"  # the step table's cells: columns apart, not run together
 
 
 def causal_step_explorer(q=(0.0, 1.0), K=STEP_K, V=STEP_V, position=None, dpi=80):
