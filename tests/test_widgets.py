@@ -1,5 +1,7 @@
 """mha_core.widgets without a browser: set controls' ``.value`` and check what is shown."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -266,6 +268,7 @@ def test_flop_explorer_follows_d_model_and_n_without_a_new_figure():
 
 def test_sum_concat_explorer_swapping_heads_changes_the_concatenation_not_the_sum():
     s = widgets.sum_concat_explorer()
+    assert "swap heads 1 and 2" in s.readout.value and "e+00" not in s.readout.value, "no '0 entries' before a swap"
     concat, summed = s.state["concat"].copy(), s.state["summed"].copy()
     built = mha.heads.constructed(plots.EXAMPLE_TOKENS, ("previous", "same word", "first", "pronoun"), seed=1)
     d_k = built.block.d_k
@@ -276,6 +279,7 @@ def test_sum_concat_explorer_swapping_heads_changes_the_concatenation_not_the_su
     np.testing.assert_allclose(s.state["concat"][:, :d_k], concat[:, d_k:2 * d_k], err_msg="blocks 1 and 2 swap")
     np.testing.assert_allclose(s.state["summed"], summed, err_msg="the sum cannot tell")
     assert s.state["changed_concat"] > 0 and s.state["changed_sum"] < 1e-12
+    assert f"{s.state['changed_concat']} entries of the concatenation changed, the sum not at all" in s.readout.value
     assert s.image.value != png and s.canvas.builds == 1
     assert "pronoun → its noun) found <b>cat</b>" in s.readout.value
     s.controls["token"].value = "cat"
@@ -360,6 +364,30 @@ def test_causal_step_explorer_follows_the_query_and_its_position():
         np.testing.assert_allclose(c.star.get_xdata(), [out[0]])
         assert f"({out[0]:.4f}, {out[1]:.4f})" in c.readout.value
     assert c.canvas.builds == 1, "moving q redraws the bars, not the figure"
+
+
+def test_causal_step_explorer_table_has_padded_columns():
+    html = widgets.causal_step_explorer().readout.value
+    cells = re.findall(r"<t[dh]\b[^>]*>", html)
+    assert len(cells) == 4 * 5, "a header and 4 keys, 4 columns each"
+    assert all(f"style='{widgets.STEP_CELL}" in cell for cell in cells), "numbers in a row must not run together"
+    assert "padding" in widgets.STEP_CELL
+
+
+@pytest.mark.parametrize("build", [
+    lambda: widgets.parameter_explorer(d_model=256),
+    lambda: widgets.sum_concat_explorer(),
+    lambda: widgets.causal_step_explorer(),
+    lambda: widgets.shape_explorer(d_model=16, h=2, n=4),
+])
+def test_explorer_controls_keep_their_width_beside_the_readout(build):
+    """A long readout beside the controls wraps: it must not squeeze them (a slider's value hidden,
+    radio labels cut, as seen in JupyterLab)."""
+    explorer = build()
+    row = explorer.children[0]
+    assert row.children[0] is explorer.controls_box
+    assert set(explorer.controls.values()) <= set(explorer.controls_box.children)
+    assert explorer.controls_box.layout.flex == "0 0 auto"
 
 
 def test_causal_step_explorer_rejects_bad_data():
