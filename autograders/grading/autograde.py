@@ -24,11 +24,9 @@ grading jobs import it, never the launcher or a kernel.
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader import utils as nbgrader_utils
@@ -37,46 +35,12 @@ from nbgrader.preprocessors import DeduplicateIds, Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode, default
 
 from .output_cap import OUTPUT_MARK
-from .sandbox import Sandbox
+from .provisioner import SandboxKernelSpecs
 from .settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 
 TIMEOUT_ENAME = "CellTimeoutError"
 CRASH_ENAME = "KernelCrashed"
 
-
-class SandboxKernelManager(AsyncKernelManager):
-    """Starts the kernel through the launcher, over Unix sockets in a private directory."""
-
-    settings = DEFAULT  # set by SandboxExecute: the course's
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.sandbox = None
-
-    async def _async_pre_start_kernel(self, **kw):
-        if self.sandbox is not None:
-            self.sandbox.close()
-        self.sandbox = Sandbox(self.settings, copy_from=kw.get("cwd"))
-        self.transport = "ipc"
-        self.connection_file = str(self.sandbox.root / "kernel.json")
-        self.ip = str(self.sandbox.root / "kernel")
-        kw["cwd"] = str(self.sandbox.work)
-        kw["env"] = {**self.sandbox.env(), **kw.get("env", {})}
-        return await super()._async_pre_start_kernel(**kw)
-
-    def format_kernel_cmd(self, extra_arguments=None):
-        inner = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file,
-                 "--IPKernelApp.extra_extensions=autograders.grading.output_cap",
-                 f"--OutputLimit.characters={self.settings.output_limit}", *(extra_arguments or [])]
-        return self.sandbox.command(inner, own=[self.connection_file])
-
-    async def _async_cleanup_resources(self, restart=False):
-        await super()._async_cleanup_resources(restart=restart)
-        if self.sandbox is not None:
-            self.sandbox.close()
-            self.sandbox = None
-
-    cleanup_resources = _async_cleanup_resources
 
 def _note(cell, ename, message):
     """Add a one-line error to ``cell`` saying what happened to it."""
@@ -107,7 +71,6 @@ class SandboxExecute(Execute):
         return DEFAULT.cell_timeout
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
         super().__init__(*args, **kwargs)
         self.error_on_timeout = {
             "ename": TIMEOUT_ENAME,
@@ -121,8 +84,10 @@ class SandboxExecute(Execute):
         return Settings(cell_timeout=self.timeout, **{field: getattr(self, name) for field, name in CONFIG_NAMES.items()})
 
     def create_kernel_manager(self):
+        """jupyter_client's own kernel manager, whose kernel spec names the sandbox's provisioner
+        (:mod:`autograders.grading.provisioner`) and carries this executor's settings."""
         km = super().create_kernel_manager()
-        km.settings = self.settings
+        km.kernel_spec_manager = SandboxKernelSpecs(settings=self.settings.as_dict())
         return km
 
     def _timeout_message(self):

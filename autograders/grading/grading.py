@@ -74,6 +74,7 @@ class Summary:
     rechecked: list = field(default_factory=list)  # [(student, assignment, grade_id, old, new, max_score, message)]
     workers: int = 0
     backend: str = "local"
+    phases: Counter = field(default_factory=Counter)  # {phase: seconds summed over the jobs}: where the time went
 
     @property
     def per_minute(self):
@@ -172,7 +173,10 @@ def run_job(job):
                   "timestamp": None, "notebooks": {}, "files": {}, "feedback": {}, "rechecked": [], "warnings": [], "log": ""}
         tmp = tempfile.mkdtemp(prefix="mha-grade-")
         try:
-            _run_job(job, Path(tmp), result)
+            from nbgrader.utils import setenv
+
+            with setenv(MHA_CORE_DRAW="0"):  # nobody looks at the figures: mha_core draws nothing (re-check too)
+                _run_job(job, Path(tmp), result)
         except BaseException as error:  # noqa: BLE001 (a job never stops the batch)
             if isinstance(error, KeyboardInterrupt):
                 raise
@@ -279,9 +283,11 @@ def _run_job(job, root, result):
             }
     from .feedback_html import neutralise_file
 
+    started = time.perf_counter()
     for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
         neutralise_file(path)  # the formgrader renders it in the instructor's Jupyter: no active content
     result["files"] = _read_tree(root / "autograded" / student / assignment)
+    result["phases"]["neutralise"] = time.perf_counter() - started
     if job.get("feedback", True):
         from .feedback_html import generate_feedback
 
@@ -521,9 +527,9 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     with its reason, in the summary and in the grading status the report reads.
     Returns a :class:`Summary`.
     """
+    start = time.perf_counter()  # importing nbgrader counts too: a command pays it
     from nbgrader.api import Gradebook
 
-    start = time.perf_counter()
     _environment()
     course = Path(course_dir).resolve()
     say = log or (lambda message: None)
@@ -592,7 +598,10 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
             for result in itertools.chain(early, results):
                 student, assignment = result["student"], result["assignment"]
                 try:
+                    recording = time.perf_counter()
                     _record(course, gb, result, summary)
+                    summary.phases.update({**result.get("phases", {}), "job": result.get("seconds", 0.0),
+                                           "record": time.perf_counter() - recording})
                 except Exception as error:  # noqa: BLE001 (one submission's trouble never stops the rest)
                     gb.db.rollback()
                     result = {**result, "ok": False, "reason": f"could not record it: {type(error).__name__}: {error}"[:300]}

@@ -1,0 +1,80 @@
+"""nbgrader's kernels start in the sandbox through jupyter_client's provisioner interface.
+
+jupyter_client (7.0 and later) starts a kernel through a *kernel provisioner*, which
+the kernel spec names in its metadata::
+
+    {"argv": [...], "metadata": {"kernel_provisioner": {"provisioner_name": "mha-sandbox",
+                                                         "config": {"settings": {...}}}}}
+
+and which is registered as an entry point (``pyproject.toml``, group
+``jupyter_client.kernel_provisioners``). :class:`SandboxProvisioner` is jupyter_client's
+:class:`~jupyter_client.provisioning.LocalProvisioner` with three changes, all in its
+public ``pre_launch`` and ``cleanup``: each kernel gets a private directory (a
+:class:`~autograders.grading.sandbox.Sandbox`, holding the submission's other files);
+it talks over Unix sockets in that directory (zmq's ``ipc`` transport, so that a new
+network namespace does not cut it off); and its command line is the launcher's (or
+the zygote's proxy's), which isolates the process before it becomes the kernel.
+
+:func:`kernel_spec` is that spec for given :class:`~autograders.grading.settings.Settings`
+(the kernel is this interpreter's ipykernel, with the output cap loaded on its command
+line); :class:`SandboxKernelSpecs` hands it to a kernel manager, whatever kernel name the
+notebook asks for.
+"""
+
+import sys
+
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+from jupyter_client.provisioning import LocalProvisioner
+from traitlets import Dict
+
+from .sandbox import Sandbox
+from .settings import Settings
+
+PROVISIONER = "mha-sandbox"  # its entry point's name (pyproject.toml)
+
+
+def kernel_spec(settings, name="python3"):
+    """The spec of a sandboxed kernel under ``settings``."""
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+            "--IPKernelApp.extra_extensions=autograders.grading.output_cap",
+            f"--OutputLimit.characters={settings.output_limit}"]
+    return KernelSpec(argv=argv, display_name=f"Python 3 (sandboxed, {name})", language="python",
+                      metadata={"kernel_provisioner": {"provisioner_name": PROVISIONER,
+                                                       "config": {"settings": settings.as_dict()}}})
+
+
+class SandboxKernelSpecs(KernelSpecManager):
+    """Every kernel name is the sandboxed kernel (:func:`kernel_spec`) under ``settings``."""
+
+    settings = Dict(help="the Settings, as Settings.as_dict() gives them")
+
+    def get_kernel_spec(self, kernel_name):
+        return kernel_spec(Settings.from_dict(self.settings), kernel_name)
+
+
+class SandboxProvisioner(LocalProvisioner):
+    """jupyter_client's local provisioner, starting each kernel in a fresh sandbox."""
+
+    settings = Dict(help="the Settings, as Settings.as_dict() gives them (the kernel spec's provisioner config)")
+
+    sandbox = None
+
+    async def pre_launch(self, **kwargs):
+        if self.sandbox is not None:  # a restart: a fresh directory (and user) for the new kernel
+            self.sandbox.close()
+        self.sandbox = Sandbox(Settings.from_dict(self.settings), copy_from=kwargs.get("cwd"))
+        km = self.parent  # where LocalProvisioner, too, reads and writes the connection's details
+        km.transport = "ipc"
+        km.ip = str(self.sandbox.root / "kernel")
+        km.connection_file = str(self.sandbox.root / "kernel.json")
+        kwargs["cwd"] = str(self.sandbox.work)
+        kwargs["env"] = {**self.sandbox.env(), **kwargs.get("env", {})}
+        kwargs = await super().pre_launch(**kwargs)  # writes the connection file; the kernel's command line
+        kwargs["cmd"] = self.sandbox.command(kwargs["cmd"], own=[km.connection_file])
+        return kwargs
+
+    async def cleanup(self, restart=False):
+        await super().cleanup(restart=restart)
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
