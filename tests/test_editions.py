@@ -153,6 +153,28 @@ def tiny_source(directory, answer="x = 2"):
     return directory
 
 
+def tiny_with_written(directory, first_line):
+    """tiny_source's level with a written answer (q9_1_explain) whose source starts with ``first_line``."""
+    source = tiny_source(directory)
+    path = source / "level9_tiny.ipynb"
+    nb = read(path)
+    meta = {"nbgrader": {"schema_version": 3, "grade": True, "solution": True, "locked": False, "points": 1,
+                         "grade_id": "q9_1_explain"}}
+    nb.cells.insert(3, new_markdown_cell(f"{first_line}\n\n### BEGIN SOLUTION\nTwo is two.\n### END SOLUTION", metadata=meta))
+    nbformat.write(clean_notebook(nb), str(path))
+    return path
+
+
+def test_a_written_answer_that_does_not_name_its_problem_is_refused(tmp_path):
+    path = tiny_with_written(tmp_path / "bad", "**Written answer:**")
+    with pytest.raises(RuntimeError, match=r"q9_1_explain: its first line is not '\*\*Written answer, Problem 9\.1:\*\*'"):
+        editions.practice_text(path)
+    path = tiny_with_written(tmp_path / "good", "**Written answer, Problem 9.1:**")
+    built = nbformat.reads(editions.practice_text(path), as_version=4)
+    assert editions.unnamed_written_answers(built) == []
+    assert built.cells[3].source == "**Written answer, Problem 9.1:**\n\nYOUR ANSWER HERE"
+
+
 def test_tiny_practice_notebook(tmp_path):
     source = tiny_source(tmp_path / "src")
     out = tmp_path / "workbook"

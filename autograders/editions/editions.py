@@ -21,6 +21,12 @@ course's ``nbgrader_config.py`` puts ``DropWorkedSolutions`` and ``DropRubrics``
 front of GenerateAssignment's preprocessors, so ``source/`` keeps the worked
 solutions and rubrics and ``release/`` has none, and autograde puts each rubric
 back for the grader (``autograders.grading.rubrics.InsertRubrics``).
+
+In both, a written answer (a markdown cell graded by hand) keeps its first line,
+``**Written answer, Problem 3.2:**``, which the source writes outside the solution
+region: nbgrader's Validate prints a blank answer's text before "You did not provide a
+response.", so that line names the problem left blank. Both builds refuse a written
+answer without it (:func:`unnamed_written_answers`).
 """
 
 import ast
@@ -73,6 +79,23 @@ def assignments(source=SOURCE):
     return [path for path in source_notebooks(source) if is_graded(read(path))]
 
 
+WRITTEN_HEADER = "**Written answer, Problem {problem}:**"
+
+
+def unnamed_written_answers(nb):
+    """The written answers of a student's notebook ``nb`` whose first line does not name
+    their problem (:data:`WRITTEN_HEADER`, the problem read off the grade_id ``q3_2_...``)."""
+    found = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and meta.get("solution") and meta.get("grade"):
+            match = re.match(r"q(\d+)_(\d+)_", meta.get("grade_id", ""))
+            header = WRITTEN_HEADER.format(problem=f"{match[1]}.{match[2]}") if match else "**Written answer, ...**"
+            if cell.source.split("\n")[0] != header:
+                found.append(f"{meta.get('grade_id')}: its first line is not {header!r}")
+    return found
+
+
 def leaks(nb, folded=True):
     """Solutions, hidden tests, worked solutions or rubrics left in a student's notebook ``nb``.
 
@@ -111,6 +134,9 @@ def practice_text(path):
     problems = leaks(built)
     if problems:
         raise RuntimeError(f"{path}: the practice edition would show {', '.join(problems)}")
+    unnamed = unnamed_written_answers(built)
+    if unnamed:
+        raise RuntimeError(f"{path}: Validate would not name the problem of a blank written answer: {'; '.join(unnamed)}")
     return dumps(built)
 
 
@@ -203,7 +229,8 @@ Open a level below (they build on each other), and keep this page for the way to
 2. Answer in the code cell under each problem: replace the `None` placeholder (or the
    `raise NotImplementedError()` in a function) with your answer, and run the cell.
 3. Run the test cell below it. Where a problem asks you to explain, write your answer in
-   the cell that says "YOUR ANSWER HERE" (double-click it to edit).
+   the cell headed **Written answer, Problem ...**: double-click it and replace
+   "YOUR ANSWER HERE" (keep the heading line).
 4. The sliders and plots are there to try things out; they are not graded.
 
 ## How to get feedback
@@ -212,7 +239,7 @@ Open a level below (they build on each other), and keep this page for the way to
   looks wrong (often the misconception behind it). "No answer yet" means the placeholder
   is still there.
 - **Validate** (in the notebook's toolbar) runs the whole notebook and lists the tests
-  that do not pass yet.
+  that do not pass yet, and each written answer still blank, by its problem.
 - **Solution** and **Rubric** callouts (closed, below each problem) hold the worked
   solution and how a written answer is graded: open them once you have tried.
 - When your instructor grades your work, hidden tests check your answers further and the
@@ -355,6 +382,10 @@ def graded_text(path):
 
 # --- graded release ----------------------------------------------------------
 
+# The kernel arguments of a notebook executed headless (autograde, Validate): mha_core
+# draws nothing there (mha_core.drawing(False), run before the first cell, binding no name).
+HEADLESS_KERNEL_ARGUMENTS = ["--IPKernelApp.exec_lines=__import__('mha_core').drawing(False)"]
+
 CONFIG = '''\
 """nbgrader configuration of the workbook's course; written by `python -m autograders release`."""
 
@@ -382,6 +413,8 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = {timeout}
 c.Execute.interrupt_on_timeout = True
 c.Execute.execute_retries = 0
+# Nobody looks at the figures there: mha_core draws nothing in those kernels.
+c.Execute.extra_arguments = {headless!r}
 
 # A test cell scores 0 if it writes to stderr: ignore matplotlib's
 # one-off font-cache notice rather than fail a student's test for it.
@@ -410,7 +443,8 @@ def write_config(course):
     from traitlets.config.loader import PyFileConfigLoader
 
     path = Path(course) / "nbgrader_config.py"
-    path.write_text(CONFIG.format(course_id=COURSE_ID, timeout=CELL_TIMEOUT, course=str(Path(course).resolve())))
+    path.write_text(CONFIG.format(course_id=COURSE_ID, timeout=CELL_TIMEOUT, course=str(Path(course).resolve()),
+                                   headless=HEADLESS_KERNEL_ARGUMENTS))
     PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
     return path
 
@@ -463,5 +497,9 @@ def build_release(course="course", source=SOURCE, force=False, say=print):
         problems = leaks(read(released), folded=False)
         if problems:
             raise RuntimeError(f"{released}: the release shows {', '.join(problems)}")
+        unnamed = unnamed_written_answers(read(released))
+        if unnamed:
+            raise RuntimeError(f"{released}: Validate would not name the problem of a blank written answer: "
+                               f"{'; '.join(unnamed)}")
         say(f"{released.parent.name}: released to {released}")
     return names
