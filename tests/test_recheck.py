@@ -360,10 +360,16 @@ IGNORES_ALARM = IN_RECHECK + """\
 
 WRONG_D_K = "check.q1_1_d_k = lambda *args, **kwargs: None\nd_k = 768 * 12"  # wrong, and the check patched
 
+FLOOD = IN_RECHECK + """\
+    for _ in range(100_000):  # 100 MB, in the re-check only: there, past the output limit, the cell is stopped
+        print("x" * 1000)
+"""
+
 ATTACKS = {  # name: (answers, the test that must score 0, phrases its message must hold)
     "garbage-on-the-pipes": ({"q1_1_d_k": GARBAGE + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
     "forged-reply": ({"q1_1_d_k": FORGED_REPLY + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
     "patched-json": ({"q1_1_d_k": PATCHED_JSON + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
+    "prints-100-MB": ({"q1_2_why": FLOOD + 'why = "B"'}, "q1_2_why_test", ("`q1_2_why` printed more than 200000 characters",)),
     "ignores-the-alarm": ({"q1_2_why": IGNORES_ALARM + 'why = "B"'}, "q1_2_why_test", ("`q1_2_why` ran past the 3 s limit",)),
     "function-ignores-the-alarm": (
         {"q1_1_head_dim": "def head_dim(d_model, h):\n" + "\n".join("    " + line for line in IGNORES_ALARM.splitlines())

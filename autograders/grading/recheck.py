@@ -60,6 +60,7 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from . import sandbox
+from .output_cap import OutputLimitExceeded, cap
 from .settings import DEFAULT, Settings
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes in one message from the student side
@@ -367,7 +368,7 @@ def _receive(fd, deadline=None, limit=MAX_MESSAGE):
 # What may answer each request, besides the request's own "seq": exactly one of these keys.
 REPLIES = {
     "hello": ("hello",),
-    "run": ("done", "timeout"),
+    "run": ("done", "timeout", "overflow"),
     "get": ("value", "missing", "timeout"),
     "call": ("value", "raised", "timeout"),
 }
@@ -384,7 +385,7 @@ def check_reply(reply, op, seq):
         raise ProtocolError(f"a reply with the keys {sorted(map(str, kinds))[:6]} to a {op!r} request")
     kind = kinds[0]
     content = reply[kind]
-    if kind in ("hello", "done", "timeout", "missing"):
+    if kind in ("hello", "done", "timeout", "missing", "overflow"):
         if content is not True:
             raise ProtocolError(f"a malformed {kind!r} reply")
     elif kind == "value":
@@ -429,20 +430,25 @@ class _Alarm:
 
 def serve(fd_in, fd_out):
     """The student side: run cells, hand over answers, answer calls, one reply per request
-    (``python -m autograders.grading.recheck serve IN OUT`` inside the sandbox)."""
+    (``python -m autograders.grading.recheck serve IN OUT`` inside the sandbox). What a
+    request's code prints is capped as in nbgrader's kernel (:mod:`.output_cap`, the limit
+    the "hello" request gives): past it the cell is stopped and its reply is "overflow"."""
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
-    functions, alarm = [], _Alarm()
+    functions, alarm, budget = [], _Alarm(), cap(DEFAULT.output_limit)
     while True:
         request = _receive(fd_in)
         op, seq, seconds = request.get("op"), request.get("seq"), request.get("timeout", DEFAULT.cell_timeout)
+        budget.reset()
         if op == "hello":
+            budget.limit = int(request.get("output_limit", budget.limit))
             reply = {"hello": True}
         elif op == "run":
             with alarm.limit(seconds):
-                shell.run_cell(request["source"], store_history=False, silent=True)
-            reply = {"timeout": True} if alarm.fired else {"done": True}
+                with contextlib.suppress(OutputLimitExceeded):  # IPython shows it; in case its report printed on
+                    shell.run_cell(request["source"], store_history=False, silent=True)
+            reply = {"timeout": True} if alarm.fired else {"overflow": True} if budget.exceeded else {"done": True}
         elif op == "get":
             reply = {"missing": True}
             with alarm.limit(seconds):
@@ -585,7 +591,7 @@ class Session:
             self.broken = f"the re-check could not start a clean process ({type(error).__name__}: {error})"
             return
         try:
-            side.ask("hello", START_TIMEOUT)
+            side.ask("hello", START_TIMEOUT, output_limit=self.settings.output_limit)
         except Stopped as error:
             self.broken = f"the re-check's clean process did not start ({error.detail})"
             return
@@ -601,6 +607,9 @@ class Session:
             previous = ("cell", index)
             if kind == "timeout":
                 self.trouble[index] = f"cell {self.cells[index][0]} ran past the {self.timeout} s limit in the re-check"
+            elif kind == "overflow":  # stopped where it was: what it had not set yet is missing
+                self.trouble[index] = (f"cell {self.cells[index][0]} printed more than {self.settings.output_limit} "
+                                       "characters in the re-check and was stopped")
         values = {}
         for name in self.wanted:
             if name in self.unavailable:

@@ -363,9 +363,16 @@ CASES += [
                                                                         IGNORE_SIGNALS_LOOP.splitlines())
                  + "\noutput_shape = (6, 768)"),),
          zero=("q1_2_output_shape_test",), says=("could not confirm", "`q1_2_output_shape` ran past the 4 s limit")),
+    Case("recheck-floods-only-there", LEVEL1, "one right answer whose cell prints 100 MB before it, in the re-check "
+         "only: the re-check stops that cell at the output limit, and only that test is unconfirmed",
+         edits=(("q1_2_output_shape", "source", IN_RECHECK + '    for _ in range(100_000):\n        print("x" * 1000)\n'
+                 + "output_shape = (6, 768)"),),
+         zero=("q1_2_output_shape_test",),
+         says=("could not confirm", "`q1_2_output_shape` printed more than 200000 characters")),
 ]  # re-check
 
 RECHECK_LOWERED = {
+    ("recheck-floods-only-there", LEVEL1, "q1_2_output_shape_test"): "printed more than",
     ("recheck-garbage", LEVEL1, "q1_1_d_k_test"): "interfered with",
     ("recheck-forged-reply", LEVEL1, "q1_1_d_k_test"): "interfered with",
     ("recheck-hangs-only-there", LEVEL1, "q1_2_output_shape_test"): "could not confirm",
