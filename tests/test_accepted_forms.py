@@ -11,6 +11,13 @@ in each form. Every row runs against the visible and the hidden check: a form th
 visible test accepts and the hidden one rejects would cost a student the points
 after a green visible test.
 
+Then the fairness of the prompts and the checks: a convention that is a legitimate
+alternative (2 FLOPs per multiply-add, counting biases) is named by the visible and the
+hidden check and fixed by its prompt; whatever a hidden test tries is announced in its
+prompt (:data:`HIDDEN_TRIALS`, checked against the checks' own case lists); every
+answer that is not a labelled choice has a stated precision; near the answer, the
+visible and the hidden check accept the same values (the same tolerances).
+
 The feedback's wording (no doubled "Not yet", a capital after "Correct.", wrapping
 between words, the conventions named) is tested at the end.
 """
@@ -493,6 +500,36 @@ def test_the_hidden_check_accepts_exactly_what_the_visible_one_does_near_the_ans
                     verdicts.append(False)
             if verdicts[0] != verdicts[1]:
                 differ.append(f"{sign * delta:+g}: visible {'accepts' if verdicts[0] else 'rejects'}, "
+                              f"hidden {'accepts' if verdicts[1] else 'rejects'}")
+    capsys.readouterr()
+    assert not differ, f"{cell}: " + "; ".join(differ)
+
+
+FUNCTIONS = [c for c, (_, forms) in ACCEPTED.items() if callable(forms[0])]
+
+
+def _scaled(function, factor):
+    """``function`` whose every returned number is multiplied by ``factor``."""
+    return lambda *args: (np.asarray(function(*args), dtype=float) * factor).tolist()
+
+
+@pytest.mark.parametrize("cell", FUNCTIONS)
+def test_the_hidden_check_accepts_exactly_what_the_visible_one_does_from_a_function(cell, capsys):
+    """A function whose results are off by a factor 1 ± 10^-12 ... 0.4 passes both checks or neither
+    (the hidden check tries other inputs, so the offset is relative; no factor sits on a tolerance)."""
+    check, forms = ACCEPTED[cell]
+    differ = []
+    for delta in (1e-12, 1e-10, 3e-9, 3e-7, 3e-5, 3e-4, 2e-3, 6e-3, 3e-2, 0.4):
+        for sign in (1, -1):
+            verdicts = []
+            for hidden in (False, True):
+                try:
+                    check(_scaled(forms[0], 1 + sign * delta), hidden=hidden)
+                    verdicts.append(True)
+                except WrongAnswer:
+                    verdicts.append(False)
+            if verdicts[0] != verdicts[1]:
+                differ.append(f"x(1{sign * delta:+g}): visible {'accepts' if verdicts[0] else 'rejects'}, "
                               f"hidden {'accepts' if verdicts[1] else 'rejects'}")
     capsys.readouterr()
     assert not differ, f"{cell}: " + "; ".join(differ)
