@@ -6,7 +6,16 @@ Importing draws nothing and starts no widget: plots and explorers live in
 ``mha_core.plots`` and ``mha_core.widgets`` and are imported on first use.
 ``mha_core.heads`` builds heads whose W_Q, W_K are written by hand (previous token,
 same word, first token, pronoun, translation), for figures that show real patterns.
+
+Drawing can be switched off where nobody looks at the pictures (a notebook executed
+headless: grading, a validation run): ``mha_core.drawing(False)`` in the process, or
+the environment variable ``MHA_CORE_DRAW=0`` (read at each figure, so a kernel started
+with it draws nothing). Then the figures of ``mha_core.plots`` check their arguments
+and return one line of text naming them, and the explorers of ``mha_core.widgets``
+compute their state but draw no frame. ``mha_core.drawing()`` says whether it draws.
 """
+
+import os
 
 from .attention import (
     causal_mask,
@@ -23,6 +32,7 @@ from . import heads
 
 __all__ = [
     "MultiHeadAttention",
+    "drawing",
     "ShapeRow",
     "Trace",
     "causal_mask",
@@ -38,6 +48,25 @@ __all__ = [
     "split_heads",
     "summed_heads_attention",
 ]
+
+
+_drawing = None  # set by drawing(on); None: as MHA_CORE_DRAW says (default: draw)
+
+
+def drawing(on=None):
+    """Whether figures and explorers draw; ``drawing(False)`` / ``drawing(True)`` switches it
+    for this process (over ``MHA_CORE_DRAW``), ``drawing(None)`` (the default) only asks.
+
+    Without a switch, the environment decides: ``MHA_CORE_DRAW=0`` draws nothing,
+    anything else (or nothing) draws."""
+    global _drawing
+    if on is not None:
+        if not isinstance(on, bool):
+            raise ValueError(f"on must be True, False or None, got {on!r}")
+        _drawing = on
+    if _drawing is not None:
+        return _drawing
+    return os.environ.get("MHA_CORE_DRAW", "1").strip() != "0"
 
 
 def __getattr__(name):

@@ -15,9 +15,10 @@ and whose ``.image`` is an ``ipywidgets.Image`` of PNG bytes. Figures are drawn
 with Agg, once per layout; a change of data only redraws the images and texts
 that changed over a saved background (blitting) and re-encodes the PNG.
 Nothing here runs in a graded cell: these are for people moving sliders. So when
-nbgrader executes a notebook (``NBGRADER_EXECUTION`` is set: autograding, the
-Validate button, the re-check), where no one sees a frame, the explorers compute
-their state but draw nothing: a figure's layout costs a second or more.
+drawing is switched off (:func:`mha_core.drawing`, ``MHA_CORE_DRAW=0``: the grading
+side does it for autograding, the Validate button and the re-check), where no one
+sees a frame, the explorers compute their state but draw nothing: a figure's layout
+costs a second or more.
 """
 
 import contextlib

@@ -451,7 +451,7 @@ def test_the_check_leaves_the_students_arrays_and_its_own_alone(capsys):
 def test_head_split_diagram_draws_every_cell_three_times(monkeypatch):
     from matplotlib.patches import Rectangle
 
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    monkeypatch.delenv("MHA_CORE_DRAW", raising=False)
     for n, h, d_k in [(4, 2, 3), (5, 3, 2), (1, 1, 1)]:
         fig = mha.plots.head_split_diagram(n=n, h=h, d_k=d_k)
         (ax,) = fig.axes
@@ -467,6 +467,6 @@ def test_head_split_diagram_checks_its_arguments_and_draws_nothing_under_nbgrade
                          ({"d_k": 9}, "d_k must be at most 6")]:
         with pytest.raises(ValueError, match=re.escape(says)):
             mha.plots.head_split_diagram(**kwargs)
-    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    monkeypatch.setenv("MHA_CORE_DRAW", "0")
     fig = mha.plots.head_split_diagram()
     assert not fig.axes and "Problem 4.3" in fig.get_suptitle()

@@ -147,7 +147,7 @@ def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
 ])
 def test_under_nbgrader_explorers_compute_everything_but_draw_nothing(make, control, value, monkeypatch):
     drawn = make()
-    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    monkeypatch.setenv("MHA_CORE_DRAW", "0")  # as the grading side runs a notebook
     headless = make()
     assert drawn.image.value and drawn.canvas.builds == 1
     assert headless.image.value == b"" and headless.canvas.builds == 0

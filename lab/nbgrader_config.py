@@ -1,0 +1,11 @@
+"""nbgrader's configuration in the students' JupyterLab (``make lab``; this folder is its
+JUPYTER_CONFIG_DIR, where the Validate button reads it): the notebook is executed
+headless, so mha_core draws nothing in that kernel (a figure's layout costs a second
+or more, and nobody looks at it). The course's own config (``python -m autograders
+release``) says the same for autograde and the instructor's validate.
+"""
+
+from autograders.editions.editions import HEADLESS_KERNEL_ARGUMENTS
+
+c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
+c.Execute.extra_arguments = HEADLESS_KERNEL_ARGUMENTS
