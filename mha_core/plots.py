@@ -434,7 +434,7 @@ def relabel_head_grid(fig, images, row_labels, col_labels, title):
 
 # (rows, columns) of the readable grid, most panels first.
 READABLE_LAYOUTS = ((2, 4), (2, 3), (1, 4), (2, 2), (1, 3), (1, 2), (1, 1))
-LABEL_PITCH = 1.2  # a token label needs this many times its font size of axis (no overlap)
+LABEL_PITCH = 1.15  # a token label needs this many times its font size of axis (no overlap)
 
 
 def min_text_px(fig):
@@ -485,7 +485,7 @@ def fit_head_grid(h, n, longest, box, text_px=15):
     h, n = check.positive_int("h", h), check.positive_int("n", n)
     width, height = box
     margins = _grid_margins(longest, text_px)
-    need = max(n * LABEL_PITCH * text_px, 10 * text_px)  # and room for a two-line title
+    need = max(n * LABEL_PITCH * text_px, 9.5 * text_px)  # and room for a two-line title
     best = None
     for rows, cols in READABLE_LAYOUTS:
         if rows * cols > h:
@@ -503,7 +503,7 @@ def _grid_margins(longest, fs):
     """Pixels around the panels: left, right, top, bottom, a panel's title, the gap between panels."""
     label = 0.62 * fs * longest + 8  # the longest token label (DejaVu Sans: about 0.6 em a character)
     line = 1.35 * fs
-    return {"left": line + label + 4, "right": 3.5 * fs + 2 * line + 28, "top": 2 * 1.35 * (fs + 2) + 8,
+    return {"left": line + label + 4, "right": 3.5 * fs + 2 * line + 28, "top": 2 * 1.25 * (fs + 2) + 6,
             "bottom": label + line + 8, "title": 2 * 1.1 * fs + 8, "gap": 0.8 * fs}  # titles: up to 2 lines
 
 
@@ -659,7 +659,7 @@ class ReadableHeatmap:
         self.ax.patches[0].set_bounds(-0.5, -0.5, n_k, n_q)
         self.ax.set_xlim(-0.5, n_k - 0.5)
         self.ax.set_ylim(n_q - 0.5, -0.5)
-        step_x = int(np.ceil(LABEL_PITCH * fs / cell))  # never when a cell is at least 1.2 text heights
+        step_x = int(np.ceil(LABEL_PITCH * fs / cell))  # 1 (every label) when a cell is at least LABEL_PITCH text heights
         step_y = int(np.ceil(LABEL_PITCH * fs / cell))
         for j, text in enumerate(self.xlabels):
             text.set(visible=j < n_k and j % step_x == 0, text=col_labels[j] if j < n_k else "", x=j)

@@ -443,10 +443,13 @@ def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
     box, fs = (740, 560), 15
     tokens = (TOKENS + "so it slept all afternoon while the dog watched birds outside the window".split())[:n]
     rows, cols, panel, step = plots.fit_head_grid(h, n, max(map(len, tokens)), box, fs)
-    assert rows * cols <= h and panel * step >= n * plots.LABEL_PITCH * fs, "a label has less than 1.2 text heights"
+    assert rows * cols <= h and panel * step >= n * plots.LABEL_PITCH * fs, "a label has less than LABEL_PITCH text heights"
     grid = plots.ReadableHeadGrid(box, fs)
     images = grid.layout(rows, cols, panel, tokens, step)
     grid.title.set_text("title")
+    for k, image in enumerate(images):  # the longest names the demo gives its panels
+        name = list(plots.PATTERN_TITLES.values())[k % 4]
+        image.axes.set_title(f"head {k + 1}:\n{name}", fontsize=fs, linespacing=1.1)
     fig = grid.figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -463,6 +466,8 @@ def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
             assert shown == tokens[::step], "the first column labels every step-th token"
     panels = [image.axes.get_window_extent(renderer) for image in images]
     assert not _overlapping(panels), "panels overlap"
+    titles = [image.axes.title.get_window_extent(renderer) for image in images]
+    assert not _overlapping(titles + panels), "a panel's title meets another title or a panel"
     xlabel = grid.xlabel.get_window_extent(renderer)
     assert all(xlabel.y1 <= p.y0 for p in panels) and xlabel.y0 >= -1, "the key-token label is under the panels"
     if n >= 16:  # the check sees overlap: every token labelled on a panel of 0.6 text heights a token
