@@ -215,6 +215,27 @@ def test_course_config_runs_autograde_in_the_sandbox(tmp_path, kernels):
     assert config.Autograde.pre_convert_hook is autograde.prepare_submission
 
 
+def test_kernels_start_through_the_registered_provisioner():
+    """jupyter_client's public route: the entry point is installed, and the kernel spec the
+    executor's kernel manager gets names it and carries the executor's settings."""
+    from jupyter_client.provisioning import KernelProvisionerFactory
+
+    from autograders.grading import provisioner
+
+    entries = KernelProvisionerFactory.instance().get_provisioner_entries()
+    assert entries.get(provisioner.PROVISIONER) == "autograders.grading.provisioner:SandboxProvisioner", \
+        "reinstall the project (pip install -e .): its entry points are read from the installed metadata"
+    executor = autograde.SandboxExecute(output_limit=1234, memory_limit=3 * MiB, timeout=7)
+    executor.nb = nbformat.v4.new_notebook()
+    km = executor.create_kernel_manager()
+    spec = km.kernel_spec
+    stanza = spec.metadata["kernel_provisioner"]
+    assert stanza["provisioner_name"] == provisioner.PROVISIONER
+    assert Settings.from_dict(stanza["config"]["settings"]) == executor.settings
+    assert executor.settings.memory == 3 * MiB and executor.settings.cell_timeout == 7
+    assert "--OutputLimit.characters=1234" in spec.argv
+
+
 def test_prepare_submission_renamed_and_malformed(tmp_path):
     source = tmp_path / "source" / "level1_recognition"
     source.mkdir(parents=True)

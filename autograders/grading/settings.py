@@ -1,19 +1,10 @@
 """The limits a submission is graded under, in one place: :class:`Settings`.
 
-A course sets them in its ``nbgrader_config.py`` (the names nbgrader's and
-:class:`~autograders.grading.executor.SandboxExecute`'s options have had all along)::
-
-    c.Execute.timeout = 30                    # seconds a cell may run (and a re-checked test)
-    c.SandboxExecute.notebook_timeout = 0     # seconds the whole notebook may run (0: no limit)
-    c.SandboxExecute.memory_limit = 2 * 1024**3
-    c.SandboxExecute.file_size_limit = 64 * 1024**2
-    c.SandboxExecute.process_limit = 256
-    c.SandboxExecute.open_files_limit = 1024
-    c.SandboxExecute.output_limit = 200_000   # characters a cell may print
-    c.SandboxExecute.hide = [...]             # directories no student code may see
-    c.SandboxExecute.namespaces = True
-    c.SandboxExecute.zygote = True
-    c.SandboxExecute.max_restarts = 8
+A course sets them in its ``nbgrader_config.py``, under the names nbgrader's and
+:class:`~autograders.grading.autograde.SandboxExecute`'s options have had all along:
+``c.Execute.timeout`` for :attr:`Settings.cell_timeout`, ``c.SandboxExecute.<name>``
+for the others (:data:`CONFIG_NAMES`: ``memory_limit``, ``output_limit``, ``hide``...).
+What it leaves out keeps the default written below, the only place it is written.
 
 The settings are read once (:meth:`Settings.from_config`) and handed on: to the kernel's
 provisioner and the launcher it runs (limits, hidden directories), to the kernel itself
