@@ -265,11 +265,15 @@ class Explorer(widgets.VBox):
         finally:
             self._paused = was
         if not was:
-            self.update()
+            with self.image.hold_sync():
+                self.update()
 
     def _changed(self, change):
         if not self._paused:
-            self.update(change)
+            # the new picture and its alt text in one message: the image's view redraws once per
+            # message (a new blob: URL each time), so a later alt text would show the picture again
+            with self.image.hold_sync():
+                self.update(change)
 
     def update(self, change=None):
         raise NotImplementedError
