@@ -2,7 +2,8 @@
 
 import re
 import sys
-import time
+
+from tqdm import tqdm
 
 
 _EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.+)$")
@@ -19,39 +20,38 @@ def _reason(log, kernel_log=None):
     return (errors[-1] if errors else "autograde failed (see nbgrader's log)")[:300]
 
 
+class _Bar(tqdm):
+    """tqdm, with the failures so far (``failed``) and the label of the last item (``label``)
+    among the fields of its ``bar_format``."""
+
+    failed, label = 0, ""
+
+    @property
+    def format_dict(self):
+        fields = super().format_dict
+        n, total, elapsed = fields["n"], fields["total"], fields["elapsed"]
+        left = f", about {elapsed / n * (total - n):.0f} s left" if total and 0 < n < total else ""
+        return {**fields, "failed": self.failed, "left": left, "label": f"  {self.label}"[:40] if self.label else ""}
+
+
 class Progress:
-    """A plain text progress bar on stderr (redrawn in place on a terminal, a line per
-    tenth otherwise)."""
+    """The grading's progress bar on stderr, drawn by tqdm:
+    ``[#########.....................] 3/10 (1 failed) 12 s, about 28 s left  student/level``
+    (redrawn in place; the last state stays on a line of its own)."""
 
     def __init__(self, total, stream=None, width=30):
         self.total, self.done, self.failed = total, 0, 0
-        self.stream = stream or sys.stderr
-        self.width = width
-        self.start = time.perf_counter()
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.shown = -1
-        self.draw()
+        fields = "{n_fmt}/{total_fmt} ({failed} failed) {elapsed_s:.0f} s{left}{label}"
+        self.bar = _Bar(total=total, file=stream or sys.stderr, ascii=".#", mininterval=0.5, dynamic_ncols=False,
+                        bar_format=f"[{{bar:{width}}}] {fields}")
+        if not total:
+            self.bar.close()
 
     def update(self, ok, label=""):
         self.done += 1
         self.failed += 0 if ok else 1
-        self.draw(label)
-
-    def draw(self, label=""):
-        elapsed = time.perf_counter() - self.start
-        fraction = self.done / self.total if self.total else 1.0
-        filled = int(round(self.width * fraction))
-        eta = f", about {elapsed / self.done * (self.total - self.done):.0f} s left" if 0 < self.done < self.total else ""
-        text = (f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
-                f"({self.failed} failed) {elapsed:.0f} s{eta}")
-        if self.tty:
-            self.stream.write("\r" + text + (f"  {label}" if label else "")[:40].ljust(40))
-            if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            tenth = int(10 * fraction)
-            if tenth == self.shown and self.done != self.total:
-                return
-            self.shown = tenth
-            self.stream.write(text + "\n")
-        self.stream.flush()
+        self.bar.failed, self.bar.label = self.failed, label
+        self.bar.update(1)
+        if self.done >= self.total:
+            self.bar.label = ""
+            self.bar.close()  # the final state, and a newline
