@@ -79,11 +79,14 @@ def test_dashboard_shows_no_code_and_fits_the_projector(voila, projector_page, s
     assert [h for h, s in zip(headings, SCREENS) if h.startswith(s)] == headings[:len(SCREENS)], headings
     width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert width[0] <= width[1], f"the dashboard is {width[0]} px wide in a {width[1]} px window: it scrolls sideways"
-    # Every output fits the width, and the type is large enough to read from the back.
+    # Every output fits the width (but the figures' alt captions, clipped to 1 px for screen readers
+    # only), and the type is large enough to read from the back.
     too_wide = page.evaluate(
-        "() => [...document.querySelectorAll('.jp-OutputArea-output *')]"
+        "() => [...document.querySelectorAll('.jp-OutputArea-output *')].filter(e => !e.closest('.mha-alt'))"
         ".filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).map(e => e.className).slice(0, 5)"
     )
+    clipped = page.evaluate("() => [...document.querySelectorAll('.mha-alt')].map(e => e.getBoundingClientRect().width)")
+    assert clipped and max(clipped) <= 1, f"the alt captions are shown ({clipped} px wide): only screen readers read them"
     assert not too_wide, f"outputs overflow the window: {too_wide}"
     sizes = page.evaluate(
         "() => [...document.querySelectorAll('.widget-slider label, .widget-readout, .widget-html div')]"
