@@ -231,13 +231,14 @@ def test_recheck_lowers_a_score_it_does_not_confirm(graded, tmp_path, monkeypatc
     shutil.copytree(graded.pristine, course)
     calls = []
 
-    def recheck(source, autograded):
-        calls.append((source, autograded))
+    def recheck(source, autograded, settings=None):
+        calls.append((source, autograded, settings))
         return {"q1_1_d_k_test": {"score": 0.0, "message": "tampering: the answer did not hold up"}}
 
     monkeypatch.setitem(sys.modules, "autograders.grading.recheck", types.SimpleNamespace(recheck=recheck))
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
     assert calls and summary.scores[("student001", "level1_recognition")]["q1_1_d_k_test"][0] == 0.0
+    assert type(calls[0][2]).__name__ == "Settings"  # the course's limits, as the job read them
     assert summary.rechecked and summary.rechecked[0][2] == "q1_1_d_k_test"
     _, text = _text(course / "feedback/student001/level1_recognition/level1_recognition.html")
     assert "tampering: the answer did not hold up" in text
