@@ -14,7 +14,7 @@ import numpy as np
 
 import mha_core as mha
 
-from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, call, close, correct
+from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, call, close, correct, named, tag_of
 
 D_MODEL, H, N = 512, 8, 10  # the sheet's running example (Problems 2.1, 3.1, 3.2)
 
@@ -31,12 +31,13 @@ def q3_1_claim(value, hidden=False):
     if choice == "A":
         raise WrongAnswer(
             'That is the misconception "h heads cost h times more". Each head does not work at the full width '
-            "d_model: count one head's multiply-adds at its own width d_k = d_model/h, then multiply by h."
+            "d_model: count one head's multiply-adds at its own width d_k = d_model/h, then multiply by h.",
+            misconception="heads-cost-more"
         )
     if choice == "C":
         raise WrongAnswer(
             'That is the opposite slip, "narrow heads are h times cheaper": each head is h times narrower, '
-            "but there are h of them. Multiply one head's cost by h."
+            "but there are h of them. Multiply one head's cost by h.", misconception="heads-cost-more"
         )
     correct("The h heads and their 1/h width cancel." if not hidden else "Hidden checks passed too.")
 
@@ -66,9 +67,9 @@ def _cost_misconception(value, d_model, h, n):
     expected = attention_cost_expected(d_model, h, n)
     d_k = d_model // h
     known = [
-        (h * expected, 'That is the misconception "h heads cost h times more": your count gives every head the '
-                       "full width d_model. Each head works in width d_k = d_model/h."),
-        (expected / h, "That is the cost of one head only: there are h heads, each of width d_k = d_model/h."),
+        (h * expected, named("heads-cost-more", 'That is the misconception "h heads cost h times more": your count gives every head the '
+                       "full width d_model. Each head works in width d_k = d_model/h.")),
+        (expected / h, named("one-head-for-all", "That is the cost of one head only: there are h heads, each of width d_k = d_model/h.")),
         (expected / 2, "That counts only one of the two stages: the scores Q_i K_i^T and the weighted sum of "
                        "V_i each cost n·n·d_k multiply-adds per head."),
         (h * expected / 2, "That counts only one stage, and at the full width d_model: count both stages, each "
@@ -110,7 +111,7 @@ def q3_1_attention_cost(fn, hidden=False):
         if close(value, expected, 1e-9 * expected):
             continue
         if close(value, 2 * expected, 2e-9 * expected):  # a legitimate convention, but not this problem's
-            raise WrongAnswer(f"`attention_cost({d_model}, {h}, {n})`: {TWO_FLOPS}")
+            raise WrongAnswer(f"`attention_cost({d_model}, {h}, {n})`: {TWO_FLOPS}", misconception="two-flops")
         if hidden and (d_model, h, n) == (D_MODEL, H, N):
             raise WrongAnswer(
                 f"`attention_cost({d_model}, {h}, {n})` is not the number of multiply-adds of the scores and the "
@@ -120,12 +121,12 @@ def q3_1_attention_cost(fn, hidden=False):
             raise WrongAnswer(
                 f"attention_cost gives the right count for d_model={D_MODEL}, h={H}, n={N} but not for "
                 f"d_model={d_model}, h={h}, n={n}: write the count in terms of d_model, h and n, not numbers "
-                "from the example."
+                "from the example.", misconception="example-numbers-only"
             )
         message = _cost_misconception(value, d_model, h, n)
         doubled = _cost_misconception(value / 2, d_model, h, n)
         if message is None and doubled is not None:
-            message = f"{TWO_FLOPS} And, counting multiply-adds: {doubled}"
+            message = named(tag_of(doubled) or "two-flops", f"{TWO_FLOPS} And, counting multiply-adds: {doubled}")
         raise WrongAnswer(message or (
             f"attention_cost({d_model}, {h}, {n}) returned {value:,.0f}, which is not the count. Per head: the "
             "scores are an n×n matrix of dot products of length d_k, and the weighted sum is an n×n matrix "
@@ -151,12 +152,12 @@ def q3_1_cost_ratio(value, hidden=False):
     if close(value, H * expected, 1e-6):
         raise WrongAnswer(
             'That is the misconception "h heads cost h times more": it would hold if each of the 8 heads worked at '
-            "the full width d_model = 512. Each works at d_k = 64."
+            "the full width d_model = 512. Each works at d_k = 64.", misconception="heads-cost-more"
         )
     if close(value, expected / H, 1e-6):
         raise WrongAnswer(
             "That ratio counts only one of the 8 heads: each head is 8 times cheaper than a full-width head, "
-            "but all 8 of them run."
+            "but all 8 of them run.", misconception="one-head-for-all"
         )
     raise WrongAnswer(
         "Divide the multi-head cost (8 heads of width d_k = 64) by the single-head cost (1 head of width "
@@ -174,12 +175,13 @@ def q3_2_wrong_step(value, hidden=False):
     if choice in ("A", "B"):
         raise WrongAnswer(
             f"Step {choice} is right: d_k = d_model/h = 512/8 = 64, so each W_i^V is 512×64 and each head is "
-            "10×64. Look at what happens to the 8 heads afterwards."
+            "10×64. Look at what happens to the 8 heads afterwards.", misconception="symptom-for-cause"
         )
     if choice == "D":
         raise WrongAnswer(
             'That is the misconception "the wrong shape is the error": W^O of shape 64×512 is a symptom, not the '
-            "cause: it only fits because of an earlier step. Which step made the heads 64 wide in total?"
+            "cause: it only fits because of an earlier step. Which step made the heads 64 wide in total?",
+            misconception="symptom-for-cause"
         )
     correct("Summing the heads is the error; the 64×512 W^O only follows from it." if not hidden
             else "Hidden checks passed too.")
@@ -206,12 +208,13 @@ def q3_2_concat_shape(value, hidden=False):
     if shape == (N, d_k):
         raise WrongAnswer(
             "(10, 64) is the shape after summing the heads: summing collapses the 8 heads into one 64-wide "
-            "block, so their distinct views are averaged away. Concatenation puts them side by side."
+            "block, so their distinct views are averaged away. Concatenation puts them side by side.",
+            misconception="heads-summed"
         )
     if shape == (H, N, d_k):
         raise WrongAnswer(
             "(8, 10, 64) is the 8 heads stacked, before concatenation. Concatenating puts them side by side "
-            "along the width axis: one row per token."
+            "along the width axis: one row per token.", misconception="heads-summed"
         )
     if shape == (N, H):
         raise WrongAnswer("Concatenation joins the heads' widths: each head contributes d_k = 64 columns, not 1.")
@@ -237,12 +240,13 @@ def q3_2_wo_shape(value, hidden=False):
     if shape == (d_k, D_MODEL):
         raise WrongAnswer(
             "A 64×512 W^O is sized for summed heads, the broken pass's mistake. W^O multiplies the concatenation "
-            "of all 8 heads: its number of rows is the concatenation's width."
+            "of all 8 heads: its number of rows is the concatenation's width.", misconception="heads-summed"
         )
     if shape == (D_MODEL, d_k):
         raise WrongAnswer("W^O maps back to d_model, not to d_k: the block's output is as wide as its input.")
     if shape == (N, D_MODEL):
-        raise WrongAnswer("(10, 512) is the shape of the block's output, not of W^O: W^O does not depend on n.")
+        raise WrongAnswer("(10, 512) is the shape of the block's output, not of W^O: W^O does not depend on n.",
+                          misconception="matrix-confused")
     if len(shape) != 2:
         raise WrongAnswer(f"`W_O_shape` should have 2 numbers (rows, columns), like (64, 512); got {shape}.")
     raise WrongAnswer("W^O multiplies the concatenated heads from the right and gives back width d_model.")
@@ -258,12 +262,14 @@ def q3_3_shared_outcome(value, hidden=False):
     if choice == "B":
         raise WrongAnswer(
             'That is the misconception "shared projections still give different heads". Both heads see the same '
-            "tokens and apply the same W^Q, W^K, W^V: what could make their Q, K, V differ?"
+            "tokens and apply the same W^Q, W^K, W^V: what could make their Q, K, V differ?",
+            misconception="shared-projections-differ"
         )
     if choice == "C":
         raise WrongAnswer(
             'That is the misconception "they average out": there is nothing to average. With the same matrices both '
-            "heads compute exactly the same numbers, and concatenation keeps both copies."
+            "heads compute exactly the same numbers, and concatenation keeps both copies.",
+            misconception="shared-projections-differ"
         )
     if choice == "D":
         raise WrongAnswer(
@@ -317,12 +323,13 @@ def q3_3_count_distinct_heads(fn, hidden=False):
             raise WrongAnswer(
                 f"Your function counts {value} distinct heads in the shared-projection block. That is the belief "
                 '"shared projections still give different heads": its heads\' weights are identical. Count a head '
-                "only if no earlier head equals it."
+                "only if no earlier head equals it.", misconception="shared-projections-differ"
             )
         if value == len(np.unique(weights)):
             raise WrongAnswer(
                 "Your function counts distinct numbers, not distinct heads: compare whole heads (each weights[i] "
-                "is an n×n matrix), e.g. with np.unique(weights, axis=0) or np.array_equal."
+                "is an n×n matrix), e.g. with np.unique(weights, axis=0) or np.array_equal.",
+                misconception="shared-projections-differ"
             )
         if value == h - expected:
             raise WrongAnswer("Your function counts the duplicated heads; count the distinct ones instead.")

@@ -14,7 +14,7 @@ import numpy as np
 import mha_core as mha
 
 from . import own_work
-from .feedback import WrongAnswer, as_array, as_number, as_vector, call, close, correct
+from .feedback import WrongAnswer, as_array, as_number, as_vector, call, close, correct, named, tag_of
 
 TOL = 1e-3
 
@@ -34,15 +34,15 @@ def _param_misconception(value, d_model, h):
     d_k = mha.head_dim(d_model, h)
     expected = mha.parameter_count(d_model, h)
     known = [
-        (3 * d_model**2, "That forgot W^O: the three projections W^Q, W^K, W^V give 3·d_model², and the output "
-                         "matrix W^O (d_model×d_model) adds d_model² more."),
-        (h * expected, 'That is the belief "parameters grow with h": it gives every head full d_model×d_model '
-                       "matrices. Each head's W_i^Q, W_i^K, W_i^V is only d_model×d_k, with d_k = d_model/h."),
-        (4 * d_model * d_k, "That counts one head only (and a W^O as small as one head's matrices): there are h "
-                            "heads, and W^O is d_model×d_model."),
-        (3 * d_model * d_k + d_model**2, "That counts the projections of one head only: every one of the h heads "
-                                         "has its own W_i^Q, W_i^K, W_i^V."),
-        (mha.parameter_count(d_model, h, bias=True), BIASES),
+        (3 * d_model**2, named("forgot-w-o", "That forgot W^O: the three projections W^Q, W^K, W^V give 3·d_model², and the output "
+                         "matrix W^O (d_model×d_model) adds d_model² more.")),
+        (h * expected, named("heads-cost-more", 'That is the belief "parameters grow with h": it gives every head full d_model×d_model '
+                       "matrices. Each head's W_i^Q, W_i^K, W_i^V is only d_model×d_k, with d_k = d_model/h.")),
+        (4 * d_model * d_k, named("one-head-for-all", "That counts one head only (and a W^O as small as one head's matrices): there are h "
+                            "heads, and W^O is d_model×d_model.")),
+        (3 * d_model * d_k + d_model**2, named("one-head-for-all", "That counts the projections of one head only: every one of the h heads "
+                                         "has its own W_i^Q, W_i^K, W_i^V.")),
+        (mha.parameter_count(d_model, h, bias=True), named("counted-biases", BIASES)),
         (4 * d_model, "Each weight matrix has d_model·d_model entries, not d_model: square it."),
         (d_model**2, "That counts a single d_model×d_model matrix: there are four (W^Q, W^K, W^V and W^O)."),
     ]
@@ -67,14 +67,15 @@ def q4_1_parameter_count(fn, hidden=False):
         if close(value, expected, 1e-9 * expected):
             continue
         if hidden and close(value, expected + 4 * d_model, 1e-9 * expected):  # the bias convention, named at any size
-            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {BIASES}")
+            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {BIASES}", misconception="counted-biases")
         if hidden and (d_model, h) == (D_MODEL, H):
             raise WrongAnswer(f"`parameter_count({d_model}, {h})` is not the count of the weights: the visible test's "
                               "message says more.")
         if hidden:
             raise WrongAnswer(
                 f"parameter_count gives the right count for d_model={D_MODEL}, h={H} but not for d_model={d_model}, "
-                f"h={h}: write the count in terms of d_model and h, not numbers from the example."
+                f"h={h}: write the count in terms of d_model and h, not numbers from the example.",
+                misconception="example-numbers-only"
             )
         raise WrongAnswer(_param_misconception(value, d_model, h) or (
             f"parameter_count({d_model}, {h}) returned {value:,.0f}, which is not the count. Add up the entries of "
@@ -138,23 +139,23 @@ def _wrong_4_2():
     strict = np.append(_softmax(scaled[:3]), 0.0)  # mask hides position 4 itself
     return [
         (raw / D_K, _softmax(raw / D_K),
-         "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are divided by the square root of d_k."),
+         named("scaled-by-d-k", "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are divided by the square root of d_k.")),
         (raw, _softmax(raw),
-         "That has no scaling: divide each dot product by √d_k = √2 before the softmax."),
+         named("no-scaling", "That has no scaling: divide each dot product by √d_k = √2 before the softmax.")),
         (raw * np.sqrt(D_K), _softmax(raw * np.sqrt(D_K)),
          "That multiplies by √d_k; the scores are divided by √d_k."),
         (None, scaled,
-         "That forgot the softmax: it uses the scaled scores as weights. The softmax exponentiates each score and "
-         "divides by the sum, so the weights are positive and add up to 1."),
+         named("forgot-softmax", "That forgot the softmax: it uses the scaled scores as weights. The softmax exponentiates each score and "
+         "divides by the sum, so the weights are positive and add up to 1.")),
         (None, scaled / scaled.sum(),
          "That normalises the scores without exponentials: the softmax divides e^{s_j} by the sum of e^{s_j}, "
          "not s_j by the sum of s_j."),
         (None, strict,
-         "That applies the causal mask wrongly: it hides position 4 itself. A causal mask hides only keys after "
-         "the query; the query at position 4, the last one, may attend to all 4 keys."),
+         named("causal-mask-applied", "That applies the causal mask wrongly: it hides position 4 itself. A causal mask hides only keys after "
+         "the query; the query at position 4, the last one, may attend to all 4 keys.")),
         (None, np.eye(N)[0],
-         "That applies the causal mask wrongly: the query at position 4 (the last position) may attend to all 4 "
-         "keys, not only to the first."),
+         named("causal-mask-applied", "That applies the causal mask wrongly: the query at position 4 (the last position) may attend to all 4 "
+         "keys, not only to the first.")),
         (None, np.full(N, 1 / N),
          "Equal weights 1/4 ignore the scores: the softmax of the scaled scores gives larger weights to larger scores."),
     ]
@@ -169,7 +170,7 @@ def _vector(name, value, size):
     if array is not None and array.size == size and array.ndim <= 2 and np.isneginf(array).any():
         raise WrongAnswer(
             f"`{name}` has -inf in it: that is a causal mask applied wrongly. The query at position 4 is the last "
-            "position, so it may attend to all 4 keys: no score is masked."
+            "position, so it may attend to all 4 keys: no score is masked.", misconception="causal-mask-applied"
         )
     return as_vector(name, value, size)
 
@@ -191,7 +192,7 @@ def q4_2_scaled_scores(value, hidden=False):
     if masked.any() and (value[masked] < -100).all():
         raise WrongAnswer(
             "Some scores look masked (very negative): that is a causal mask applied wrongly. The query at position "
-            "4 is the last position, so it may attend to all 4 keys."
+            "4 is the last position, so it may attend to all 4 keys.", misconception="causal-mask-applied"
         )
     for scores, _, message in _wrong_4_2():
         if scores is not None and close(value, scores, TOL):
@@ -228,7 +229,8 @@ def q4_2_output(value, hidden=False):
         if close(value, wrong_weights @ V, TOL):
             raise WrongAnswer(message)
     if close(value, weights @ K, TOL):
-        raise WrongAnswer("That is the weighted sum of the keys: the output weights the values v_j, not the keys.")
+        raise WrongAnswer("That is the weighted sum of the keys: the output weights the values v_j, not the keys.",
+                          misconception="sum-of-keys")
     raise WrongAnswer(_near_miss("output", value, expected) or (
         "The output is the sum over the 4 keys of w_j v_j, the values weighted by the attention weights."
     ))
@@ -326,37 +328,43 @@ _SOFTMAX_AXIS = ("Softmax over the wrong axis: {how}. Each query's weights over 
                  "normalise along the last axis, with keepdims=True")
 _CAUSAL = "causal mask"
 MHA_MISTAKES = {
-    "no_transpose": _TOKENS_AND_HEADS + ", and swap them back before putting the heads side by side.",
-    "split_no_transpose": _TOKENS_AND_HEADS + ".",
-    "merge_no_transpose": ("Tokens and heads mixed when the heads are put back: reshaping (h, n, d_k) straight to "
+    "no_transpose": named("split-without-transpose",
+                          _TOKENS_AND_HEADS + ", and swap them back before putting the heads side by side."),
+    "split_no_transpose": named("split-without-transpose", _TOKENS_AND_HEADS + "."),
+    "merge_no_transpose": (named("split-without-transpose", "Tokens and heads mixed when the heads are put back: reshaping (h, n, d_k) straight to "
                            "(n, d_model) puts one head's rows side by side. Swap the axes back to (n, h, d_k) first, "
-                           "then reshape to (n, d_model)."),
-    "interleaved": ("Head i takes every h-th column: head i is the block of columns i·d_k:(i+1)·d_k of X W^Q (and of "
-                    "X W^K, X W^V): reshape to (n, h, d_k), not (n, d_k, h)."),
-    "rows": ("Per-head slices taken from rows instead of columns: head i uses columns i·d_k:(i+1)·d_k of W^Q, W^K and "
-             "W^V (W_i^Q = W_Q[:, i*d_k:(i+1)*d_k], d_model × d_k), not rows."),
-    "softmax_queries": _SOFTMAX_AXIS.format(how="the weights are normalised over the queries (down each column)") + ".",
-    "softmax_heads": _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + ".",
-    "softmax_no_keepdims": _SOFTMAX_AXIS.format(how="without keepdims, row j's sum divides column j") + ".",
-    "softmax_no_keepdims_max": _SOFTMAX_AXIS.format(how="without keepdims, row j's maximum and sum act on "
-                                                        "column j") + ".",
-    "scale_d_k": "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k.",
-    "no_scale": "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax.",
-    "scale_d_model": "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width.",
-    "times_sqrt_d_k": "Multiplied by √d_k instead of dividing: the scores are divided by √d_k.",
-    "mask_flipped": (f"The {_CAUSAL} is the wrong way round: query i may attend to keys j ≤ i (np.tri, the lower "
-                     "triangle), not to the keys after it."),
-    "mask_strict": (f"The {_CAUSAL} hides the diagonal: query i may attend to keys j ≤ i, itself included."),
-    "mask_after_softmax": (f"The {_CAUSAL} is applied after the softmax: zeroing the weights of later keys without "
+                           "then reshape to (n, d_model).")),
+    "interleaved": (named("rows-not-columns", "Head i takes every h-th column: head i is the block of columns i·d_k:(i+1)·d_k of X W^Q (and of "
+                    "X W^K, X W^V): reshape to (n, h, d_k), not (n, d_k, h).")),
+    "rows": (named("rows-not-columns", "Per-head slices taken from rows instead of columns: head i uses columns i·d_k:(i+1)·d_k of W^Q, W^K and "
+             "W^V (W_i^Q = W_Q[:, i*d_k:(i+1)*d_k], d_model × d_k), not rows.")),
+    "softmax_queries": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(
+        how="the weights are normalised over the queries (down each column)") + "."),
+    "softmax_heads": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + "."),
+    "softmax_no_keepdims": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(
+        how="without keepdims, row j's sum divides column j") + "."),
+    "softmax_no_keepdims_max": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(
+        how="without keepdims, row j's maximum and sum act on column j") + "."),
+    "scale_d_k": named("scaled-by-d-k", "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k."),
+    "no_scale": named("no-scaling", "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax."),
+    "scale_d_model": named("scaled-with-d-model", "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width."),
+    "times_sqrt_d_k": named("multiplied-by-sqrt-d-k", "Multiplied by √d_k instead of dividing: the scores are divided by √d_k."),
+    "mask_flipped": (named("mask-wrong-way", f"The {_CAUSAL} is the wrong way round: query i may attend to keys j ≤ i (np.tri, the lower "
+                     "triangle), not to the keys after it.")),
+    "mask_strict": named("causal-mask-applied",
+                         f"The {_CAUSAL} hides the diagonal: query i may attend to keys j ≤ i, itself included."),
+    "mask_after_softmax": (named("mask-wrong-way", f"The {_CAUSAL} is applied after the softmax: zeroing the weights of later keys without "
                            "renormalising leaves rows that add up to less than 1. Mask the scores (set them to -inf) "
-                           "before the softmax."),
-    "mask_zero_scores": (f"The {_CAUSAL} sets masked scores to 0: e^0 = 1 still gives those keys weight. Set them to "
-                         "-inf (or a very negative number) before the softmax."),
-    "ignores_causal": f"causal=True is ignored: with it, apply the {_CAUSAL} (query i may attend to keys j ≤ i only).",
-    "always_causal": f"The {_CAUSAL} is applied with causal=False too: mask only when causal is True.",
-    "summed": ("Heads summed: the heads are concatenated, not summed, into (n, d_model) (head i in columns "
-               "i·d_k:(i+1)·d_k), then multiplied by all of W^O."),
-    "no_W_O": "Forgot W^O: after putting the heads side by side, multiply by W_O.",
+                           "before the softmax.")),
+    "mask_zero_scores": named("causal-mask-applied", f"The {_CAUSAL} sets masked scores to 0: e^0 = 1 still gives "
+                              "those keys weight. Set them to -inf (or a very negative number) before the softmax."),
+    "ignores_causal": named("causal-mask-applied",
+                            f"causal=True is ignored: with it, apply the {_CAUSAL} (query i may attend to keys j ≤ i only)."),
+    "always_causal": named("causal-mask-applied",
+                           f"The {_CAUSAL} is applied with causal=False too: mask only when causal is True."),
+    "summed": (named("heads-summed", "Heads summed: the heads are concatenated, not summed, into (n, d_model) (head i in columns "
+               "i·d_k:(i+1)·d_k), then multiplied by all of W^O.")),
+    "no_W_O": named("forgot-w-o", "Forgot W^O: after putting the heads side by side, multiply by W_O."),
 }
 
 
@@ -385,22 +393,25 @@ def _mha_output(value, X, h, causal):
         named = "(batch, n, d_model)" if batch else "(n, d_model)"
         if h > 1 and shape == (*batch, n, d_k):
             raise WrongAnswer(f"{where}, the output has shape {shape} = (n, d_k), one head's width: the heads are "
-                              "concatenated, not summed (nor one kept), into (n, d_model), then multiplied by W_O.")
+                              "concatenated, not summed (nor one kept), into (n, d_model), then multiplied by W_O.",
+                              misconception="heads-summed")
         if shape == (*batch, h, n, d_k):
             raise WrongAnswer(f"{where}, the output has shape {shape} = (h, n, d_k), the heads apart: put them side by "
-                              "side (concatenated, not summed) into (n, d_model), then multiply by W_O.")
+                              "side (concatenated, not summed) into (n, d_model), then multiply by W_O.",
+                              misconception="heads-summed")
         if batch:
             raise WrongAnswer(f"With a leading batch dimension, X of shape {X.shape} = {named}, `multi_head_attention` "
                               f"should return shape {X.shape}, got {shape}. Write it for X of shape (..., n, d_model): "
                               "take n and d_model from X.shape[-2:], keep X.shape[:-2] (or use -1, `...` in "
-                              "np.einsum, np.swapaxes(A, -2, -3)) in every reshape and transpose.")
+                              "np.einsum, np.swapaxes(A, -2, -3)) in every reshape and transpose.",
+                              misconception="batch-dimension")
         raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of shape {X.shape} = {named}, got "
                           f"{shape}.")
     if not np.isfinite(array).all():
         if causal:
             raise WrongAnswer(f"{where}, the output has NaN or infinity in it: a query row with every key masked gives "
                               f"0/0. Is the {_CAUSAL} the wrong way round, or does it hide the diagonal? Query i may "
-                              "attend to keys j ≤ i, itself included.")
+                              "attend to keys j ≤ i, itself included.", misconception="mask-wrong-way")
         raise WrongAnswer(f"{where}, the output has NaN or infinity in it: look for a division by zero, or an overflow "
                           "in np.exp (subtract each row's maximum score first).")
     return array
@@ -429,8 +440,9 @@ def q4_3_multi_head_attention(fn, hidden=False):
     for batch, n, d_model, h, causal, seed in cases:
         X, Ws = mha_inputs(batch, n, d_model, seed)
         expected = mha.multi_head_attention(X, None, *Ws, h, causal=causal)[0]
-        hint = "" if batch is None else (f"Here X has a leading batch dimension, shape {X.shape} = (batch, n, d_model): "
-                                         "write it for X of shape (..., n, d_model), n and d_model from X.shape[-2:].")
+        hint = "" if batch is None else named("batch-dimension", f"Here X has a leading batch dimension, shape {X.shape} = "
+                                              "(batch, n, d_model): write it for X of shape (..., n, d_model), n and "
+                                              "d_model from X.shape[-2:].")
         value = own_work.call("multi_head_attention", fn, X.copy(), *(W.copy() for W in Ws), h, causal, hint=hint)
         value = _mha_output(value, X, h, causal)
         if _mha_close(value, expected):
@@ -438,12 +450,13 @@ def q4_3_multi_head_attention(fn, hidden=False):
         where = _mha_where(X, h, causal)
         message = _mha_mistake(value, X, Ws, h, causal, expected)
         if message:
-            raise WrongAnswer(f"{where}: {message}")
+            raise WrongAnswer(f"{where}: {message}", misconception=tag_of(message))
         if batch is not None:
             raise WrongAnswer(
                 f"{where}: `multi_head_attention` works without a batch dimension but not with one. Write it for X of "
                 "shape (..., n, d_model): each batch entry is its own sequence, and every reshape, transpose and "
-                "product must act on the last axes only (X.shape[:-2], `...` in np.einsum, np.swapaxes(A, -2, -3))."
+                "product must act on the last axes only (X.shape[:-2], `...` in np.einsum, np.swapaxes(A, -2, -3)).",
+                misconception="batch-dimension"
             )
         raise WrongAnswer(
             f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: Q = X @ W_Q (and K, V); "
