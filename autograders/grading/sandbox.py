@@ -67,7 +67,8 @@ PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 
 # The environment a kernel keeps; everything else (tokens, the grader's paths) is dropped.
-KEEP_ENV = ("PATH", "JPY_PARENT_PID", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "MPLBACKEND", "NBGRADER_EXECUTION", "JPY_SESSION_NAME")
+KEEP_ENV = ("PATH", "JPY_PARENT_PID", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "MPLBACKEND", "NBGRADER_EXECUTION", "JPY_SESSION_NAME",
+            "MHA_CORE_DRAW")
 KEEP_ENV_PREFIXES = ("LC_",)
 
 UID_RANGE = (3_000_000, 3_900_000)  # throwaway uids, one per kernel
