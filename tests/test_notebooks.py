@@ -269,3 +269,37 @@ def test_every_decimal_in_the_prose_is_checked(path):
             if match.group() not in literals:
                 unchecked.append(match.group())
     assert not unchecked, f"decimals in the prose with no Number in the fixtures: {sorted(set(unchecked))}"
+
+
+RANDOM_WEIGHTS = re.compile(r"from_seed\(|np\.random|default_rng\(|rng\.")
+FIGURES_OF_WEIGHTS = ("heatmap", "head_grid", "cross_heatmap")
+
+
+def _figure_calls(source):
+    """The ``mha.plots.<figure>(...)`` calls of a cell's source, as ast.Call nodes."""
+    import ast
+
+    return [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and node.func.attr in FIGURES_OF_WEIGHTS
+            and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "plots"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_figures_of_random_weights_say_so(path):
+    """A figure drawn in a cell that makes random projections or scores says "random (untrained) weights"
+    (``untrained=True``); the heads built to mean something (mha.heads) need not."""
+    unsaid = []
+    for index, cell in enumerate(read(path).cells):
+        if cell.cell_type != "code" or not RANDOM_WEIGHTS.search(cell.source):
+            continue
+        for call in _figure_calls(cell.source):
+            said = any(k.arg == "untrained" and getattr(k.value, "value", None) is True for k in call.keywords)
+            if not said:
+                unsaid.append(f"cell {index}: mha.plots.{call.func.attr}(...) without untrained=True")
+    assert not unsaid, "\n".join(unsaid)
+
+
+def test_the_random_figures_check_sees_a_figure_that_does_not_say_so():
+    calls = _figure_calls("block = mha.MultiHeadAttention.from_seed(16, 4)\nmha.plots.head_grid(w, title='x')")
+    assert [c.func.attr for c in calls] == ["head_grid"]
+    assert not any(k.arg == "untrained" for k in calls[0].keywords)
