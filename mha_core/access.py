@@ -50,7 +50,14 @@ SCRIPT = """
     for (const live of document.querySelectorAll('.%(live)s')) set(live, 'aria-live', 'polite');
   };
   window.mhaAria = fix;
-  new MutationObserver(fix).observe(document.body, {
+  // One pass per frame at most: JupyterLab changes classes and styles on every keystroke.
+  let queued = false;
+  const later = () => {
+    if (queued) return;
+    queued = true;
+    (window.requestAnimationFrame || setTimeout)(() => { queued = false; fix(); });
+  };
+  new MutationObserver(later).observe(document.body, {
     subtree: true, childList: true, characterData: true, attributes: true,
     attributeFilter: ['aria-valuetext', 'title', 'class', 'style'],
   });
