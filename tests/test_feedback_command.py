@@ -327,7 +327,8 @@ def test_the_report_escapes_student_ids_and_reasons(tmp_path):
                          "needs_manual_grade": False, "status": "refused", "reason": nasty, "cells": {}})
     results.failed.append((nasty, LEVEL, f"{nasty}.zip refused: {nasty}"))
     page = report.write_report(results, tmp_path / "report.html").read_text()
-    assert "<script" not in page and "<img src=x" not in page and html.escape(nasty) in page
+    assert "<script" not in page and "<img src=x" not in page
+    assert html.unescape(page).count(nasty) == 3, "the id, the assignment's failed row and the reason, escaped"
     import csv
 
     rows = list(csv.DictReader(report.write_csv(results, tmp_path / "grades.csv").open()))
@@ -352,3 +353,32 @@ def test_markdown_that_renders_active_markup_is_replaced_by_its_sanitised_render
     assert neutralise(nb) == 1
     assert not has_active_content(_markdown_html(nb.cells[0].source))
     assert "pwned" not in _markdown_html(nb.cells[0].source).split(">", 1)[0] and nb.cells[1].source == honest
+
+
+def test_the_feedback_page_gets_its_wrap_style_before_its_head_ends_and_nothing_else():
+    from autograders.grading import feedback_html
+
+    page = "<html><head><title>t</title></head><body><p>a &lt;b&gt;</p></body></html>"
+    styled = feedback_html.styled_page(page)
+    head, body = styled.split("</head>")
+    assert "white-space: pre-wrap" in head and "<title>t</title>" in head
+    assert body.rstrip("\n") == "<body><p>a &lt;b&gt;</p></body></html>", "nbconvert's page is kept as it is, not escaped again"
+    assert feedback_html.styled_page("<p>no head</p>") == "<p>no head</p>"
+
+
+def test_images_without_alt_text_get_one_and_the_others_keep_theirs():
+    from autograders.grading import feedback_html
+
+    body = '<p><img src="a.png"><img alt="weights 0.26, 0.71" src="b.png"></p>'
+    seen = feedback_html._alt_text(body)
+    assert seen.count(f'alt="{feedback_html.ALT_TEXT}"') == 1 and 'alt="weights 0.26, 0.71"' in seen
+    assert feedback_html._alt_text("<p>no image</p>") == "<p>no image</p>"
+
+
+def test_the_report_page_is_a_template_with_autoescape(tmp_path):
+    from autograders.grading import report
+
+    results = report.Results(cells={LEVEL: ["q1_1_d_k_test"]})
+    page = report.write_report(results, tmp_path / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("<img alt=") == 3 and "<p>None.</p>" in page
+    assert report._template().environment.autoescape is True

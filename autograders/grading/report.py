@@ -15,7 +15,7 @@ tag counts, anything else (no tag, an unknown or malformed one) is "other".
 
 import base64
 import csv
-import html
+import functools
 import io
 import json
 import re
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..checks.misconceptions import NAMES
+
+TEMPLATES = Path(__file__).parent / "templates"  # report.html.j2
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 OTHER = "other (no named misconception)"
@@ -300,54 +302,37 @@ def plot_misconceptions(results, top=20):
 # --- report.html ---------------------------------------------------------------------
 
 
-def _img(png, alt):
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+@functools.lru_cache(maxsize=None)
+def _template():
+    import jinja2
+
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                                     undefined=jinja2.StrictUndefined)
+    return environment.get_template("report.html.j2")
 
 
 def write_report(results, path, course=None):
-    """``report.html``: summary per level, the three plots (embedded PNG), the
-    misconceptions with the problems where they occurred, and the failed submissions."""
+    """``report.html`` (``templates/report.html.j2``, autoescaped): summary per level, the three plots
+    (embedded PNG), the misconceptions with the problems where they occurred, and the failed submissions."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    esc = html.escape
     counts, where = results.misconception_counts()
-    parts = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Grading report</title>",
-        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
-        "td.n{text-align:right}img{max-width:100%}</style></head><body>",
-        "<h1>Grading report</h1>",
-        "<h2>Levels</h2><table><tr><th>assignment</th><th>submissions</th><th>graded</th><th>failed</th>"
-        "<th>mean score</th><th>max</th></tr>",
-    ]
+    levels = []
     for name in results.cells:
         rows = [r for r in results.rows if r["assignment"] == name]
         graded = [r for r in rows if r["status"] == "graded"]
-        failed = sum(1 for s, a, _ in results.failed if a == name)
         mean = sum(r["score"] for r in graded) / len(graded) if graded else None
-        max_score = next((r["max_score"] for r in rows if r["max_score"] is not None), "")
-        parts.append(f"<tr><td>{esc(name)}</td><td class=n>{len(rows)}</td><td class=n>{len(graded)}</td>"
-                     f"<td class=n>{failed}</td><td class=n>{'' if mean is None else f'{mean:.2f}'}</td>"
-                     f"<td class=n>{_number(max_score)}</td></tr>")
-    parts.append("</table>")
-    parts += ["<h2>Score distribution per level</h2>", _img(plot_scores(results), "score distribution per level"),
-              "<h2>Success rate per problem</h2>", _img(plot_success(results), "success rate per problem"),
-              "<h2>Misconceptions</h2>", _img(plot_misconceptions(results), "misconceptions"),
-              "<table><tr><th>misconception</th><th>failed tests</th><th>where</th></tr>"]
-    for name, n in counts.most_common():
-        places = ", ".join(f"{esc(p)} ({k})" for p, k in where[name].most_common())
-        parts.append(f"<tr><td>{esc(name)}</td><td class=n>{n}</td><td>{places}</td></tr>")
-    parts.append("</table>")
-    parts.append("<h2>Submissions that could not be graded</h2>")
-    if results.failed:
-        parts.append("<table><tr><th>student</th><th>assignment</th><th>reason</th></tr>")
-        for student, assignment, reason in results.failed:
-            parts.append(f"<tr><td>{esc(student or '(unknown)')}</td><td>{esc(assignment)}</td><td>{esc(reason)}</td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>None.</p>")
-    parts.append("</body></html>")
-    path.write_text("\n".join(parts), encoding="utf-8")
+        levels.append({"name": name, "submissions": len(rows), "graded": len(graded),
+                       "failed": sum(1 for s, a, _ in results.failed if a == name),
+                       "mean": "" if mean is None else f"{mean:.2f}",
+                       "max": _number(next((r["max_score"] for r in rows if r["max_score"] is not None), ""))})
+    plots = [{"heading": heading, "alt": alt, "png": base64.b64encode(png).decode()} for heading, alt, png in (
+        ("Score distribution per level", "score distribution per level", plot_scores(results)),
+        ("Success rate per problem", "success rate per problem", plot_success(results)),
+        ("Misconceptions", "misconceptions", plot_misconceptions(results)))]
+    misconceptions = [{"name": name, "count": n, "where": where[name].most_common()} for name, n in counts.most_common()]
+    page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed)
+    path.write_text(page, encoding="utf-8")
     return path
 
 
