@@ -22,9 +22,9 @@ CASES = [
 ]
 
 
-def run_graded_cells(path, replace=None):
+def graded_cell_errors(path, replace=None):
     """Run the setup, data, answer and test cells of ``path``, the answer cell
-    ``replace[0]`` holding ``replace[1]``; return {test grade_id: message or None}."""
+    ``replace[0]`` holding ``replace[1]``; return {test grade_id: the WrongAnswer it raised, or None}."""
     namespace, results = {}, {}
     for cell in read(path).cells:
         gid = nbgrader_meta(cell).get("grade_id")
@@ -39,8 +39,13 @@ def run_graded_cells(path, replace=None):
                 exec(source, namespace)
             results[gid] = None
         except WrongAnswer as wrong:
-            results[gid] = str(wrong)
+            results[gid] = wrong
     return results
+
+
+def run_graded_cells(path, replace=None):
+    """{test grade_id: its failure message, or None} of :func:`graded_cell_errors`."""
+    return {gid: None if wrong is None else str(wrong) for gid, wrong in graded_cell_errors(path, replace).items()}
 
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))

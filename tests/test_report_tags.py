@@ -1,9 +1,7 @@
 """A misconception is data: checks raise WrongAnswer with a tag, the error output carries it,
 the report counts tags (never phrases of the message) and treats them as hostile input."""
 
-import contextlib
 import importlib
-import io
 import pickle
 
 import pytest
@@ -12,7 +10,8 @@ from autograders.checks import feedback
 from autograders.checks.feedback import WrongAnswer, error_value, named
 from autograders.checks.misconceptions import NAMES
 from autograders.grading import report
-from tests.conftest import is_test_cell, level_notebooks, mistakes_for, nbgrader_meta, read
+from tests.conftest import level_notebooks, mistakes_for
+from tests.test_mistakes_alone import graded_cell_errors
 
 # Which misconception each fixture mistake's ``says`` names: a phrase of it -> the name the report
 # shows (the first row that matches wins). This was the report's own phrase table; it stays here as
@@ -91,23 +90,9 @@ def expected_tag(says):
 
 
 def raised_by_graded_cells(path, replace):
-    """Run the graded cells of ``path`` in order (no kernel), answer cell ``replace[0]`` holding
-    ``replace[1]``; return {test grade_id: the WrongAnswer it raised} of the failed tests."""
-    namespace, raised = {}, {}
-    for cell in read(path).cells:
-        gid = nbgrader_meta(cell).get("grade_id")
-        if cell.cell_type != "code" or gid is None:
-            continue
-        source = replace[1] if gid == replace[0] else cell.source
-        if not is_test_cell(cell):
-            exec(source, namespace)
-            continue
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(source, namespace)
-        except WrongAnswer as wrong:
-            raised[gid] = wrong
-    return raised
+    """{test grade_id: the WrongAnswer it raised} of the failed tests, answer cell ``replace[0]``
+    holding ``replace[1]`` (the runner of test_mistakes_alone)."""
+    return {gid: wrong for gid, wrong in graded_cell_errors(path, replace).items() if wrong is not None}
 
 
 CASES = [pytest.param(path, mistake, id=f"{path.stem}-{index:02d}-{mistake.cell}")
