@@ -473,6 +473,18 @@ def test_a_number_without_a_precision_is_caught():
 # --- the visible and hidden checks: the same tolerances -------------------------------
 
 
+def _verdicts(check, answer):
+    """(does the visible check accept ``answer``, does the hidden one)."""
+    verdicts = []
+    for hidden in (False, True):
+        try:
+            check(answer, hidden=hidden)
+            verdicts.append(True)
+        except WrongAnswer:
+            verdicts.append(False)
+    return verdicts
+
+
 def _near(value, delta):
     if isinstance(value, (list, tuple, np.ndarray)):
         return (np.asarray(value, dtype=float) + delta).tolist()
@@ -491,13 +503,7 @@ def test_the_hidden_check_accepts_exactly_what_the_visible_one_does_near_the_ans
     for delta in (1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 4e-4, 9e-4, 2e-3, 4e-3, 6e-3, 1e-2, 0.04, 0.4):
         for sign in (1, -1):
             value = _near(forms[0], sign * delta)
-            verdicts = []
-            for hidden in (False, True):
-                try:
-                    check(value, hidden=hidden)
-                    verdicts.append(True)
-                except WrongAnswer:
-                    verdicts.append(False)
+            verdicts = _verdicts(check, value)
             if verdicts[0] != verdicts[1]:
                 differ.append(f"{sign * delta:+g}: visible {'accepts' if verdicts[0] else 'rejects'}, "
                               f"hidden {'accepts' if verdicts[1] else 'rejects'}")
@@ -521,13 +527,7 @@ def test_the_hidden_check_accepts_exactly_what_the_visible_one_does_from_a_funct
     differ = []
     for delta in (1e-12, 1e-10, 3e-9, 3e-7, 3e-5, 3e-4, 2e-3, 6e-3, 3e-2, 0.4):
         for sign in (1, -1):
-            verdicts = []
-            for hidden in (False, True):
-                try:
-                    check(_scaled(forms[0], 1 + sign * delta), hidden=hidden)
-                    verdicts.append(True)
-                except WrongAnswer:
-                    verdicts.append(False)
+            verdicts = _verdicts(check, _scaled(forms[0], 1 + sign * delta))
             if verdicts[0] != verdicts[1]:
                 differ.append(f"x(1{sign * delta:+g}): visible {'accepts' if verdicts[0] else 'rejects'}, "
                               f"hidden {'accepts' if verdicts[1] else 'rejects'}")
