@@ -22,7 +22,6 @@ from matplotlib import colors, ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
-from matplotlib.text import Text
 
 from . import _validate as check
 from . import drawing
@@ -443,32 +442,39 @@ def min_text_px(fig):
     return min(sizes) * fig.dpi / 72 if sizes else None
 
 
-def _texts(fig):
-    """The texts of ``fig`` that can be seen: its own, and those of its visible axes (titles, tick and axis
-    labels of visible axes, legends). Quicker than ``findobj`` on a figure with many hidden texts."""
+def _texts(fig, hidden=False):
+    """The texts of ``fig`` that can be seen (with ``hidden``, also those of hidden axes): its own, its
+    legends', and those of its axes (titles, tick and axis labels, legends). Quicker than ``findobj``, which
+    makes every axis build its ticks."""
     yield from fig.texts
+    for legend in fig.legends:
+        yield from (*legend.get_texts(), legend.get_title())
     for ax in fig.axes:
-        if not ax.get_visible():
+        if not (hidden or ax.get_visible()):
             continue
         yield from ax.texts
         yield from (ax.title, ax._left_title, ax._right_title)
         for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_visible():
-                yield axis.label
-                yield from axis.get_ticklabels()
+            if hidden or axis.get_visible():
+                yield from (axis.label, axis.offsetText, *axis.get_ticklabels())
         legend = ax.get_legend()
         if legend is not None:
-            yield from legend.get_texts()
-            yield legend.get_title()
+            yield from (*legend.get_texts(), legend.get_title())
 
 
 def raise_text(fig, px):
-    """Enlarge every text of ``fig`` smaller than ``px`` pixels to ``px`` (legends, ticks and titles too)."""
+    """Enlarge every text of ``fig`` smaller than ``px`` pixels to ``px`` (legends, ticks and titles too, and
+    the tick labels an axis makes later, for new ticks)."""
     px = float(px)
     if px <= 0:
         raise ValueError(f"px must be a positive number of pixels, got {px}")
     points = px * 72 / fig.dpi
-    for text in fig.findobj(Text):
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = axis.get_ticklabels()
+            if labels and min(t.get_fontsize() for t in labels) < points:
+                axis.set_tick_params(which="both", labelsize=points)
+    for text in _texts(fig, hidden=True):
         if text.get_fontsize() < points:
             text.set_fontsize(points)
     return fig
@@ -1009,12 +1015,52 @@ def flop_plot(d_model=512, n=10, hs=None):
 def _h_axis(ax, hs):
     """h on a numeric log2 axis, ticks at the h shown (every other one when crowded)."""
     ax.set_xscale("log", base=2)
-    ax.set_xlim(min(hs) / 1.5, max(hs) * 1.5)
-    ticks = hs if len(hs) <= 10 else sorted({h for h in hs if h & (h - 1) == 0} | {max(hs)})  # crowded: powers of 2
-    ax.set_xticks(ticks, [str(h) for h in ticks])
+    _h_ticks(ax, hs)
     ax.xaxis.set_minor_locator(ticker.NullLocator())
     ax.set_xlabel("h (number of heads), log scale", fontsize=11)
     ax.spines[["top", "right"]].set_visible(False)
+
+
+def _h_ticks(ax, hs):
+    ax.set_xlim(min(hs) / 1.5, max(hs) * 1.5)
+    ticks = hs if len(hs) <= 10 else sorted({h for h in hs if h & (h - 1) == 0} | {max(hs)})  # crowded: powers of 2
+    ax.set_xticks(ticks, [str(h) for h in ticks])
+
+
+BAR_HALF = 2**0.15  # a bar spans h / BAR_HALF .. h * BAR_HALF on the log axis
+
+
+def _stack(ax, hs, stacks, labels, colours=PALETTE):
+    """Stacked bars at each h of ``hs``: one layer per row of ``stacks`` (its values over hs)."""
+    x = np.array(hs, float)
+    bottom = np.zeros(len(hs))
+    for values, label, colour in zip(stacks, labels, colours):
+        ax.bar(x / BAR_HALF, values, width=x * BAR_HALF - x / BAR_HALF, align="edge", bottom=bottom, label=label,
+               color=colour)
+        bottom += np.asarray(values, float)
+
+
+def _restack(ax, hs, stacks):
+    """Give the stacked bars of :func:`_stack` on ``ax`` new heights; for a new ``hs`` (another d_model), new
+    bars in the same colours. Returns whether the bars were replaced."""
+    if len(ax.containers) != len(stacks):
+        raise ValueError(f"ax must hold {len(stacks)} layers of stacked bars, got {len(ax.containers)}")
+    x = np.array(hs, float)
+    same = len(ax.containers[0].patches) == len(hs) and np.allclose(
+        [p.get_x() for p in ax.containers[0].patches], x / BAR_HALF)
+    if not same:
+        colours = [bars.patches[0].get_facecolor() for bars in ax.containers]
+        for bars in list(ax.containers):
+            bars.remove()
+        _stack(ax, hs, stacks, [f"_{k}" for k in range(len(stacks))], colours)  # no new legend entries
+        return True
+    bottom = np.zeros(len(hs))
+    for values, bars in zip(stacks, ax.containers):
+        for patch, base, value in zip(bars.patches, bottom, values):
+            patch.set_y(base)
+            patch.set_height(value)
+        bottom += np.asarray(values, float)
+    return False
 
 
 def draw_flops(left, right, d_model, n, hs):
@@ -1023,13 +1069,7 @@ def draw_flops(left, right, d_model, n, hs):
     x = np.array(hs, float)
     for ax in (left, right):
         ax.clear()
-    half = 2**0.15  # bars span h / half .. h * half on the log axis
-    bottom = np.zeros(len(hs))
-    for (key, label), colour in zip(STAGES, PALETTE):
-        values = np.array([c[key] for c in counts], float)
-        left.bar(x / half, values, width=x * half - x / half, align="edge", bottom=bottom, label=label,
-                 color=colour)
-        bottom += values
+    _stack(left, hs, [[c[key] for c in counts] for key, _ in STAGES], [label for _, label in STAGES])
     total = counts[0]["multiply_adds"]
     left.axhline(total, color="0.2", ls="--", lw=1)
     left.text(max(hs) * 1.4, total, f"{total:,} for every h", ha="right", va="bottom", fontsize=9)
@@ -1067,23 +1107,15 @@ def draw_flops(left, right, d_model, n, hs):
 
 
 def update_flops(left, right, d_model, n, hs):
-    """Give :func:`draw_flops`'s panels (drawn for the same ``d_model`` and ``hs``) the counts of a new ``n``,
-    in place: bar heights, the total and its line, the curves, the y ranges and the title. Nothing is
-    created, so a figure laid out once can be redrawn (or blitted) quickly."""
+    """Give :func:`draw_flops`'s panels the counts of a new ``n`` or ``d_model`` (and its ``hs``), in place: bar
+    heights (new bars for a new ``hs``), the total and its line, the curves, the h ticks, the y ranges and the
+    title. The axes are not cleared, so a figure laid out once can be redrawn (or blitted) quickly."""
     counts = [flop_count(d_model, h, n) for h in hs]
     x = np.array(hs, float)
-    bottom = np.zeros(len(hs))
-    if len(left.containers) != len(STAGES) or len(left.containers[0].patches) != len(hs):
-        raise ValueError(f"left must hold draw_flops' bars for {len(hs)} values of h")
-    for (key, _), bars in zip(STAGES, left.containers):
-        values = np.array([c[key] for c in counts], float)
-        for patch, base, value in zip(bars.patches, bottom, values):
-            patch.set_y(base)
-            patch.set_height(value)
-        bottom += values
+    _restack(left, hs, [[c[key] for c in counts] for key, _ in STAGES])
     total = counts[0]["multiply_adds"]
     left.lines[0].set_ydata([total, total])
-    left.texts[0].set_y(total)
+    left.texts[0].set_position((max(hs) * 1.4, total))
     left.texts[0].set_text(f"{total:,} for every h")
     left.set_ylim(0, total * 1.35)
     left.set_title(f"Every matrix product, stacked: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)",
@@ -1093,8 +1125,10 @@ def update_flops(left, right, d_model, n, hs):
     claim = attention[0] / hs[0] * x
     softmax = np.array([c["softmax"] for c in counts], float)
     for line, values in zip(right.lines, (claim, attention, each, softmax)):
-        line.set_ydata(values)
+        line.set_data(x, values)
     right.set_ylim(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max()) * 8)
+    for ax in (left, right):
+        _h_ticks(ax, hs)
     return left, right
 
 
@@ -1116,25 +1150,40 @@ def parameter_plot(d_model=512, hs=None):
 def draw_parameters(ax, d_model, hs):
     """Draw :func:`parameter_plot`'s bars on ``ax`` (cleared first), without its title."""
     ax.clear()
-    x = np.array(hs, float)
-    half = 2**0.15
-    bottom = np.zeros(len(hs))
-    for label, colour in zip(["$W^Q$", "$W^K$", "$W^V$", "$W^O$"], PALETTE):
-        values = np.array([d_model * d_model for _ in hs], float)  # h * d_model * d_k = d_model² for each
-        ax.bar(x / half, values, width=x * half - x / half, align="edge", bottom=bottom, label=label, color=colour)
-        bottom += values
-    totals = [parameter_count(d_model, h) for h in hs]
-    assert np.allclose(bottom, totals)
+    _stack(ax, hs, _parameter_stacks(d_model, hs), ["$W^Q$", "$W^K$", "$W^V$", "$W^O$"])
     ax.axhline(4 * d_model**2, color="0.2", ls="--", lw=1)
-    ax.text(max(hs) * 1.4, 4 * d_model**2, f"4·d_model² = 4·{d_model}² = {4 * d_model**2:,}", ha="right",
-            va="bottom", fontsize=9)
-    ax.set_ylim(0, 4 * d_model**2 * 1.3)
+    ax.text(0, 0, "", ha="right", va="bottom", fontsize=9)
+    _parameter_numbers(ax, d_model, hs)
     ax.set_ylabel("parameters (no biases)", fontsize=11)
     ax.yaxis.set_major_formatter(_ENG)
     ax.legend(loc="upper left", fontsize=9, ncols=4, frameon=False,
               title="each of $W^Q, W^K, W^V$: h · d_model · d_k = d_model²;  $W^O$: d_model · d_model", title_fontsize=9,
               alignment="left")
     _h_axis(ax, hs)
+    return ax
+
+
+def _parameter_stacks(d_model, hs):
+    """W_Q, W_K, W_V, W_O's parameters at each h: h · d_model · d_k = d_model² each, 4·d_model² together."""
+    stacks = [[d_model * d_model] * len(hs) for _ in range(4)]
+    assert all(sum(layer[k] for layer in stacks) == parameter_count(d_model, h) for k, h in enumerate(hs))
+    return stacks
+
+
+def _parameter_numbers(ax, d_model, hs):
+    total = 4 * d_model**2
+    ax.lines[0].set_ydata([total, total])
+    ax.texts[0].set_position((max(hs) * 1.4, total))
+    ax.texts[0].set_text(f"4·d_model² = 4·{d_model}² = {total:,}")
+    ax.set_ylim(0, total * 1.3)
+
+
+def update_parameters(ax, d_model, hs):
+    """Give :func:`draw_parameters`' axes a new ``d_model`` (and its ``hs``) in place: the bars, the total and
+    its line, the h ticks and the y range."""
+    _restack(ax, hs, _parameter_stacks(d_model, hs))
+    _parameter_numbers(ax, d_model, hs)
+    _h_ticks(ax, hs)
     return ax
 
 

@@ -59,6 +59,7 @@ from .plots import (
     ReadableHeadGrid,
     ReadableHeatmap,
     update_flops,
+    update_parameters,
     raise_text,
     DECODER_LABEL,
     ENCODER_LABEL,
@@ -156,11 +157,10 @@ class FigureImage:
 
     def show(self, figure, dynamic):
         self.figure = figure
-        self.dynamic = list(dynamic)
         if not self.drawing:
+            self.dynamic = list(dynamic)
             return
-        for artist in self.dynamic:
-            artist.set_animated(True)  # left out of canvas.draw(); drawn by refresh()
+        self.animate(dynamic)  # left out of canvas.draw(); drawn by refresh()
         figure.canvas.draw()
         self.background = figure.canvas.copy_from_bbox(figure.bbox)
         width, _ = figure.canvas.get_width_height()
@@ -169,6 +169,12 @@ class FigureImage:
         self.builds += 1
         self.mark_text_size()
         self.refresh()
+
+    def animate(self, dynamic):
+        """Set the artists :meth:`refresh` draws over the background (new bars, say) without drawing it again."""
+        self.dynamic = list(dynamic)
+        for artist in self.dynamic:
+            artist.set_animated(True)
 
     def mark_text_size(self):
         """Name the figure's smallest text in a CSS class of the image, ``mha-text-<px>px`` (rounded
@@ -820,58 +826,55 @@ class CostExplorer(Explorer):
         self.update()
 
     def _figure(self, count, d_model, n, hs):
-        """The figure of ``count``: built and laid out once (constrained), then only its axes are redrawn."""
+        """The figure of ``count``, built and laid out (constrained) once and then shown with its axes'
+        contents dynamic: their data, ticks and titles, drawn over the saved frame, legends and title."""
         width, height = self.size
-        figure = self.figures.get(count)
-        fresh = figure is None
-        self.drawn[count] = (d_model, n)
-        if fresh:
-            figure = WorkbookFigure(figsize=(width / 72, height / 72), dpi=72)
-            if count == "FLOPs":
-                figure.subplots(1, 2)
-                figure.suptitle("Problem 3.1: h heads of width d_k = d_model / h cost what one head of width "
-                                "d_model costs", fontsize=self.text_px + 2)
-            else:
-                figure.add_subplot()
-                figure.suptitle("Problem 4.1: the parameters of a block do not depend on h",
-                                fontsize=self.text_px + 2)
-            self.figures[count] = figure
+        figure = WorkbookFigure(figsize=(width / 72, height / 72), dpi=72)
         if count == "FLOPs":
-            draw_flops(*figure.axes[:2], d_model, n, hs)
+            draw_flops(*figure.subplots(1, 2), d_model, n, hs)
+            figure.suptitle("Problem 3.1: h heads of width d_k = d_model / h cost what one head of width "
+                            "d_model costs", fontsize=self.text_px + 2)
         else:
-            draw_parameters(figure.axes[0], d_model, hs)
+            draw_parameters(figure.add_subplot(), d_model, hs)
+            figure.suptitle("Problem 4.1: the parameters of a block do not depend on h", fontsize=self.text_px + 2)
         raise_text(figure, self.text_px)
         from matplotlib.transforms import offset_copy
 
         for ax in figure.axes:  # the y label at a fixed distance: wider tick labels later never push it out
             ax.yaxis.set_label_coords(0, 0.5, transform=offset_copy(ax.transAxes, figure, x=-4.6 * self.text_px,
                                                                      units="dots"))
-        return figure, fresh
+        figure.canvas.draw()  # the constrained layout, once
+        figure.set_layout_engine("none")
+        return figure
+
+    @staticmethod
+    def _dynamic(figure):
+        """What a change of d_model or n redraws: every axes' bars, lines, texts, title and both axes."""
+        return [artist for ax in figure.axes for artist in (
+            ax.xaxis, ax.yaxis, ax.title, *ax.patches, *ax.lines, *ax.texts)]
 
     def update(self, change=None):
         d_model, n, count = (self.controls[k].value for k in ("d_model", "n", "count"))
         hs = head_options(d_model)
         if not self.canvas.drawing:
             pass
-        elif count == "FLOPs" and self.drawn.get(count, (None,))[0] == d_model and self.canvas.figure is self.figures[count]:
-            if self.drawn[count][1] != n:  # a new n: new heights on the same bars and curves, blitted
-                update_flops(*self.figure.axes[:2], d_model, n, hs)
-                self.drawn[count] = (d_model, n)
-                self.canvas.refresh()
-        elif count == "parameters" and self.drawn.get(count) is not None and self.drawn[count][0] == d_model \
-                and self.canvas.figure is self.figures[count]:
-            pass  # the parameters do not depend on n
+        elif count not in self.figures:
+            self.figures[count] = self._figure(count, d_model, n, hs)
+            self.drawn[count] = (d_model, n)
+            self.canvas.show(self.figures[count], self._dynamic(self.figures[count]))
         else:
-            figure, fresh = self._figure(count, d_model, n, hs)
-            if fresh:
-                self.canvas.show(figure, [])  # the constrained layout, once
-                figure.set_layout_engine("none")
-            dynamic = []
-            if count == "FLOPs":  # what a new n changes: drawn over a saved background
-                left, right = figure.axes[:2]
-                dynamic = [left.yaxis, right.yaxis, *(p for bars in left.containers for p in bars.patches),
-                           *left.lines, *left.texts, *right.lines, left.title]
-            self.canvas.show(figure, dynamic)
+            figure = self.figures[count]
+            if self.drawn[count] != (d_model, n):  # new numbers (new bars for a new d_model) in place
+                if count == "FLOPs":
+                    update_flops(*figure.axes[:2], d_model, n, hs)
+                else:
+                    update_parameters(figure.axes[0], d_model, hs)
+                self.drawn[count] = (d_model, n)
+            if figure is not self.canvas.figure:
+                self.canvas.show(figure, self._dynamic(figure))  # the other count: its frame drawn again
+            else:
+                self.canvas.animate(self._dynamic(figure))
+                self.canvas.refresh()
         flops = [flop_count(d_model, h, n) for h in hs]
         if count == "FLOPs":
             self.canvas.describe(f"Operation counts against h for d_model = {d_model}, n = {n}: every matrix "

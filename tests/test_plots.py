@@ -522,23 +522,45 @@ def test_readable_heatmap_resizes_one_figure_and_writes_values_only_where_they_f
         heat.layout(["q"] * 13, ["k"])
 
 
-def test_update_flops_gives_the_bars_and_curves_of_a_fresh_drawing():
-    hs = plots.head_options(64)
+def _bar_geometry(ax):
+    return [[(p.get_x(), p.get_y(), p.get_width(), p.get_height()) for p in bars.patches] for bars in ax.containers]
+
+
+def _drawn_numbers(ax):
+    """What update_flops and update_parameters must set: bars, lines, texts, ticks, limits and title."""
+    return (_bar_geometry(ax), [(tuple(line.get_xdata()), tuple(line.get_ydata())) for line in ax.lines],
+            [(t.get_text(), t.get_position()) for t in ax.texts], [t.get_text() for t in ax.get_xticklabels()],
+            tuple(ax.get_xticks()), ax.get_xlim(), ax.get_ylim(), ax.get_title())
+
+
+@pytest.mark.parametrize("before, after", [((64, 5), (64, 12)), ((64, 5), (768, 12)), ((768, 30), (64, 2)),
+                                           ((512, 10), (100, 10))])
+def test_update_flops_gives_the_bars_and_curves_of_a_fresh_drawing(before, after):
     fresh = plots.WorkbookFigure()
-    plots.draw_flops(*fresh.subplots(1, 2), 64, 12, hs)
+    plots.draw_flops(*fresh.subplots(1, 2), *after, plots.head_options(after[0]))
     updated = plots.WorkbookFigure()
     left, right = updated.subplots(1, 2)
-    plots.draw_flops(left, right, 64, 5, hs)
-    plots.update_flops(left, right, 64, 12, hs)
-    a, b = fresh.axes[:2], (left, right)
-    heights = [[p.get_height() for p in bars.patches] for bars in a[0].containers]
-    assert heights == [[p.get_height() for p in bars.patches] for bars in b[0].containers]
-    assert [p.get_y() for bars in a[0].containers for p in bars.patches] == [
-        p.get_y() for bars in b[0].containers for p in bars.patches]
-    for x, y in zip(a[0].lines + a[1].lines, b[0].lines + b[1].lines):
-        np.testing.assert_allclose(x.get_ydata(), y.get_ydata())
-    assert a[0].get_ylim() == b[0].get_ylim() and a[1].get_ylim() == b[1].get_ylim()
-    assert a[0].texts[0].get_text() == b[0].texts[0].get_text() == f"{mha.flop_count(64, 1, 12)['multiply_adds']:,} for every h"
-    assert a[0].get_title() == b[0].get_title()
+    plots.draw_flops(left, right, *before, plots.head_options(before[0]))
+    plots.update_flops(left, right, *after, plots.head_options(after[0]))
+    for a, b in zip(fresh.axes, (left, right)):
+        for x, y in zip(_drawn_numbers(a), _drawn_numbers(b)):
+            np.testing.assert_equal(x, y)
+    total = mha.flop_count(after[0], 1, after[1])["multiply_adds"]
+    assert left.texts[0].get_text() == f"{total:,} for every h"
+    assert sum(len(bars) for bars in left.containers) == 4 * len(plots.head_options(after[0]))
+    legend = [t.get_text() for t in left.get_legend().get_texts()]
+    assert legend == [label for _, label in plots.STAGES], "the legend is kept, never doubled"
     with pytest.raises(ValueError, match="bars"):
-        plots.update_flops(left, right, 128, 12, plots.head_options(128))
+        plots.update_flops(*plots.WorkbookFigure().subplots(1, 2), 64, 12, plots.head_options(64))
+
+
+@pytest.mark.parametrize("before, after", [(64, 768), (768, 64), (512, 96)])
+def test_update_parameters_gives_the_bars_of_a_fresh_drawing(before, after):
+    fresh = plots.draw_parameters(plots.WorkbookFigure().add_subplot(), after, plots.head_options(after))
+    ax = plots.draw_parameters(plots.WorkbookFigure().add_subplot(), before, plots.head_options(before))
+    plots.update_parameters(ax, after, plots.head_options(after))
+    for x, y in zip(_drawn_numbers(fresh), _drawn_numbers(ax)):
+        np.testing.assert_equal(x, y)
+    tops = [y + height for x, y, width, height in _bar_geometry(ax)[-1]]
+    assert tops == [4 * after**2] * len(plots.head_options(after)), "every stack reaches 4·d_model²"
+    assert ax.texts[0].get_text() == f"4·d_model² = 4·{after}² = {4 * after**2:,}"

@@ -538,16 +538,27 @@ def test_cost_explorer_redraws_two_figures_laid_out_once():
     assert c.figure is flops_figure and f"n = 8" in c.canvas.alt
 
 
-def test_cost_explorer_blits_a_new_n_to_the_pixels_of_a_fresh_figure():
+@pytest.mark.parametrize("changes", [
+    [("n", 30)], [("d_model", 768)], [("d_model", 1024), ("n", 30), ("d_model", 64)],
+    [("count", "parameters"), ("d_model", 768)], [("d_model", 768), ("count", "parameters"), ("d_model", 128),
+                                                  ("count", "FLOPs")]])
+def test_cost_explorer_blits_a_change_to_the_pixels_of_a_fresh_figure(changes):
+    """A new n or d_model is drawn in place over the saved frame: the picture is the one a fresh explorer
+    draws for the same values (bars, curves, h ticks and titles included)."""
     import io
 
     from PIL import Image
 
     c = widgets.cost_explorer(d_model=64, n=4, width=900, height=400)
-    c.controls["n"].value = 30
-    fresh = widgets.cost_explorer(d_model=64, n=30, width=900, height=400)
+    builds = c.canvas.builds
+    for name, value in changes:
+        c.controls[name].value = value
+    values = {name: c.controls[name].value for name in ("d_model", "n", "count")}
+    fresh = widgets.cost_explorer(**values, width=900, height=400)
     moved, drawn = (np.asarray(Image.open(io.BytesIO(bytes(e.image.value))), int) for e in (c, fresh))
     assert moved.shape == drawn.shape and (np.abs(moved - drawn).sum(axis=-1) > 30).sum() == 0
+    switches = sum(name == "count" for name, _ in changes)
+    assert c.canvas.builds == builds + switches, "only a switch of count draws a whole figure again"
 
 
 def test_shape_explorer_without_a_figure_draws_nothing_and_still_shows_the_shapes():
