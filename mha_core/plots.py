@@ -223,21 +223,21 @@ def _cell(value):
     return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
 
 
-def _token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_cols=True):
-    """Token labels on the axes; a panel inside a grid gets no ticks at all (cheaper to lay out)."""
+def _token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_cols=True, styled=False):
+    """Token labels on the axes; a panel inside a grid gets no axis at all (cheaper to lay out and draw).
+    ``styled``: the axes were given their tick style already (a head grid relabelled)."""
     steep = len(col_labels) > 10 and fontsize < 9  # small panels: vertical labels do not collide
+    ax.xaxis.set_visible(show_cols)
+    ax.yaxis.set_visible(show_rows)
     if show_cols:
         ax.set_xticks(range(len(col_labels)), col_labels, rotation=90 if steep else 45, fontsize=fontsize,
                       ha="center" if steep else "right", va="top", rotation_mode="default" if steep else "anchor")
-    else:
-        ax.set_xticks([])
     if show_rows:
         ax.set_yticks(range(len(row_labels)), row_labels, fontsize=fontsize)
-    else:
-        ax.set_yticks([])
-    ax.tick_params(length=0)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
+    if not styled:
+        ax.tick_params(length=0)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
 
 
 def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, annotate=None, kind="weights",
@@ -424,7 +424,7 @@ def relabel_head_grid(fig, images, row_labels, col_labels, title):
         ax.set_xlim(-0.5, n_k - 0.5)
         ax.set_ylim(n_q - 0.5, -0.5)
         _token_axes(ax, row_labels, col_labels, fontsize=fontsize, show_rows=k % cols == 0,
-                    show_cols=k + cols >= len(images))
+                    show_cols=k + cols >= len(images), styled=True)
     fig.suptitle(title, fontsize=12)
     return fig, images
 

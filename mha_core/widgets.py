@@ -327,7 +327,7 @@ class ShapeExplorer(Explorer):
         self.table = widgets.HTML()
         self.note = widgets.HTML()
         self._models = {}
-        self._layout = None
+        self._layout = self._room = None
         canvas = FigureImage(max_width="100%")
         canvas.drawing = canvas.drawing and bool(figure)  # figure=False: the shapes alone, nothing drawn
         super().__init__(controls, [widgets.VBox([self.readout, self.table]), self.note, canvas.widget,
@@ -404,16 +404,23 @@ class ShapeExplorer(Explorer):
         elif not self.canvas.drawing:
             pass  # under nbgrader: no figure at all
         elif (shown, n, untrained) != self._layout:
-            layout = (shown, n, untrained)
             tokens = self.tokens[:n]
+            # What the margins depend on besides the labels' length: the panels, the title's lines, and
+            # the labels' size and angle (smaller past 16 tokens, vertical past 10).
+            room = (shown, untrained, n <= 16, n <= 10)
+            longest = max(len(t) for t in tokens)
             if self._layout is not None and self._layout[0] == shown:  # same panels, new n: re-use the figure
                 figure, self.images = relabel_head_grid(self.figure, self.images, tokens, tokens, title)
             else:
                 figure, self.images = build_head_grid(shown, tokens, tokens, title, figure_width=self.figure_width,
                                                       dpi=self.dpi)
-            self._layout = layout
+            if self._room is None or room != self._room[0] or longest > self._room[1]:
+                figure.set_layout_engine("constrained")  # margins for these labels (laid out by show's draw)
+                self._room = (room, longest)
+            self._layout = (shown, n, untrained)
             self._set_images(panels, names)
             self.canvas.show(figure, self.images)
+            figure.set_layout_engine("none")  # kept while the labels fit the margins: a new n only relabels
         else:
             self._set_images(panels, names)
             self.canvas.refresh()

@@ -561,6 +561,29 @@ def test_cost_explorer_blits_a_change_to_the_pixels_of_a_fresh_figure(changes):
     assert c.canvas.builds == builds + switches, "only a switch of count draws a whole figure again"
 
 
+def test_shape_explorer_keeps_its_layout_while_the_labels_fit_and_never_cuts_one():
+    """A new n relabels the same figure; its margins are laid out again only when a longer token, a title
+    line or another label size or angle needs room: every label stays inside the figure."""
+    e = widgets.shape_explorer(d_model=64, h=8, n=5)
+    figure = e.figure
+    positions = lambda: [ax.get_position().bounds for ax in figure.axes]  # noqa: E731
+    for n in (16, 15, 16, 9, e.controls["n"].max, 3, 12, 1, 11):
+        e.controls["n"].value = n
+        assert e.figure is figure and e.state["shown"][0].shape == (n, n)
+        renderer = figure.canvas.get_renderer()
+        labels = [t for ax in figure.axes for axis in (ax.xaxis, ax.yaxis) if axis.get_visible() and ax.get_visible()
+                  for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+        assert set(widgets.TOKENS[:n]) <= {t.get_text() for t in labels}, "every token is labelled"
+        for text in [*labels, *figure.texts]:
+            box = text.get_window_extent(renderer)
+            assert box.x0 >= -1 and box.y0 >= -1 and box.x1 <= figure.bbox.width + 1 and \
+                box.y1 <= figure.bbox.height + 1, f"n={n}: {text.get_text()!r} is cut"
+    e.controls["n"].value = 16
+    before = positions()
+    e.controls["n"].value = 15  # the same room: nothing moves
+    assert positions() == before
+
+
 def test_shape_explorer_without_a_figure_draws_nothing_and_still_shows_the_shapes():
     e = widgets.shape_explorer(d_model=64, h=4, n=5, figure=False)
     e.controls["n"].value = 9
