@@ -313,21 +313,48 @@ def _recheck_function():
 
 
 def _as_checked(value):
-    """(score, message) from what ``recheck`` gives for one test cell; score None when it is no finite number."""
+    """(score, message, misconception, confirmed) from what ``recheck`` gives for one test cell:
+    score None when it is no finite number (then not confirmed); misconception a known tag or None."""
+    from ..checks.misconceptions import NAMES
+
     if isinstance(value, (tuple, list)):
         score, message = (value[0] if value else None), (value[-1] if len(value) > 1 else "")
+        tag, confirmed = None, True
     elif isinstance(value, dict):
         score, message = value.get("score"), value.get("message")
+        tag, confirmed = value.get("misconception"), value.get("confirmed", True)
     else:
         score, message = getattr(value, "score", None), getattr(value, "message", None)
+        tag, confirmed = getattr(value, "misconception", None), getattr(value, "confirmed", True)
     try:
         score = float(score)
     except (TypeError, ValueError):
-        return None, str(message or "")
-    return (score if score == score and abs(score) != float("inf") else None), str(message or "")
+        score = None
+    if score is not None and (score != score or abs(score) == float("inf")):
+        score = None
+    confirmed = score is not None and confirmed is not False
+    tag = tag if confirmed and isinstance(tag, str) and tag in NAMES else None
+    return score, str(message or ""), tag, confirmed
 
 
 _NOT_CONFIRMED = "the re-check could not confirm this test, so it scores 0"
+RECHECKED = "recheck"  # a test cell's metadata key: the grader's record of a score the re-check lowered
+
+
+def _record_lowered(nb, verdicts):
+    """Put ``verdicts`` ({grade_id: record}) in their test cells' metadata (:data:`RECHECKED`) and
+    take that key off every other cell: a submission's own copy of it is the student's writing.
+    True when the notebook changed."""
+    changed = False
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "code" and grade_id in verdicts:
+            cell.metadata[RECHECKED] = verdicts[grade_id]
+            changed = True
+        elif RECHECKED in cell.metadata:
+            del cell.metadata[RECHECKED]
+            changed = True
+    return changed
 
 
 def _recheck(gb, root, student, assignment, autograded, settings=None):
@@ -336,8 +363,10 @@ def _recheck(gb, root, student, assignment, autograded, settings=None):
     The re-check's verdict is the only source of autograded points: a test keeps
     nbgrader's score only up to the re-check's, and one the re-check gave no score
     for (it failed, left the test out, or said something that is not a number)
-    scores 0, with the reason in its feedback. ``settings``: the course's, as this job
-    read them (the re-check's limits are nbgrader's kernel's)."""
+    scores 0, with the reason in its feedback. A lowered test cell gets the grader's record in
+    its metadata (:data:`RECHECKED`: score, max_score, confirmed, the check's misconception tag),
+    which the class report trusts; no other cell keeps that key. ``settings``: the course's, as
+    this job read them (the re-check's limits are nbgrader's kernel's)."""
     check = _recheck_function()
     if check is None:
         return []
@@ -362,19 +391,22 @@ def _recheck(gb, root, student, assignment, autograded, settings=None):
         except MissingEntry:
             continue
         nb = nbformat.read(str(path), as_version=4)
-        changed = False
+        changed, records = False, {}
         autograded_tests = [g for g in notebook.grades if g.cell_type == "code" and g.auto_score is not None]
         order = {gid: i for i, gid in enumerate(found)}
         for grade in sorted(autograded_tests, key=lambda g: (order.get(g.name, len(order)), g.name)):
             if grade.name in found:
-                score, message = _as_checked(found[grade.name])
+                score, message, tag, confirmed = _as_checked(found[grade.name])
                 if score is None:
                     score, message = 0.0, f"{_NOT_CONFIRMED}: its verdict was not a score"
             else:
-                score, message = 0.0, f"{_NOT_CONFIRMED}: {failure or 'it gave no verdict for this test'}"
+                score, tag, confirmed = 0.0, None, False
+                message = f"{_NOT_CONFIRMED}: {failure or 'it gave no verdict for this test'}"
             score = min(max(score, 0.0), grade.max_score)
             if score < grade.auto_score:
                 lowered.append((grade.name, grade.auto_score, float(score), grade.max_score, message))
+                records[grade.name] = {"score": float(score), "max_score": float(grade.max_score),
+                                       "confirmed": confirmed, "misconception": tag}
                 grade.auto_score = float(score)
                 for cell in nb.cells:
                     if cell.metadata.get("nbgrader", {}).get("grade_id") == grade.name and cell.cell_type == "code":
@@ -382,6 +414,7 @@ def _recheck(gb, root, student, assignment, autograded, settings=None):
                             "stream", name="stdout",
                             text=f"Re-checked: scored {score:g} of {grade.max_score:g}. {message}\n"))
                         changed = True
+        changed = _record_lowered(nb, records) or changed
         gb.db.commit()
         if changed:
             mode = path.stat().st_mode

@@ -35,7 +35,7 @@ timed out, crashed or interfered with the re-check) names the cell or function;
 re-check of the same answers, which ran without trouble, failed it.
 
     recheck(source_notebook_path, autograded_notebook_path)
-        -> {grade_id: Checked(score, max_score, message or None)}
+        -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed)}
 """
 
 import ast
@@ -78,11 +78,15 @@ INTERFERED = "the re-check was interfered with"
 
 @dataclass
 class Checked:
-    """One test cell's re-check. Unpacks as ``score, max_score, message``."""
+    """One test cell's re-check. Unpacks as ``score, max_score, message``. ``misconception``: the
+    tag of the check's own ``WrongAnswer`` when the clean run found the answer wrong, else None;
+    ``confirmed``: False when the re-check could not run the test on the student's answers."""
 
     score: float
     max_score: float
     message: str = None
+    misconception: str = None
+    confirmed: bool = True
 
     def __iter__(self):
         return iter((self.score, self.max_score, self.message))
@@ -765,7 +769,7 @@ def recheck(source_notebook_path, autograded_notebook_path, timeout=None, comman
         graded = nbformat.read(str(autograded_notebook_path), as_version=4)
     except Exception as error:  # noqa: BLE001
         why = f"not graded: the notebook could not be read ({type(error).__name__})"
-        return {gid: Checked(0.0, points, why) for _, gid, points in tests}
+        return {gid: Checked(0.0, points, why, confirmed=False) for _, gid, points in tests}
 
     settings = settings or Settings.of_course(autograded_notebook_path)
     if timeout:
@@ -794,7 +798,7 @@ def recheck(source_notebook_path, autograded_notebook_path, timeout=None, comman
 def _verdict(session, clean, cell, gid, points, nbgrader_cell):
     """One test cell's :class:`Checked`: points only when the checker's own run of the test passed."""
     if not session.ready():
-        return Checked(0.0, points, f"{NOT_CONFIRMED}: {session.broken}"[:1000])
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {session.broken}"[:1000], confirmed=False)
     namespace = {**clean, **session.namespace()}
     session.deadline = time.monotonic() + session.timeout
     try:
@@ -802,21 +806,32 @@ def _verdict(session, clean, cell, gid, points, nbgrader_cell):
             exec(compile(cell.source, f"<{gid}>", "exec"), namespace)  # noqa: S102 (instructor's test)
         return Checked(points, points, None)
     except Unconfirmed as why:
-        return Checked(0.0, points, f"{NOT_CONFIRMED}: {why}"[:1000])
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {why}"[:1000], confirmed=False)
     except Exception as error:  # noqa: BLE001 (a failed test, whatever the exception)
         message = str(error) if type(error).__name__ == "WrongAnswer" else f"{type(error).__name__}: {error}"
+        tag = _misconception(error)
     finally:
         session.deadline = None
     used = _used(cell.source)
     blame = [session.unavailable[n] for n in sorted(used & set(session.unavailable))]
     blame += [why for index, why in sorted(session.trouble.items()) if _assigned(session.cells[index][1]) & used]
     if blame:
-        message = f"{NOT_CONFIRMED}: {blame[0]}; {message}"
-    elif nbgrader_cell is None:
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {blame[0]}; {message}"[:1000], confirmed=False)
+    if nbgrader_cell is None:
         message = f"this test cell is missing from the graded notebook; {message}"
     elif _passed_in_nbgrader(nbgrader_cell):
         message = f"{TAMPERING}: {message}"
-    return Checked(0.0, points, message[:1000])
+    return Checked(0.0, points, message[:1000], misconception=tag)
+
+
+def _misconception(error):
+    """The tag of a check's own ``WrongAnswer`` (a known one), else None. An exception rebuilt
+    from the student side (:func:`_raised`) is never a ``WrongAnswer``, whatever its name."""
+    from ..checks.feedback import WrongAnswer
+    from ..checks.misconceptions import NAMES
+
+    tag = getattr(error, "misconception", None) if isinstance(error, WrongAnswer) else None
+    return tag if isinstance(tag, str) and tag in NAMES else None
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["serve"]:

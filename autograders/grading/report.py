@@ -10,6 +10,13 @@ which the student never sees). The report counts tags and shows each one's name
 the notebook's output says, so anything a student could have written: only a known
 tag counts, anything else (no tag, an unknown or malformed one) is "other".
 
+A test nbgrader passed and the clean re-check lowered has no error output: the grader
+records the re-check's verdict in that cell's metadata (``grading.RECHECKED``: whether
+the re-check ran the test, and the tag of the check's own ``WrongAnswer``) and takes the
+key off every other cell. The report counts that tag (a known one), or "not confirmed by
+the re-check" (:data:`UNCONFIRMED`) when the re-check could not run the test; it never
+reads the "Re-checked: ..." line, which a student's own cell could print too.
+
     python -m autograders report --course course --out course/reports
 """
 
@@ -29,6 +36,7 @@ TEMPLATES = Path(__file__).parent / "templates"  # report.html.j2
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 OTHER = "other (no named misconception)"
+UNCONFIRMED = "not confirmed by the re-check"
 
 MISCONCEPTIONS = NAMES  # tag: the name the report shows
 _TAG = re.compile(r"\[misconception: ([a-z0-9-]{1,40})\]")
@@ -50,6 +58,25 @@ def tag_of_outputs(outputs):
     return match[1] if match and match[1] in MISCONCEPTIONS else None
 
 
+def verdict_of_cell(cell):
+    """(tag, unconfirmed) of a failed test cell of an autograded notebook. nbgrader failed it
+    (an error output): the tag of its outputs (:func:`tag_of_outputs`). Else the re-check lowered
+    it: the grader's record in its metadata, when well formed, gives the check's tag (a known one)
+    or says the re-check could not confirm the test. Anything else: (None, False), "other"."""
+    outputs = cell.get("outputs") or []
+    if any(isinstance(o, dict) and o.get("output_type") == "error" for o in outputs):
+        return tag_of_outputs(outputs), False
+    from .grading import RECHECKED
+
+    record = (cell.get("metadata") or {}).get(RECHECKED)
+    if not isinstance(record, dict) or type(record.get("confirmed")) is not bool:
+        return None, False
+    if not record["confirmed"]:
+        return None, True
+    tag = record.get("misconception")
+    return (tag if misconception_name(tag) else None), False
+
+
 # --- reading the course -------------------------------------------------------------
 
 
@@ -61,13 +88,16 @@ class Results:
     cells: dict = field(default_factory=dict)  # assignment -> [grade_id] of its graded cells, in notebook order
     messages: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> message of a failed test
     tags: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> its misconception tag, or None
+    unconfirmed: set = field(default_factory=set)  # {(student, assignment, grade_id)} the re-check could not confirm
     failed: list = field(default_factory=list)  # [(student, assignment, reason)] from the last grading
 
     def misconception_counts(self):
-        """{name: number of failed tests whose output carries its tag}, and {name: Counter of problems}."""
+        """{name: number of failed tests whose output carries its tag}, and {name: Counter of problems};
+        a test the re-check could not confirm counts as :data:`UNCONFIRMED`, one with no known tag as OTHER."""
         counts, where = Counter(), defaultdict(Counter)
-        for (student, assignment, grade_id) in self.messages:
-            name = misconception_name(self.tags.get((student, assignment, grade_id))) or OTHER
+        for key in self.messages:
+            grade_id = key[2]
+            name = UNCONFIRMED if key in self.unconfirmed else misconception_name(self.tags.get(key)) or OTHER
             counts[name] += 1
             where[name][problem_label(grade_id)] += 1
         return counts, where
@@ -139,15 +169,7 @@ def read_results(course, db_url=None):
                 if _failure(record):
                     results.failed.append((student, assignment.name, record.get("reason") or ""))
                 for path in sorted((course / "autograded" / student / assignment.name).glob("*.ipynb")):
-                    nb = nbformat.read(str(path), as_version=4)
-                    for cell in nb.cells:
-                        meta = cell.metadata.get("nbgrader", {})
-                        grade_id = meta.get("grade_id")
-                        score = cells.get(grade_id, (None,))[0]
-                        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-                            if score is not None and score < meta.get("points", 0):
-                                results.messages[(student, assignment.name, grade_id)] = _failure_message(cell)
-                                results.tags[(student, assignment.name, grade_id)] = tag_of_outputs(cell.get("outputs"))
+                    add_failed_tests(results, student, assignment.name, nbformat.read(str(path), as_version=4), cells)
     # A submission that failed before nbgrader recorded it (a refused zip, a notebook
     # nbgrader rejects) has no gradebook row: it gets a row of its own all the same.
     known = {(r["student"], r["assignment"]) for r in results.rows}
@@ -162,6 +184,23 @@ def read_results(course, db_url=None):
                 "cells": {},
             })
     return results
+
+
+def add_failed_tests(results, student, assignment, nb, cells):
+    """Add the test cells of the autograded notebook ``nb`` that scored less than their points
+    (``cells``: {grade_id: (score, max_score, cell_type)}, the gradebook's) to ``results``: message,
+    tag, and whether the re-check could not confirm it (:func:`verdict_of_cell`)."""
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        grade_id = meta.get("grade_id")
+        score = cells.get(grade_id, (None,))[0]
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            if score is not None and score < meta.get("points", 0):
+                key = (student, assignment, grade_id)
+                results.messages[key] = _failure_message(cell)
+                results.tags[key], unconfirmed = verdict_of_cell(cell)
+                if unconfirmed:
+                    results.unconfirmed.add(key)
 
 
 def _failure(record):
@@ -286,7 +325,8 @@ def plot_misconceptions(results, top=20):
     items = counts.most_common(top)
     fig, ax = plt.subplots(figsize=(7, 0.3 * max(3, len(items)) + 0.8))
     if items:
-        ax.barh(range(len(items)), [n for _, n in items], color=["#999999" if k == OTHER else "#C44E52" for k, _ in items])
+        colours = {OTHER: "#999999", UNCONFIRMED: "#DD8452"}
+        ax.barh(range(len(items)), [n for _, n in items], color=[colours.get(k, "#C44E52") for k, _ in items])
         ax.set_yticks(range(len(items)), [k for k, _ in items], fontsize=8)
         ax.invert_yaxis()
         ax.xaxis.get_major_locator().set_params(integer=True)
@@ -331,7 +371,8 @@ def write_report(results, path, course=None):
         ("Success rate per problem", "success rate per problem", plot_success(results)),
         ("Misconceptions", "misconceptions", plot_misconceptions(results)))]
     misconceptions = [{"name": name, "count": n, "where": where[name].most_common()} for name, n in counts.most_common()]
-    page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed)
+    page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed,
+                              other=OTHER, unconfirmed=UNCONFIRMED)
     path.write_text(page, encoding="utf-8")
     return path
 
