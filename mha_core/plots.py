@@ -289,27 +289,33 @@ def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, ann
     return fig
 
 
-def describe_rows(data, row_labels, col_labels, name, what="key"):
-    """Alt text from the data: each row's largest entry and its value (the first 12 rows)."""
+def describe_rows(data, row_labels, col_labels, name="Attention weights", what="key"):
+    """Alt text from the data: each query's strongest ``what`` (key, or score) and its value (the first 12
+    rows, then how many more)."""
     w = np.ma.filled(np.ma.masked_invalid(np.ma.asarray(data, float)), -np.inf)
-    top = w.argmax(axis=1)
-    parts = [f"{row_labels[i]} → {col_labels[j]} {w[i, j]:.2f}" for i, j in enumerate(top)]
-    more = [f"… {len(parts) - 12} more rows"] if len(parts) > 12 else []
-    return f"{name}. Strongest {what} of each row: " + "; ".join(parts[:12] + more) + "."
+    n_q, n_k = w.shape
+    parts = [f"{row_labels[i]} → {col_labels[j]} {w[i, j]:.2f}" for i, j in enumerate(w.argmax(axis=1))]
+    more = [f"… {n_q - 12} more rows"] if n_q > 12 else []
+    return f"{name}, {n_q} queries × {n_k} keys. Strongest {what} of each query: " + "; ".join(parts[:12] + more) + "."
+
+
+PLACES = ("itself", "the previous token", "the first token", "another token")  # of a self-attention row's top key
 
 
 def describe_panel(w, name):
-    """Alt text for one head's panel: where its rows' strongest weights fall, and how strong."""
+    """Alt text for one head's panel: where its rows' strongest weights fall (in a square panel: itself,
+    the previous token, the first token or another; else key j), and how strong they are on average."""
     w = np.ma.filled(np.ma.masked_invalid(np.ma.asarray(w, float)), -np.inf)
     n_q, n_k = w.shape
     top = w.argmax(axis=1)
     if n_q == n_k:
-        where = ["itself" if j == i else "the previous token" if j == i - 1 else "the first token" if j == 0
-                 else "another token" for i, j in enumerate(top)]
+        where = [PLACES[0] if j == i else PLACES[1] if j == i - 1 else PLACES[2] if j == 0 else PLACES[3]
+                 for i, j in enumerate(top)]
+        order = PLACES
     else:
         where = [f"key {j + 1}" for j in top]
-    counts = {place: where.count(place) for place in dict.fromkeys(where)}
-    said = ", ".join(f"{place} in {k}" for place, k in counts.items())
+        order = dict.fromkeys(where)
+    said = ", ".join(f"{place} in {where.count(place)}" for place in order if place in where)
     return f"{name}: strongest key is {said} of {n_q} rows (mean top weight {np.mean(w.max(axis=1)):.2f})"
 
 

@@ -45,6 +45,8 @@ from .plots import (
     CMAP,
     PALETTE,
     cross_heatmap,
+    describe_panel,
+    describe_rows,
     draw_bars,
     draw_flops,
     draw_heatmap,
@@ -98,30 +100,6 @@ def switch(description, off, on, value=False):
 def cycled_patterns(base, h):
     """One constructed pattern per head: ``base`` in order, then "random" for the heads past it."""
     return tuple(base[:h]) + ("random",) * max(0, h - len(base))
-
-
-def describe_matrix(weights, row_labels, col_labels, name="Attention weights"):
-    """Alt text from the data: each query's strongest key and its weight (a summary past 12 rows)."""
-    w = np.ma.filled(np.ma.masked_invalid(np.ma.asarray(weights, float)), -np.inf)
-    n_q, n_k = w.shape
-    top = w.argmax(axis=1)
-    parts = [f"{row_labels[i]} → {col_labels[j]} {w[i, j]:.2f}" for i, j in enumerate(top)]
-    if n_q > 12:
-        parts = parts[:12] + [f"… {n_q - 12} more rows"]
-    return f"{name}, {n_q} queries × {n_k} keys. Strongest key of each query: " + "; ".join(parts) + "."
-
-
-def describe_head(w, name):
-    """Alt text for one self-attention panel: where each row's strongest weight falls."""
-    w = np.ma.filled(np.ma.asarray(w, float), -np.inf)
-    n = len(w)
-    counts = {"itself": 0, "the previous token": 0, "the first token": 0, "another token": 0}
-    for i, j in enumerate(w.argmax(axis=1)):
-        where = ("itself" if j == i else "the previous token" if j == i - 1 else "the first token" if j == 0
-                 else "another token")
-        counts[where] += 1
-    said = ", ".join(f"{where} in {k}" for where, k in counts.items() if k)
-    return f"{name}: strongest key is {said} of {n} rows (mean top weight {np.mean(w.max(axis=1)):.2f})"
 
 
 def _nowrap(text):
@@ -443,7 +421,7 @@ class ShapeExplorer(Explorer):
         ) + (f" · {need}" if need else "")
         self.canvas.describe(
             f"{shown} panels of {n} × {n} attention weights ({UNTRAINED if untrained else 'constructed heads'}). "
-            + "; ".join(describe_head(panels[k], names[k]) for k in range(shown)) + "."
+            + "; ".join(describe_panel(panels[k], names[k]) for k in range(shown)) + "."
         )
         self.state = {
             "d_model": d_model, "h": h, "n": n, "d_k": d_k, "causal": causal, "seed": seed, "source": source,
@@ -719,7 +697,7 @@ class CrossAttentionExplorer(Explorer):
                if untrained and source == "constructed" else "")
             + "</div>"
         )
-        self.canvas.describe(describe_matrix(shown, targets, sources, f"Cross-attention weights of {name}, "
+        self.canvas.describe(describe_rows(shown, targets, sources, f"Cross-attention weights of {name}, "
                                              f"{UNTRAINED if untrained else 'constructed'}, French target rows over "
                                              "English source columns"))
         self.state = {
@@ -1078,7 +1056,7 @@ class HeadGridExplorer(Explorer):
                               f"pattern{'s' * (distinct > 1)} among {h} heads</div>")
         kind = UNTRAINED if source == "random" else "constructed heads"
         self.canvas.describe(f"{h} panels of attention weights ({kind}{', all sharing head 1' if shared else ''}). "
-                             + "; ".join(describe_head(weights[k], names[k]) for k in range(h)) + ".")
+                             + "; ".join(describe_panel(weights[k], names[k]) for k in range(h)) + ".")
         self.state = {"source": source, "shared": shared, "weights": weights, "names": names,
                       "distinct": distinct, "alt": self.canvas.alt}
 
