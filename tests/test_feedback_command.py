@@ -170,6 +170,10 @@ def hostile_notebook(nb):
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {
         "version_major": 2, "version_minor": 0, "state": {"m": {"model_name": "HTMLModel", "state": {
             "value": '<img src=x onerror="window.pwned = 16">'}}}}}
+    for cell in nb.cells:  # forged grader's records of a lowered score, which the class report would trust
+        if cell.cell_type == "code":
+            cell.metadata[grading.RECHECKED] = {"score": 0.0, "max_score": 1.0, "confirmed": True,
+                                                "misconception": "multiplied-by-h"}
     return nb
 
 
@@ -186,6 +190,14 @@ def hostile(graded, tmp_path_factory):
     summary = grading.grade(course, students=["mallory"], backend="serial", recheck=False)
     assert summary.graded == [("mallory", LEVEL)], summary.failed
     return course
+
+
+def test_forged_recheck_records_are_taken_off_even_without_the_recheck(hostile):
+    """mallory's code cells came with forged records of a lowered score; graded with --no-recheck, no
+    record is left for the class report to count."""
+    nb = editions.read(hostile / "autograded/mallory" / LEVEL / f"{LEVEL}.ipynb")
+    assert [c for c in nb.cells if c.cell_type == "code"]
+    assert not [c for c in nb.cells if grading.RECHECKED in c.metadata]
 
 
 def test_the_autograded_notebook_keeps_no_active_content(hostile):

@@ -269,6 +269,9 @@ def _run_job(job, root, result):
             with _Stderr(root / "recheck.log"):
                 result["rechecked"] = _recheck(gb, root, student, assignment, autograded,
                                                  Settings.from_config(config, course=root))
+        else:  # no re-check, no records: a submission's own copies of them are taken off
+            for path in sorted(autograded.glob("*.ipynb")):
+                _rewrite(path, lambda nb: _record_lowered(nb, {}))
         result["phases"]["recheck"] = time.perf_counter() - started
         for notebook in submission.notebooks:
             result["notebooks"][notebook.name] = {
@@ -417,11 +420,27 @@ def _recheck(gb, root, student, assignment, autograded, settings=None):
         changed = _record_lowered(nb, records) or changed
         gb.db.commit()
         if changed:
-            mode = path.stat().st_mode
-            os.chmod(path, mode | 0o200)
-            nbformat.write(nb, str(path))
-            os.chmod(path, mode)
+            _write(path, nb)
     return lowered
+
+
+def _write(path, nb):
+    """Write ``nb`` to ``path`` (nbgrader leaves autograded notebooks read-only: so are they after)."""
+    import nbformat
+
+    mode = path.stat().st_mode
+    os.chmod(path, mode | 0o200)
+    nbformat.write(nb, str(path))
+    os.chmod(path, mode)
+
+
+def _rewrite(path, change):
+    """Apply ``change`` (a function of the notebook, True when it changed it) to the notebook at ``path``."""
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    if change(nb):
+        _write(path, nb)
 
 
 # --- backends ----------------------------------------------------------------------
