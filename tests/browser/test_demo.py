@@ -4,6 +4,9 @@ The dashboard loads with no code visible and no error output; nothing is wider
 than the projector's window; each of its five screens (one idea each) has its
 controls and its figure; and every slider, moved from the keyboard, changes
 what its screen shows (the image, or the shape table on the first screen).
+At 1280 x 720 and 1920 x 1080, at the controls' extremes, every screen (the head
+view too), shown alone as the presenter shows it, fits the window: its heading,
+text, controls, figure and notes.
 """
 
 import re
@@ -17,10 +20,12 @@ SCREENS = ["1. Shapes", "2. Softmax", "3. Every head", "4. Cross-attention", "5.
 # What each screen's sliders change: "image" (its figure) or "text" (the shape table and readout).
 SHOWS = {"1. Shapes": "text", "2. Softmax": "image", "3. Every head": "image", "4. Cross-attention": "image",
          "5. What": "image"}
-# A screen's explorer: the k-th output holding a slider (one per screen, in order). Its state:
-# the SHA-256 of each image shown in it, and the text of its HTML outputs.
+# A screen's explorer: the k-th output holding a slider, or the head view (screen 6 has no slider), one
+# per screen, in order. Its state: the SHA-256 of each image shown in it, and the text of its HTML outputs.
+EXPLORERS = ("[...document.querySelectorAll('.jp-OutputArea-output')]"
+             ".filter(o => o.querySelector('.widget-slider, .mha-head-view'))")
 SCREEN_STATE = """async ([k]) => {
-    const screen = [...document.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.widget-slider'))[k];
+    const screen = """ + EXPLORERS + """[k];
     const images = [...screen.querySelectorAll('img')].filter(i => i.offsetParent !== null);
     const digests = [];
     for (const img of images) {
@@ -148,15 +153,21 @@ def test_make_demo_serves_this_notebook():
 # --- on a projector: every screen fits, reads from the back, at the sliders' extremes --------------
 
 SIZES = {"1280x720": {"width": 1280, "height": 720}, "1920x1080": {"width": 1920, "height": 1080}}
-# The extremes: h = 1, or the largest h; both with the largest n, n_q, n_k and d_model.
+# The extremes: h = 1, or the largest h; both with the largest n, n_q, n_k and d_model. Screen 6 (the
+# head view): its longest prepared sentence, with constructed heads ("first") or random weights ("last").
 EXTREMES = {"h=1": "first", "largest h": "last"}
+HEAD_VIEW = "6. Where does this word look?"
+FIT_SCREENS = [*SCREENS, HEAD_VIEW]
+HEAD_VIEW_SOURCE = {"first": ("constructed heads", "Constructed heads."),
+                    "last": ("random (untrained)", "Random (untrained) weights.")}
 MIN_FIGURE_PX = 14  # a figure's smallest text as displayed, in CSS pixels
-# What a screen shows once the kernel has caught up (screens 1 to 5, 0-based), from the values chosen.
+# What a screen shows once the kernel has caught up (screens 1 to 6, 0-based), from the values chosen.
 SETTLED = {
-    0: lambda v: f"= {v['d_model']} / {v['h']} =",
-    2: lambda v: f"= {v['d_model']} / {v['h']} =",
-    3: lambda v: f"n_q × n_k = {v['n_q']} × {v['n_k']}",
-    4: lambda v: f"d_model = {v['d_model']}, n = {v['n']}",  # the figure's alt text
+    0: lambda v: [f"= {v['d_model']} / {v['h']} ="],
+    2: lambda v: [f"= {v['d_model']} / {v['h']} ="],
+    3: lambda v: [f"n_q × n_k = {v['n_q']} × {v['n_k']}"],
+    4: lambda v: [f"d_model = {v['d_model']}, n = {v['n']}"],  # the figure's alt text
+    5: lambda v: [HEAD_VIEW_SOURCE[v["end"]][1], f"Lines from “{v['word']}”"],  # the alt text
 }
 
 # Everything a projector shows badly, read from the page (the figures' own alt captions, shown to
@@ -189,10 +200,38 @@ LAYOUT_PROBLEMS = """() => {
     return problems.slice(0, 12);
 }"""
 
+# The screen shown (presenter.js shows one at a time), from its top (Voila scrolls #rendered_cells, not the
+# window: both go back to 0): the lowest thing a viewer sees - a line of text, an image or a control
+# (inputs, sliders, menus) - of everything but the "k / N" bar and the alt captions (clipped for screen
+# readers); boxes around them (a cell's padding) do not count.
+SCREEN_EXTENT = """() => {
+    window.scrollTo(0, 0);
+    for (const e of document.querySelectorAll('*')) if (e.scrollTop) e.scrollTop = 0;
+    const skip = e => !e || e.closest('.mha-alt, nav.mha-presenter, script, style')
+        || getComputedStyle(e).visibility === 'hidden';
+    const shown = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!node.textContent.trim() || skip(node.parentElement)) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        for (const r of range.getClientRects()) shown.push([r, node.parentElement, node.textContent.trim()]);
+    }
+    for (const e of document.querySelectorAll('img, input, select, button, textarea, svg, canvas, .noUi-target')) {
+        if (!skip(e)) shown.push([e.getBoundingClientRect(), e, e.getAttribute('aria-label') || e.tagName.toLowerCase()]);
+    }
+    let lowest = {bottom: 0, name: ''};
+    for (const [r, e, what] of shown) {
+        if (r.width && r.height && r.bottom > lowest.bottom)
+            lowest = {bottom: r.bottom, name: `"${what.slice(0, 50)}" in ${e.tagName.toLowerCase()}.${String(e.className).trim().split(/\\s+/)[0]}`};
+    }
+    return lowest;
+}"""
+
 # Screen k's explorer: its height, and each figure's smallest text as displayed (the image's class
 # mha-text-<px>px names it at the figure's own size; the displayed width over the natural width scales it).
 SCREEN_BOX = """([k]) => {
-    const screen = [...document.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.widget-slider'))[k];
+    const screen = """ + EXPLORERS + """[k];
     const box = screen.getBoundingClientRect();
     const figures = [...screen.querySelectorAll('img')].filter(i => i.offsetParent).map(i => {
         const named = [...i.classList].map(c => /^mha-text-(\\d+)px$/.exec(c)).find(m => m);
@@ -233,16 +272,55 @@ def set_extreme(page, end):
                  "head": choose(cell, re.compile("^head"), "last")}
     cell = screen(page, 4)
     chosen[4] = {"d_model": choose(cell, re.compile("^d_model"), "last"), "n": choose(cell, re.compile("^n$"), "last")}
+    chosen[5] = choose_head_view(page, end)
     return chosen
+
+
+def texts_of(locator):
+    """Each element's text, with ipywidgets' no-break spaces as spaces."""
+    return [t.replace("\xa0", " ").strip() for t in locator.all_text_contents()]
+
+
+def head_view_words(view):
+    return texts_of(view.locator(".mha-query-words .widget-radio-box label"))
+
+
+def choose_head_view(page, end):
+    """Screen 6: the prepared sentence whose word buttons take the most lines (each tried in turn, its
+    words awaited as the library labels them), its prepared word, and the weights at ``end``."""
+    from mha_core.widgets import HEAD_VIEW_SENTENCES, word_labels
+
+    view = page.locator(".mha-head-view")
+    select = view.get_by_role("combobox", name="sentence")
+    labels = texts_of(select.locator("option"))
+    assert labels == [entry[0] for entry in HEAD_VIEW_SENTENCES], f"screen 6 offers other sentences: {labels}"
+
+    def pick(k):
+        select.select_option(index=k)
+        words = word_labels(HEAD_VIEW_SENTENCES[k][1])
+        deadline = time.monotonic() + 30
+        while head_view_words(view) != words:
+            assert time.monotonic() < deadline, f"screen 6 never showed the words {words}: {head_view_words(view)}"
+            page.wait_for_timeout(100)
+        return view.locator(".mha-query-words").evaluate("e => e.getBoundingClientRect().height")
+
+    heights = [pick(k) for k in range(len(labels))]
+    longest = max(range(len(labels)), key=lambda k: (heights[k], len(HEAD_VIEW_SENTENCES[k][1])))
+    if longest != len(labels) - 1:
+        pick(longest)
+    _, tokens, _, prepared = HEAD_VIEW_SENTENCES[longest]
+    word = word_labels(tokens)[tokens.index(prepared)]
+    view.get_by_role("radio", name=HEAD_VIEW_SOURCE[end][0], exact=True).check()
+    return {"sentence": labels[longest], "word": word, "end": end}
 
 
 def settle(page, chosen, timeout=120):
     """Wait until the screens show what was chosen, then until no figure changes for a second."""
     deadline = time.monotonic() + timeout
     for k, expected in SETTLED.items():
-        text = expected(chosen[k])
-        while text not in state(page, k)["text"]:
-            assert time.monotonic() < deadline, f"screen {SCREENS[k]!r} never showed {text!r}"
+        texts = expected(chosen[k])
+        while not all(text in state(page, k)["text"] for text in texts):
+            assert time.monotonic() < deadline, f"screen {FIT_SCREENS[k]!r} never showed {texts!r}"
             page.wait_for_timeout(200)
     last, since = None, time.monotonic()
     while time.monotonic() - since < 1.0:
@@ -283,19 +361,25 @@ def test_every_screen_fits_and_reads_from_the_back_at_the_extremes(sized_pages, 
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     problems = page.evaluate(LAYOUT_PROBLEMS)
     window = SIZES[size]
-    for k, heading in enumerate(SCREENS):
-        page.locator(".jp-RenderedMarkdown h2", has_text=heading).evaluate("h => h.scrollIntoView()")
-        page.screenshot(path=screenshots(f"demo-{size}-{extreme}-screen-{k + 1}"))
-        box = page.evaluate(SCREEN_BOX, [k])
-        if box["height"] > window["height"]:
-            problems.append(f"{heading}: its controls and figure are {box['height']:.0f} px high in a "
-                            f"{window['height']} px window")
-        for figure in box["figures"]:
-            if figure["text"] is None:
-                problems.append(f"{heading}: a figure ({figure['width']} x {figure['height']} px) does not name "
-                                f"its smallest text")
-            elif figure["text"] < MIN_FIGURE_PX:
-                problems.append(f"{heading}: a figure's smallest text is {figure['text']:.1f} px as shown "
-                                f"(scale {figure['scale']:.2f}); at least {MIN_FIGURE_PX} px reads from the back")
+    try:
+        for k, heading in enumerate(FIT_SCREENS):
+            # One screen at a time, as presented: its heading, text, controls, figure and notes all in the window.
+            page.evaluate("([k]) => window.mhaPresenter.show(k, {focus: false, push: false})", [k])
+            page.wait_for_timeout(300)  # the widgets measure themselves again once their screen is shown
+            lowest = page.evaluate(SCREEN_EXTENT)
+            page.screenshot(path=screenshots(f"demo-{size}-{extreme}-screen-{k + 1}"))
+            if lowest["bottom"] > window["height"] + 0.5:
+                problems.append(f"{heading}: shown alone, it reaches {lowest['bottom']:.0f} px in a "
+                                f"{window['height']} px window; the lowest: {lowest['name']}")
+            box = page.evaluate(SCREEN_BOX, [k])
+            for figure in box["figures"]:
+                if figure["text"] is None:
+                    problems.append(f"{heading}: a figure ({figure['width']} x {figure['height']} px) does not "
+                                    f"name its smallest text")
+                elif figure["text"] < MIN_FIGURE_PX:
+                    problems.append(f"{heading}: a figure's smallest text is {figure['text']:.1f} px as shown "
+                                    f"(scale {figure['scale']:.2f}); at least {MIN_FIGURE_PX} px reads from the back")
+    finally:
+        page.evaluate("() => window.mhaPresenter.showAll({push: false})")  # every screen again, for the next case
     assert not problems, f"at {size}, {extreme} ({chosen}):\n" + "\n".join(problems)
     assert not page.js_errors, page.js_errors
