@@ -7,7 +7,8 @@ time runs in the page, from the keydown event to the first animation frame after
 screen changed: its figure's <img> loaded and decoded its new PNG (the kernel computed,
 drew and encoded it, the bytes crossed the websocket), or, on screen 1, its shape table
 was rewritten. Targets (medians): a data change (``seed``) <= 150 ms; a change of
-layout (n, h, n_q, n_k: new tokens or panels, the same figure re-used) <= 400 ms.
+layout (n, h, n_q, n_k, d_model, the head view's sentence: new tokens, panels or bars, the same figure
+re-used) <= 400 ms.
 
 Needs Chromium at /usr/bin/chromium (MHA_CHROMIUM). The load average is printed:
 the machine may be shared.
@@ -39,6 +40,7 @@ DEMO_ROWS = [
     (2, "seed", "data"), (2, "n", "layout"), (2, "h (heads)", "layout"),
     (3, "n_q (decoder)", "layout"), (3, "n_k (encoder)", "layout"),
     (4, "n", "layout"), (4, "d_model", "layout"),
+    (5, "query word", "data"), (5, "sentence", "layout"),
 ]
 D_MODEL, H, N = 512, 8, 16
 CELL = f"import mha_core as mha\nmha.widgets.shape_explorer(d_model={D_MODEL}, h={H}, n={N})\n"
@@ -65,23 +67,29 @@ ARM = """([target, control]) => {
 
 
 def control_of(explorer, label):
-    """The focusable element of the control ``label``: a slider's handle or a dropdown's <select>."""
+    """(the element whose keys are timed, the element to focus, the two keys) of the control ``label``: a
+    slider's handle, a dropdown's <select>, or a radio group (keys on its checked button move the choice)."""
+    named = explorer.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$"))
     sliders = ui.slider(explorer, label)
     if sliders.count():
-        return sliders.locator(".noUi-handle"), ("ArrowRight", "ArrowLeft")
-    select = explorer.locator(".widget-dropdown").filter(
-        has=explorer.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$"))).locator("select")
-    return select, ("ArrowUp", "ArrowDown")  # 8 -> 4 -> 8 heads: from 6 panels to 4 and back
+        handle = sliders.locator(".noUi-handle")
+        return handle, handle, ("ArrowRight", "ArrowLeft")
+    radios = explorer.locator(".widget-radio").filter(has=named)
+    if radios.count():
+        return radios.first, radios.first.locator("input:checked"), ("ArrowRight", "ArrowLeft")
+    select = explorer.locator(".widget-dropdown").filter(has=named).locator("select")
+    keys = ("ArrowUp", "ArrowDown")  # 8 -> 4 -> 8 heads: from 6 panels to 4 and back
+    return select, select, keys[::-1] if select.evaluate("s => s.selectedIndex") == 0 else keys
 
 
 def measure(page, explorer, label, target=None):
     """Median, min and max milliseconds over CHANGES keyboard changes of the control ``label``;
     ``target`` is what changes (default: the explorer's image)."""
-    control, keys = control_of(explorer, label)
+    control, focus, keys = control_of(explorer, label)
     control.scroll_into_view_if_needed()
     target = target if target is not None else ui.image(explorer)
     page.evaluate(ARM, [target.element_handle(), control.element_handle()])
-    control.focus()
+    focus.focus()
     for k in range(CHANGES):
         page.keyboard.press(keys[k % 2])
         page.wait_for_function("n => window.__lat.length >= n", arg=k + 1, timeout=60_000, polling="raf")
@@ -115,11 +123,9 @@ def voila_demo(page, home):
 
 
 def demo_screen(page, k):
-    """Screen ``k``'s explorer (the k-th output holding a slider) and what its controls change: its
-    figure, or on screen 1 (no figure) its shape table."""
-    from tests.browser.test_demo import screen
-
-    explorer = screen(page, k)
+    """Screen ``k``'s explorer (the k-th output holding a slider or the head view) and what its controls
+    change: its figure, or on screen 1 (no figure) its shape table."""
+    explorer = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider, .mha-head-view")).nth(k)
     images = explorer.locator("img.widget-image")
     table = explorer.locator(".widget-html-content").filter(has=page.locator("table"))  # its content is replaced
     return explorer, (images.first if images.count() else table.first)
