@@ -22,6 +22,7 @@ costs a second or more.
 """
 
 import contextlib
+import functools
 import html
 import io
 
@@ -206,6 +207,20 @@ class FigureImage:
         return out.getvalue()
 
 
+@functools.cache
+def _blas():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()  # finds the BLAS libraries once
+
+
+def one_blas_thread():
+    """A context in which BLAS runs on one thread. An explorer's products are small (8 x 512 by 512 x 512):
+    threads cost more than they save, and on a busy machine (a projector laptop, a shared server)
+    waiting for them made a change up to twice as slow."""
+    return _blas().limit(limits=1, user_api="blas")
+
+
 class Explorer(widgets.VBox):
     """A container of controls and outputs; ``.controls``, ``.state``, ``.image``, ``.canvas``."""
 
@@ -249,14 +264,14 @@ class Explorer(widgets.VBox):
         finally:
             self._paused = was
         if not was:
-            with self.image.hold_sync():
+            with self.image.hold_sync(), one_blas_thread():
                 self.update()
 
     def _changed(self, change):
         if not self._paused:
             # the new picture and its alt text in one message: the image's view redraws once per
             # message (a new blob: URL each time), so a later alt text would show the picture again
-            with self.image.hold_sync():
+            with self.image.hold_sync(), one_blas_thread():
                 self.update(change)
 
     def update(self, change=None):

@@ -589,3 +589,21 @@ def test_shape_explorer_without_a_figure_draws_nothing_and_still_shows_the_shape
     e.controls["n"].value = 9
     assert e.figure is None and e.canvas.builds == 0 and not e.image.value
     assert e.state["score_shape"] == (9, 9) and "9 × 64" in e.table.value
+
+
+def test_an_explorer_redraws_with_one_blas_thread(monkeypatch):
+    """A change's small products run on one BLAS thread (threads only wait for each other there); the
+    limit holds during the update and is lifted after it."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    e = widgets.shape_explorer(d_model=64, h=4, n=5)
+    seen, update = [], e.update
+    monkeypatch.setattr(e, "update", lambda change=None: (seen.append(blas_threads()), update(change)))
+    before = blas_threads()
+    e.controls["seed"].value = 3
+    with e.paused():
+        e.controls["n"].value = 7
+    assert seen == [{1}, {1}] and blas_threads() == before
