@@ -153,8 +153,9 @@ def test_make_demo_serves_this_notebook():
 # --- on a projector: every screen fits, reads from the back, at the sliders' extremes --------------
 
 SIZES = {"1280x720": {"width": 1280, "height": 720}, "1920x1080": {"width": 1920, "height": 1080}}
-# The extremes: h = 1, or the largest h; both with the largest n, n_q, n_k and d_model. Screen 6 (the
-# head view): its longest prepared sentence, with constructed heads ("first") or random weights ("last").
+# The extremes: h = 1, or the largest h; both with the largest n, n_q, n_k and d_model; screen 3's causal
+# mask off at h = 1, on at the largest h (its note is then the longest). Screen 6 (the head view): its
+# longest prepared sentence, with constructed heads ("first") or random weights ("last").
 EXTREMES = {"h=1": "first", "largest h": "last"}
 HEAD_VIEW = "6. Where does this word look?"
 FIT_SCREENS = [*SCREENS, HEAD_VIEW]
@@ -164,7 +165,7 @@ MIN_FIGURE_PX = 14  # a figure's smallest text as displayed, in CSS pixels
 # What a screen shows once the kernel has caught up (screens 1 to 6, 0-based), from the values chosen.
 SETTLED = {
     0: lambda v: [f"= {v['d_model']} / {v['h']} ="],
-    2: lambda v: [f"= {v['d_model']} / {v['h']} ="],
+    2: lambda v: [f"= {v['d_model']} / {v['h']} ="] + (["hatched cells are masked"] if v["causal"] == "on" else []),
     3: lambda v: [f"n_q × n_k = {v['n_q']} × {v['n_k']}"],
     4: lambda v: [f"d_model = {v['d_model']}, n = {v['n']}"],  # the figure's alt text
     5: lambda v: [HEAD_VIEW_SOURCE[v["end"]][1], f"Lines from “{v['word']}”"],  # the alt text
@@ -218,12 +219,14 @@ SCREEN_EXTENT = """() => {
         for (const r of range.getClientRects()) shown.push([r, node.parentElement, node.textContent.trim()]);
     }
     for (const e of document.querySelectorAll('img, input, select, button, textarea, svg, canvas, .noUi-target')) {
-        if (!skip(e)) shown.push([e.getBoundingClientRect(), e, e.getAttribute('aria-label') || e.tagName.toLowerCase()]);
+        if (skip(e)) continue;
+        shown.push([e.getBoundingClientRect(), e, e.getAttribute('aria-label') || e.tagName.toLowerCase()]);
     }
     let lowest = {bottom: 0, name: ''};
     for (const [r, e, what] of shown) {
-        if (r.width && r.height && r.bottom > lowest.bottom)
-            lowest = {bottom: r.bottom, name: `"${what.slice(0, 50)}" in ${e.tagName.toLowerCase()}.${String(e.className).trim().split(/\\s+/)[0]}`};
+        if (!r.width || !r.height || r.bottom <= lowest.bottom) continue;
+        const where = e.tagName.toLowerCase() + '.' + String(e.className).trim().split(/\\s+/)[0];
+        lowest = {bottom: r.bottom, name: `"${what.slice(0, 50)}" in ${where}`};
     }
     return lowest;
 }"""
@@ -256,8 +259,9 @@ def choose(cell, label, end):
 
 
 def set_extreme(page, end):
-    """Screens 1 and 3: h at ``end``, the largest n and d_model; screen 4: the largest n_q and n_k, the
-    last head; screen 5: the largest d_model and n. Return the values chosen, per screen."""
+    """Screens 1 and 3: h at ``end``, the largest n and d_model (screen 3: the causal mask on at the last
+    end); screen 4: the largest n_q and n_k, the last head; screen 5: the largest d_model and n; screen 6:
+    its longest sentence, the weights at ``end``. Return the values chosen, per screen."""
     chosen = {}
     for k in (0, 2):
         cell = screen(page, k)
@@ -267,6 +271,8 @@ def set_extreme(page, end):
             state="attached")
         v["h"] = choose(cell, re.compile(r"^h \(heads\)"), end)
         chosen[k] = v
+    chosen[2]["causal"] = "off" if end == "first" else "on"
+    screen(page, 2).get_by_role("radio", name=chosen[2]["causal"], exact=True).check()
     cell = screen(page, 3)
     chosen[3] = {"n_q": choose(cell, re.compile("^n_q"), "last"), "n_k": choose(cell, re.compile("^n_k"), "last"),
                  "head": choose(cell, re.compile("^head"), "last")}
