@@ -176,6 +176,16 @@ def test_the_head_view_fits_the_window(voila, playwright_browser, screenshots, s
             assert box and box["x"] >= 0 and box["y"] >= 0, f"{name} is off screen: {box}"
             assert box["x"] + box["width"] <= width + 0.5 and box["y"] + box["height"] <= height + 0.5, \
                 f"{name} is clipped at {width}x{height}: {box}"
+        # Every prepared sentence shows whole in its menu: its text, in the menu's own font, fits the menu
+        # less its padding and arrow.
+        room, widest, label = view.get_by_role("combobox", name="sentence").evaluate("""s => {
+            const style = getComputedStyle(s), context = document.createElement('canvas').getContext('2d');
+            context.font = `${style.fontSize} ${style.fontFamily}`;
+            const widths = [...s.options].map(o => [context.measureText(o.text).width, o.text]);
+            const [widest, label] = widths.reduce((a, b) => (b[0] > a[0] ? b : a));
+            return [s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 24, widest, label];
+        }""")
+        assert widest <= room, f"{label!r} needs {widest:.0f} px: the menu shows {room:.0f} px of it"
         # Shown at its own size: the figure's type (at least 14 px in the PNG: tests/test_plots.py) is not shrunk.
         scale = ui.image(view).evaluate("img => img.getBoundingClientRect().width / img.naturalWidth")
         assert scale >= 0.999, f"the figure is shown at {scale:.2f} of its size"
