@@ -62,6 +62,8 @@
     for (const unit of all[0].all) unit.classList.toggle('mha-off', !on.has(unit));
     if (push) history.replaceState(null, '', `#screen-${current + 1}`);
     window.scrollTo(0, 0);
+    // Voila scrolls a panel of its own, not the window: every scrolled ancestor back to its top.
+    for (let e = all[current].heading.parentElement; e; e = e.parentElement) if (e.scrollTop) e.scrollTop = 0;
     label(all);
     window.dispatchEvent(new Event('resize'));  // widgets that were hidden measure themselves again
     if (focus) {
@@ -115,8 +117,9 @@
   nav.querySelector('.mha-next').addEventListener('click', () => step(1));
   mode.addEventListener('click', () => (presenting ? showAll() : show(inView())));
   window.addEventListener('hashchange', fromHash);
-  window.addEventListener('scroll', () => { if (!presenting) { current = inView(); label(screens()); } },
-                          {passive: true});
+  // Scroll events do not bubble: caught on their way down, from the window or from Voila's own panel.
+  document.addEventListener('scroll', () => { if (!presenting) { current = inView(); label(screens()); } },
+                            {passive: true, capture: true});
 
   // Headings may be rendered after this script runs: wait for them, then open the URL's screen.
   let tries = 0;

@@ -74,6 +74,15 @@ def test_page_down_and_page_up_show_the_next_and_previous_screen(voila, projecto
     assert visible == names and fragment(page) == "#all"
     width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert width[0] <= width[1], f"{width[0]} px wide in a {width[1]} px window"
+    # Scrolled down the page (Voila scrolls a panel of its own, not the window): "k / N" follows, PageDown
+    # shows the next screen from its top.
+    page.locator(".jp-RenderedMarkdown h2").nth(3).evaluate("h => h.scrollIntoView()")
+    page.wait_for_function("p => document.querySelector(p).textContent.trim().startsWith('4 /')", arg=POSITION,
+                           timeout=5_000)
+    page.keyboard.press("PageDown")
+    assert shown(page) == ([names[4]], f"5 / {n}")
+    top = page.locator(".jp-RenderedMarkdown h2").nth(4).evaluate("h => h.getBoundingClientRect().top")
+    assert 0 <= top < 120, f"screen 5's heading is at {top:.0f} px: the page kept its scroll"
     assert not page.js_errors, page.js_errors
 
 
