@@ -58,7 +58,7 @@ def _other_explorers():
         "4.2 query q1 (data)": _toggler(widgets.causal_step_explorer(), "q1", [0.0, 0.5]),
         "3.3 share head 1 (data)": _toggler(widgets.head_grid_explorer(), "shared", [False, True]),
         "3.2 swap heads (data)": _toggler(widgets.sum_concat_explorer(), "order", [False, True]),
-        "3.1 FLOPs n (redraw)": _toggler(widgets.flop_explorer(), "n", [8, 9]),
+        "3.1 FLOPs n (axes redrawn)": _toggler(widgets.flop_explorer(), "n", [8, 9]),
     }
 
 

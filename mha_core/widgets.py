@@ -738,6 +738,14 @@ def cross_attention_explorer(n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, sour
 # --- (d) Level 3: FLOPs against h ---------------------------------------------------------------
 
 
+def axes_contents(figure):
+    """What a new d_model or n changes in a figure of counts against h: every axes' bars, lines, texts, title
+    and both axes (ticks and labels). The rest (the figure's title, the axes' frames, the legends) is the
+    background they are drawn over."""
+    return [artist for ax in figure.axes for artist in (ax.xaxis, ax.yaxis, ax.title, *ax.patches, *ax.lines,
+                                                        *ax.texts)]
+
+
 class FlopExplorer(Explorer):
     """d_model and n -> the operation counts against h (figure of :func:`mha_core.plots.flop_plot`)."""
 
@@ -768,11 +776,13 @@ class FlopExplorer(Explorer):
                 left, right = figure.subplots(1, 2)
                 figure.suptitle("Problem 3.1: FLOPs against h at a fixed d_model", fontsize=12)
                 draw_flops(left, right, d_model, n, hs)
-                self.canvas.show(figure, [])
-                figure.set_layout_engine("none")  # laid out once: a slider change only redraws
-            else:
-                draw_flops(*self.figure.axes[:2], d_model, n, hs)
-                self.canvas.redraw()
+                figure.canvas.draw()  # laid out once (constrained): a slider change redraws the axes' contents
+                figure.set_layout_engine("none")
+                self.canvas.show(figure, axes_contents(figure))
+            else:  # new numbers (new bars for a new d_model) in place, drawn over the saved frame and legends
+                update_flops(*self.figure.axes[:2], d_model, n, hs)
+                self.canvas.animate(axes_contents(self.figure))
+                self.canvas.refresh()
         self.readout.value = (
             "<div style='font-size:14px;line-height:1.6' aria-live='polite'>"
             f"scores + weighted sum = 2·n²·d_model = 2·{n}²·{d_model} = <b>{attention[0]:,}</b> multiply-adds "
@@ -847,12 +857,6 @@ class CostExplorer(Explorer):
         figure.set_layout_engine("none")
         return figure
 
-    @staticmethod
-    def _dynamic(figure):
-        """What a change of d_model or n redraws: every axes' bars, lines, texts, title and both axes."""
-        return [artist for ax in figure.axes for artist in (
-            ax.xaxis, ax.yaxis, ax.title, *ax.patches, *ax.lines, *ax.texts)]
-
     def update(self, change=None):
         d_model, n, count = (self.controls[k].value for k in ("d_model", "n", "count"))
         hs = head_options(d_model)
@@ -861,7 +865,7 @@ class CostExplorer(Explorer):
         elif count not in self.figures:
             self.figures[count] = self._figure(count, d_model, n, hs)
             self.drawn[count] = (d_model, n)
-            self.canvas.show(self.figures[count], self._dynamic(self.figures[count]))
+            self.canvas.show(self.figures[count], axes_contents(self.figures[count]))
         else:
             figure = self.figures[count]
             if self.drawn[count] != (d_model, n):  # new numbers (new bars for a new d_model) in place
@@ -871,9 +875,9 @@ class CostExplorer(Explorer):
                     update_parameters(figure.axes[0], d_model, hs)
                 self.drawn[count] = (d_model, n)
             if figure is not self.canvas.figure:
-                self.canvas.show(figure, self._dynamic(figure))  # the other count: its frame drawn again
+                self.canvas.show(figure, axes_contents(figure))  # the other count: its frame drawn again
             else:
-                self.canvas.animate(self._dynamic(figure))
+                self.canvas.animate(axes_contents(figure))
                 self.canvas.refresh()
         flops = [flop_count(d_model, h, n) for h in hs]
         if count == "FLOPs":

@@ -266,6 +266,30 @@ def test_flop_explorer_follows_d_model_and_n_without_a_new_figure():
     assert "768" in f.canvas.alt and f"{2 * 144 * 768:,}" in f.canvas.alt
 
 
+@pytest.mark.parametrize("changes", [[("n", 30)], [("d_model", 768), ("n", 2)], [("d_model", 8), ("d_model", 1024)]])
+def test_flop_explorer_blits_a_change_to_the_pixels_of_a_whole_drawing(changes):
+    """A new n or d_model is drawn in place over the saved frame and legends: the picture is the one a whole
+    drawing of the same figure gives (its layout is the first one's: laid out once), with the new numbers."""
+    import io
+
+    from PIL import Image
+
+    f = widgets.flop_explorer(d_model=256, n=8)
+    for name, value in changes:
+        f.controls[name].value = value
+    blitted = np.asarray(Image.open(io.BytesIO(bytes(f.image.value))), int)
+    for artist in f.canvas.dynamic:
+        artist.set_animated(False)
+    f.figure.canvas.draw()
+    whole = np.asarray(Image.open(io.BytesIO(f.canvas.png())), int)
+    # the same picture, but for a few pixels where a tick label's edge meets the frame drawn before it
+    assert blitted.shape == whole.shape and (np.abs(blitted - whole).sum(axis=-1) > 30).sum() <= 5
+    left, right = f.figure.axes[:2]
+    d_model, n = f.controls["d_model"].value, f.controls["n"].value
+    assert f.canvas.builds == 1 and f"d_model = {d_model}, n = {n}" in left.get_title()
+    assert [t.get_text() for t in left.get_xticklabels()][-1] == str(d_model)
+
+
 def test_sum_concat_explorer_swapping_heads_changes_the_concatenation_not_the_sum():
     s = widgets.sum_concat_explorer()
     assert "swap heads 1 and 2" in s.readout.value and "e+00" not in s.readout.value, "no '0 entries' before a swap"
