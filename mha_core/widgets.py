@@ -746,6 +746,19 @@ def axes_contents(figure):
                                                         *ax.texts)]
 
 
+def lay_out_once(canvas, figure):
+    """Lay ``figure`` out (constrained) once, then show it on ``canvas`` with its axes' contents dynamic."""
+    figure.canvas.draw()
+    figure.set_layout_engine("none")
+    canvas.show(figure, axes_contents(figure))
+
+
+def redraw_contents(canvas):
+    """Draw the axes' contents of ``canvas``'s figure (changed in place, new bars maybe) over its frame."""
+    canvas.animate(axes_contents(canvas.figure))
+    canvas.refresh()
+
+
 class FlopExplorer(Explorer):
     """d_model and n -> the operation counts against h (figure of :func:`mha_core.plots.flop_plot`)."""
 
@@ -776,13 +789,10 @@ class FlopExplorer(Explorer):
                 left, right = figure.subplots(1, 2)
                 figure.suptitle("Problem 3.1: FLOPs against h at a fixed d_model", fontsize=12)
                 draw_flops(left, right, d_model, n, hs)
-                figure.canvas.draw()  # laid out once (constrained): a slider change redraws the axes' contents
-                figure.set_layout_engine("none")
-                self.canvas.show(figure, axes_contents(figure))
+                lay_out_once(self.canvas, figure)
             else:  # new numbers (new bars for a new d_model) in place, drawn over the saved frame and legends
                 update_flops(*self.figure.axes[:2], d_model, n, hs)
-                self.canvas.animate(axes_contents(self.figure))
-                self.canvas.refresh()
+                redraw_contents(self.canvas)
         self.readout.value = (
             "<div style='font-size:14px;line-height:1.6' aria-live='polite'>"
             f"scores + weighted sum = 2·n²·d_model = 2·{n}²·{d_model} = <b>{attention[0]:,}</b> multiply-adds "
@@ -853,8 +863,7 @@ class CostExplorer(Explorer):
         for ax in figure.axes:  # the y label at a fixed distance: wider tick labels later never push it out
             ax.yaxis.set_label_coords(0, 0.5, transform=offset_copy(ax.transAxes, figure, x=-4.6 * self.text_px,
                                                                      units="dots"))
-        figure.canvas.draw()  # the constrained layout, once
-        figure.set_layout_engine("none")
+        lay_out_once(self.canvas, figure)
         return figure
 
     def update(self, change=None):
@@ -865,7 +874,6 @@ class CostExplorer(Explorer):
         elif count not in self.figures:
             self.figures[count] = self._figure(count, d_model, n, hs)
             self.drawn[count] = (d_model, n)
-            self.canvas.show(self.figures[count], axes_contents(self.figures[count]))
         else:
             figure = self.figures[count]
             if self.drawn[count] != (d_model, n):  # new numbers (new bars for a new d_model) in place
@@ -877,8 +885,7 @@ class CostExplorer(Explorer):
             if figure is not self.canvas.figure:
                 self.canvas.show(figure, axes_contents(figure))  # the other count: its frame drawn again
             else:
-                self.canvas.animate(axes_contents(figure))
-                self.canvas.refresh()
+                redraw_contents(self.canvas)
         flops = [flop_count(d_model, h, n) for h in hs]
         if count == "FLOPs":
             self.canvas.describe(f"Operation counts against h for d_model = {d_model}, n = {n}: every matrix "
@@ -1119,11 +1126,10 @@ class ParameterExplorer(Explorer):
                 figure = WorkbookFigure(figsize=(8, 4.4), dpi=self.dpi)
                 draw_parameters(figure.add_subplot(), d_model, hs)
                 figure.suptitle("Problem 4.1: parameters of a block against h", fontsize=12)
-                self.canvas.show(figure, [])
-                figure.set_layout_engine("none")  # laid out once: a slider change only redraws
-            else:
-                draw_parameters(self.figure.axes[0], d_model, hs)
-                self.canvas.redraw()
+                lay_out_once(self.canvas, figure)
+            else:  # new bars in place, drawn over the saved frame and legend
+                update_parameters(self.figure.axes[0], d_model, hs)
+                redraw_contents(self.canvas)
         self.readout.value = (
             "<div style='font-size:14px;line-height:1.6' aria-live='polite'>"
             f"d_model = {d_model}: each head's W<sub>i</sub><sup>Q</sup>, W<sub>i</sub><sup>K</sup>, "
