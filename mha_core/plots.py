@@ -1102,7 +1102,7 @@ def draw_flops(left, right, d_model, n, hs):
     for values, label, style in lines:
         right.plot(x, values, label=label, **style)
     right.set_yscale("log")
-    right.set_ylim(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max()) * 8)
+    right.set_ylim(*_log_room(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max())))
     right.set_ylabel("operations, log scale", fontsize=11)
     right.yaxis.set_major_formatter(_ENG)  # 100 k, 1 M: plain text, quicker to draw than 10^5
     right.set_title("The stages Problem 3.1 is about, on their own scale:\nflat, while the claim grows with h",
@@ -1110,6 +1110,15 @@ def draw_flops(left, right, d_model, n, hs):
     right.legend(loc="upper left", fontsize=8, frameon=False)
     _h_axis(right, hs)
     return left, right
+
+
+LEGEND_ROOM = 0.32  # the top share of a log axis kept free of curves: its four-line legend sits there
+
+
+def _log_room(low, high, free=LEGEND_ROOM):
+    """Limits of a log axis from ``low`` whose top ``free`` share lies above ``high`` (the legend's room)."""
+    top = (np.log10(high) - free * np.log10(low)) / (1 - free)
+    return low, 10 ** max(top, np.log10(high) + 0.3)
 
 
 def update_flops(left, right, d_model, n, hs):
@@ -1132,7 +1141,7 @@ def update_flops(left, right, d_model, n, hs):
     softmax = np.array([c["softmax"] for c in counts], float)
     for line, values in zip(right.lines, (claim, attention, each, softmax)):
         line.set_data(x, values)
-    right.set_ylim(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max()) * 8)
+    right.set_ylim(*_log_room(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max())))
     for ax in (left, right):
         _h_ticks(ax, hs)
     return left, right

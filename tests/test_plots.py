@@ -564,3 +564,28 @@ def test_update_parameters_gives_the_bars_of_a_fresh_drawing(before, after):
     tops = [y + height for x, y, width, height in _bar_geometry(ax)[-1]]
     assert tops == [4 * after**2] * len(plots.head_options(after)), "every stack reaches 4·d_model²"
     assert ax.texts[0].get_text() == f"4·d_model² = 4·{after}² = {4 * after**2:,}"
+
+
+@pytest.mark.parametrize("d_model, n", [(64, 2), (64, 64), (512, 10), (1024, 64), (768, 2), (8, 1)])
+def test_flop_curves_and_bars_never_cross_their_legends(d_model, n):
+    """The legends sit in room kept free above the bars and the curves, for every d_model and n the
+    explorers offer (the claim's line used to run through the right panel's legend at d_model = 1024)."""
+    fig = plots.WorkbookFigure(figsize=(1180 / 72, 450 / 72), dpi=72)
+    left, right = fig.subplots(1, 2)
+    plots.draw_flops(left, right, d_model, n, plots.head_options(d_model))
+    plots.raise_text(fig, 15)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in (left, right):
+        box = ax.get_legend().get_window_extent(renderer)
+        points = []
+        for line in ax.lines:
+            xy = line.get_transform().transform(np.column_stack([line.get_xdata(), line.get_ydata()]))
+            steps = np.linspace(0, 1, 25)[:, None, None]
+            points.append((xy[:-1] + steps * (xy[1:] - xy[:-1])).reshape(-1, 2) if len(xy) > 1 else xy)
+        for bars in ax.containers:
+            points.append(np.array([[p.get_window_extent(renderer).x0, p.get_window_extent(renderer).y1]
+                                    for p in bars.patches]))
+        points = np.concatenate(points)
+        inside = (points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0) & (points[:, 1] < box.y1)
+        assert not inside.any(), f"{ax.get_title()!r}: {inside.sum()} points of the data inside the legend"
