@@ -12,12 +12,11 @@ all alike), by their medians:
 - ``n``: a layout change through the explorer (a new figure: 16 <-> 15 tokens);
 - the other explorers' data-only changes: Problem 4.2's query slider (continuous,
   so it must keep up while dragged), the head grid's "share head 1" switch, the
-  concatenate-versus-sum head swap, and the FLOP explorer's n (a full redraw of
-  its two plots, no new figure).
+  concatenate-versus-sum head swap, and the FLOP explorer's n (its bars, curves
+  and axes redrawn over the saved frame and legends, no new figure).
 
 The target is for the data-only changes: median <= 50 ms. The load average is
-printed: on a machine shared with other jobs, multithreaded BLAS in the maths
-part can dominate (try ``OPENBLAS_NUM_THREADS=1``).
+printed (the explorers compute with one BLAS thread, so other jobs slow them less).
 
     python -m benchmarks widgets
 """
