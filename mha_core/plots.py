@@ -1048,7 +1048,7 @@ def _stack(ax, hs, stacks, labels, colours=PALETTE):
 
 def _restack(ax, hs, stacks):
     """Give the stacked bars of :func:`_stack` on ``ax`` new heights; for a new ``hs`` (another d_model), new
-    bars in the same colours. Returns whether the bars were replaced."""
+    bars in the same colours."""
     if len(ax.containers) != len(stacks):
         raise ValueError(f"ax must hold {len(stacks)} layers of stacked bars, got {len(ax.containers)}")
     x = np.array(hs, float)
@@ -1059,57 +1059,74 @@ def _restack(ax, hs, stacks):
         for bars in list(ax.containers):
             bars.remove()
         _stack(ax, hs, stacks, [f"_{k}" for k in range(len(stacks))], colours)  # no new legend entries
-        return True
+        return
     bottom = np.zeros(len(hs))
     for values, bars in zip(stacks, ax.containers):
         for patch, base, value in zip(bars.patches, bottom, values):
             patch.set_y(base)
             patch.set_height(value)
         bottom += np.asarray(values, float)
-    return False
+
+
+# The right panel's curves, in :func:`_flop_numbers`' order: their labels and styles.
+FLOP_CURVES = [
+    ("claim: h heads cost h times more", dict(color=PALETTE[5], ls="--", lw=2)),
+    ("scores + weighted sum: 2·n²·d_model", dict(color="0.15", lw=2.5, marker="o", ms=4)),
+    ("scores $Q_i K_i^T$ (and, equal, the weighted sum)", dict(color=PALETTE[1], lw=1.5, marker="s", ms=3)),
+    ("softmax: h·n² exponentials (grows, small)", dict(color=PALETTE[2], ls=":", lw=2, marker="^", ms=4)),
+]
 
 
 def draw_flops(left, right, d_model, n, hs):
     """Draw :func:`flop_plot`'s two panels on ``left`` and ``right`` (cleared first)."""
-    counts = [flop_count(d_model, h, n) for h in hs]
-    x = np.array(hs, float)
     for ax in (left, right):
         ax.clear()
+    counts, curves = _flop_numbers(d_model, n, hs)
     _stack(left, hs, [[c[key] for c in counts] for key, _ in STAGES], [label for _, label in STAGES])
-    total = counts[0]["multiply_adds"]
-    left.axhline(total, color="0.2", ls="--", lw=1)
-    left.text(max(hs) * 1.4, total, f"{total:,} for every h", ha="right", va="bottom", fontsize=9)
-    left.set_ylim(0, total * 1.35)
+    left.axhline(0, color="0.2", ls="--", lw=1)  # the total, and what it says: placed by _show_flop_numbers
+    left.text(0, 0, "", ha="right", va="bottom", fontsize=9)
     left.set_ylabel("multiply-adds", fontsize=11)
     left.yaxis.set_major_formatter(_ENG)
-    left.set_title(f"Every matrix product, stacked: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)",
-                   fontsize=11)
+    left.set_title("", fontsize=11)
     left.legend(loc="upper left", fontsize=8, ncols=2, frameon=False)
     _h_axis(left, hs)
 
-    attention = np.array([c["scores"] + c["weighted_sum"] for c in counts], float)
-    each = np.array([c["scores"] for c in counts], float)
-    claim = attention[0] / hs[0] * x  # "h heads cost h times more" than one head of width d_model
-    softmax = np.array([c["softmax"] for c in counts], float)
-    lines = [
-        (claim, "claim: h heads cost h times more", dict(color=PALETTE[5], ls="--", lw=2)),
-        (attention, "scores + weighted sum: 2·n²·d_model", dict(color="0.15", lw=2.5, marker="o", ms=4)),
-        (each, "scores $Q_i K_i^T$ (and, equal, the weighted sum)", dict(color=PALETTE[1], lw=1.5, marker="s",
-                                                                         ms=3)),
-        (softmax, "softmax: h·n² exponentials (grows, small)", dict(color=PALETTE[2], ls=":", lw=2, marker="^",
-                                                                   ms=4)),
-    ]
-    for values, label, style in lines:
-        right.plot(x, values, label=label, **style)
+    for values, (label, style) in zip(curves, FLOP_CURVES):
+        right.plot(hs, values, label=label, **style)
     right.set_yscale("log")
-    right.set_ylim(*_log_room(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max())))
     right.set_ylabel("operations, log scale", fontsize=11)
     right.yaxis.set_major_formatter(_ENG)  # 100 k, 1 M: plain text, quicker to draw than 10^5
     right.set_title("The stages Problem 3.1 is about, on their own scale:\nflat, while the claim grows with h",
                     fontsize=11)
     right.legend(loc="upper left", fontsize=8, frameon=False)
     _h_axis(right, hs)
+    _show_flop_numbers(left, right, d_model, n, hs, counts, curves)
     return left, right
+
+
+def _flop_numbers(d_model, n, hs):
+    """The counts at each h, and the right panel's curves: the claim "h heads cost h times more" than one
+    head of width d_model, the scores and weighted sum, the scores alone, and the softmax."""
+    counts = [flop_count(d_model, h, n) for h in hs]
+    attention = np.array([c["scores"] + c["weighted_sum"] for c in counts], float)
+    each = np.array([c["scores"] for c in counts], float)
+    softmax = np.array([c["softmax"] for c in counts], float)
+    return counts, (attention[0] / hs[0] * np.array(hs, float), attention, each, softmax)
+
+
+def _show_flop_numbers(left, right, d_model, n, hs, counts, curves):
+    """What draw_flops and update_flops both set from the numbers: the total, its line and label, the left
+    title, the curves and the y ranges."""
+    total = counts[0]["multiply_adds"]
+    left.lines[0].set_ydata([total, total])
+    left.texts[0].set_position((max(hs) * 1.4, total))
+    left.texts[0].set_text(f"{total:,} for every h")
+    left.set_ylim(0, total * 1.35)
+    left.title.set_text(f"Every matrix product, stacked: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)")
+    for line, values in zip(right.lines, curves):
+        line.set_data(hs, values)
+    claim, attention, each, softmax = curves
+    right.set_ylim(*_log_room(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max())))
 
 
 LEGEND_ROOM = 0.32  # the top share of a log axis kept free of curves: its four-line legend sits there
@@ -1125,23 +1142,9 @@ def update_flops(left, right, d_model, n, hs):
     """Give :func:`draw_flops`'s panels the counts of a new ``n`` or ``d_model`` (and its ``hs``), in place: bar
     heights (new bars for a new ``hs``), the total and its line, the curves, the h ticks, the y ranges and the
     title. The axes are not cleared, so a figure laid out once can be redrawn (or blitted) quickly."""
-    counts = [flop_count(d_model, h, n) for h in hs]
-    x = np.array(hs, float)
+    counts, curves = _flop_numbers(d_model, n, hs)
     _restack(left, hs, [[c[key] for c in counts] for key, _ in STAGES])
-    total = counts[0]["multiply_adds"]
-    left.lines[0].set_ydata([total, total])
-    left.texts[0].set_position((max(hs) * 1.4, total))
-    left.texts[0].set_text(f"{total:,} for every h")
-    left.set_ylim(0, total * 1.35)
-    left.set_title(f"Every matrix product, stacked: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)",
-                   fontsize=left.title.get_fontsize())
-    attention = np.array([c["scores"] + c["weighted_sum"] for c in counts], float)
-    each = np.array([c["scores"] for c in counts], float)
-    claim = attention[0] / hs[0] * x
-    softmax = np.array([c["softmax"] for c in counts], float)
-    for line, values in zip(right.lines, (claim, attention, each, softmax)):
-        line.set_data(x, values)
-    right.set_ylim(*_log_room(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max())))
+    _show_flop_numbers(left, right, d_model, n, hs, counts, curves)
     for ax in (left, right):
         _h_ticks(ax, hs)
     return left, right
