@@ -171,14 +171,6 @@ class FigureImage:
         self.caption.value = (f"<div aria-live='polite' style='font-size:12px;color:#444;max-width:60em'>"
                               f"{html.escape(text)}</div>")
 
-    def redraw(self):
-        """Draw the whole figure again (its axes changed) and encode it; no new layout is counted."""
-        if not self.drawing:
-            return
-        self.figure.canvas.draw()
-        self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
-        self.widget.value = self.png()
-
     def restage(self):
         """Draw the static artists again (their data changed), save them as the background and refresh;
         no new layout is counted."""
@@ -838,7 +830,7 @@ class CostExplorer(Explorer):
             "count": widgets.ToggleButtons(options=["FLOPs", "parameters"], value=count, description="count"),
         }
         self.size, self.text_px = (check.positive_int("width", width), check.positive_int("height", height)), text_px
-        self.figures, self.drawn = {}, {}  # count -> its figure, and the (d_model, n) it shows
+        self.figures, self.drawn = {}, {}  # count -> its figure, and the (d_model, n) or (d_model,) it shows
         canvas = FigureImage()
         super().__init__(controls, [canvas.widget, canvas.caption], canvas)
         self.children = [widgets.HBox([self.controls["d_model"], self.controls["n"]]), self.controls["count"],
@@ -871,20 +863,21 @@ class CostExplorer(Explorer):
         hs = head_options(d_model)
         if not self.canvas.drawing:
             pass
-        elif count not in self.figures:
-            self.figures[count] = self._figure(count, d_model, n, hs)
-            self.drawn[count] = (d_model, n)
         else:
-            figure = self.figures[count]
-            if self.drawn[count] != (d_model, n):  # new numbers (new bars for a new d_model) in place
+            shown = (d_model, n) if count == "FLOPs" else (d_model,)  # the parameters do not depend on n
+            figure = self.figures.get(count)
+            changed = figure is not None and self.drawn[count] != shown
+            if figure is None:
+                figure = self.figures[count] = self._figure(count, d_model, n, hs)
+            elif changed:  # new numbers (new bars for a new d_model) in place
                 if count == "FLOPs":
                     update_flops(*figure.axes[:2], d_model, n, hs)
                 else:
                     update_parameters(figure.axes[0], d_model, hs)
-                self.drawn[count] = (d_model, n)
+            self.drawn[count] = shown
             if figure is not self.canvas.figure:
                 self.canvas.show(figure, axes_contents(figure))  # the other count: its frame drawn again
-            else:
+            elif changed:
                 redraw_contents(self.canvas)
         flops = [flop_count(d_model, h, n) for h in hs]
         if count == "FLOPs":

@@ -560,7 +560,10 @@ def test_cost_explorer_redraws_two_figures_laid_out_once():
     c.controls["n"].value = 8
     assert c.figure is flops_figure and c.state["flops"] == [mha.flop_count(64, h, 8) for h in plots.head_options(64)]
     c.controls["count"].value = "parameters"
-    parameters_figure = c.figure
+    parameters_figure, png = c.figure, c.image.value
+    c.controls["n"].value = 9
+    assert c.image.value is png, "the parameters do not depend on n: nothing is drawn again"
+    c.controls["n"].value = 8
     c.controls["d_model"].value = 128
     assert c.figure is parameters_figure is not flops_figure
     assert c.state["parameters"] == [4 * 128 * 128] * len(plots.head_options(128))
