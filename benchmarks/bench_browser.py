@@ -125,7 +125,9 @@ def voila_demo(page, home):
 def demo_screen(page, k):
     """Screen ``k``'s explorer (the k-th output holding a slider or the head view) and what its controls
     change: its figure, or on screen 1 (no figure) its shape table."""
-    explorer = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider, .mha-head-view")).nth(k)
+    from tests.browser.test_demo import screen
+
+    explorer = screen(page, k)
     images = explorer.locator("img.widget-image")
     table = explorer.locator(".widget-html-content").filter(has=page.locator("table"))  # its content is replaced
     return explorer, (images.first if images.count() else table.first)

@@ -53,8 +53,8 @@ def load(page, voila):
 
 
 def screen(page, k):
-    """The explorer of screen ``k`` (0-based)."""
-    return page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).nth(k)
+    """The explorer of screen ``k`` (0-based): the k-th output holding a slider or the head view (EXPLORERS)."""
+    return page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider, .mha-head-view")).nth(k)
 
 
 def state(page, k):
