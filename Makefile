@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 RUN    := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test check bench practice release clean demo
+.PHONY: lab test check bench practice release clean demo hub hub-stop
 
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -37,6 +37,27 @@ demo: $(STAMP)
 	cd demo && PATH="$(CURDIR)/$(BIN):$$PATH" PYTHONPATH="$(CURDIR)" $(CURDIR)/$(BIN)/python -m voila classroom.ipynb \
 		--theme=light --show_tracebacks=False
 
+# A class on this server (see the README's "Hosting a course"): JupyterHub on port $(PORT), every
+# student of $(ROSTER) (nbgrader's columns: id,first_name,last_name,email) an account of their own,
+# the instructor $(INSTRUCTOR) with the course and the Formgrader, the ngshare exchange, the culler.
+# Needs root (or sudo); refuses before changing anything when it cannot work. HUB_ARGS: more
+# options of `mha-workbook hub up` (--signup open, --due due.csv, --cull-timeout 1800, ...).
+ROSTER     ?= roster.csv
+INSTRUCTOR ?= instructor
+PORT       ?= 8000
+HUB_ARGS   ?=
+SUDO       := $(if $(filter 0,$(shell id -u)),,sudo)
+
+hub:
+	@if [ "$$(id -u)" != 0 ] && ! command -v sudo > /dev/null; then \
+		echo "make hub: needs root (it creates an account per student): run it as root, or install sudo"; exit 2; fi
+	@[ -r "$(ROSTER)" ] || { echo "make hub: roster $(ROSTER) cannot be read (make hub ROSTER=path/to/roster.csv)"; exit 2; }
+	$(MAKE) $(STAMP)
+	$(SUDO) $(RUN) -m autograders hub up --roster "$(ROSTER)" --instructor "$(INSTRUCTOR)" --port $(PORT) $(HUB_ARGS)
+
+hub-stop: $(STAMP)
+	$(SUDO) $(RUN) -m autograders hub stop
+
 practice: $(STAMP)
 	$(RUN) -m autograders practice --out workbook
 
@@ -46,7 +67,7 @@ release: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -e '.[test,dask,demo]'
+	$(BIN)/python -m pip install -e '.[test,dask,demo,hub]'
 	touch $@
 
 clean:

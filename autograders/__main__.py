@@ -14,6 +14,8 @@
     feedback --course course [--assignment A] [--student S] [--db URL]
                               write the HTML feedback again from the gradebook, e.g.
                               after manual grading (manual scores and comments shown)
+    hub up --roster R [--instructor I] | hub stop | hub status
+                              host the class on this server (JupyterHub, the exchange)
 """
 
 import argparse
@@ -190,6 +192,10 @@ def main(argv=None):
     feedback.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
     feedback.add_argument("--quiet", action="store_true", help="no progress bar")
     feedback.set_defaults(run=_feedback)
+
+    from .hub.cli import add_commands
+
+    add_commands(commands)
 
     args = parser.parse_args(argv)
     return args.run(args)

@@ -1,0 +1,94 @@
+"""System accounts of the hub's people: one per student and one for the instructor.
+
+nbgrader's exchange and the spawner identify a student by their system user, so every
+roster id is a real account with its own home (mode 0700: no student reads another's
+files). Every account this hub creates is in the group ``mha-workbook``; an existing
+account outside it is never taken over. Nothing that exists is changed: re-running with a
+longer roster only adds accounts.
+"""
+
+import grp
+import os
+import pwd
+import shutil
+import subprocess
+from pathlib import Path
+
+GROUP = "mha-workbook"
+SBIN = ("/usr/sbin", "/sbin", "/usr/bin")
+
+
+def _tool(name):
+    found = shutil.which(name, path=":".join(SBIN))
+    if not found:
+        raise RuntimeError(f"{name} not found in {', '.join(SBIN)}: the hub needs the system's account tools")
+    return found
+
+
+def exists(name):
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def ours(name):
+    """Whether ``name`` is an account this hub created (a member of GROUP)."""
+    try:
+        return name in grp.getgrnam(GROUP).gr_mem
+    except KeyError:
+        return False
+
+
+def foreign(name):
+    """An existing account that this hub did not create."""
+    return exists(name) and not ours(name)
+
+
+def ensure_group():
+    try:
+        grp.getgrnam(GROUP)
+    except KeyError:
+        subprocess.run([_tool("groupadd"), "--system", GROUP], check=True)
+
+
+def ensure_account(name, full_name=""):
+    """Create ``name`` (home ``/home/<name>``, mode 0700) unless it exists; True if created."""
+    if exists(name):
+        return False
+    comment = (full_name or name).replace(":", " ").replace(",", " ")
+    subprocess.run([_tool("useradd"), "--create-home", "--user-group", "--groups", GROUP,
+                    "--shell", "/bin/bash", "--comment", comment, name], check=True)
+    home(name).chmod(0o700)
+    return True
+
+
+def home(name):
+    return Path(pwd.getpwnam(name).pw_dir)
+
+
+def give(path, name):
+    """Make ``path`` (a file or a tree) belong to ``name``."""
+    user = pwd.getpwnam(name)
+    for p in [Path(path), *(Path(path).rglob("*") if Path(path).is_dir() else [])]:
+        os.chown(p, user.pw_uid, user.pw_gid, follow_symlinks=False)
+
+
+def place_file(name, relative, text):
+    """Write ``text`` to ``~name/relative`` unless it is there; the file is the user's."""
+    target = home(name) / relative
+    if target.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    give(target, name)
+    return True
+
+
+def remove_account(name):
+    """Remove an account of ours and its home (tests only: a course never deletes anyone)."""
+    if not ours(name):
+        raise ValueError(f"account {name!r} is not one this hub created")
+    subprocess.run([_tool("userdel"), "--remove", name], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

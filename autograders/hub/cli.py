@@ -1,0 +1,73 @@
+"""``mha-workbook hub up | stop | status``: the class on one server (see ``hub.py``)."""
+
+import sys
+
+from .roster import RosterError
+from .settings import HubSettings
+
+
+def _settings(args, **more):
+    return HubSettings(root=args.root, prefix=args.prefix, **more)
+
+
+def _up(args):
+    from .hub import HubError, up
+
+    try:
+        settings = _settings(args, ip=args.ip, port=args.port, instructor=args.instructor, signup=args.signup,
+                             demo_password=args.demo_password or "", cull_timeout=args.cull_timeout)
+        up(settings, args.roster, args.due)
+    except (HubError, RosterError, ValueError) as error:
+        print(f"make hub: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _stop(args):
+    from .hub import stop
+
+    try:
+        settings = HubSettings.load(args.root)
+    except FileNotFoundError:
+        print(f"no hub in {args.root}", file=sys.stderr)
+        return 2
+    print("stopped the hub; every file, grade and account stays" if stop(settings) else "the hub was not running")
+    return 0
+
+
+def _status(args):
+    from .hub import running_pid
+
+    try:
+        settings = HubSettings.load(args.root)
+    except FileNotFoundError:
+        print(f"no hub in {args.root}")
+        return 1
+    pid = running_pid(settings)
+    print(f"running (pid {pid}) on port {settings.port}, {len(settings.students)} students" if pid else "stopped")
+    return 0 if pid else 1
+
+
+def add_commands(commands):
+    defaults = HubSettings()
+    hub = commands.add_parser("hub", help="host the class on this server: JupyterHub, the exchange, the course")
+    actions = hub.add_subparsers(dest="action", required=True)
+    for name, run, text in (("up", _up, "start (or restart with a new roster) the class's hub"),
+                            ("stop", _stop, "stop the hub and everyone's server; all data stays"),
+                            ("status", _status, "is the hub running?")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("--root", default=defaults.root, help=f"the hub's state (default {defaults.root})")
+        action.add_argument("--prefix", default=defaults.prefix, help=f"its environments (default {defaults.prefix})")
+        action.set_defaults(run=run)
+        if name == "up":
+            action.add_argument("--roster", required=True, help="CSV: id,first_name,last_name,email (id = login)")
+            action.add_argument("--instructor", default=defaults.instructor, help="the instructor's login")
+            action.add_argument("--port", type=int, default=defaults.port)
+            action.add_argument("--ip", default=defaults.ip, help="address to listen on (default: all)")
+            action.add_argument("--signup", choices=["approve", "open"], default=defaults.signup,
+                                help="approve: the instructor approves each signup (default); "
+                                     "open: a roster id's first signup sets its password")
+            action.add_argument("--demo-password", help="one shared password for everyone (demos only)")
+            action.add_argument("--cull-timeout", type=int, default=defaults.cull_timeout,
+                                help="seconds without activity before a server is stopped (default 3600)")
+            action.add_argument("--due", help="CSV: assignment,duedate (e.g. 2026-12-08 17:00:00 UTC)")

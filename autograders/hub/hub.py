@@ -1,0 +1,324 @@
+"""``mha-workbook hub up | stop | status``: a class on one Linux server.
+
+``up`` checks everything it can before it changes anything (root, the roster, the
+ports, a Python every user may run), then, each step leaving what exists alone:
+
+1. the environments in ``prefix`` (the hub's and everyone's Lab; the exchange's own);
+2. the configuration: everyone's Jupyter settings by role, the hub's config and secrets;
+3. the accounts: the instructor and every roster student, each with a home of their own;
+4. the instructor's course (``mha-workbook course``), every student in its gradebook,
+   the due dates;
+5. the hub (restarted if it runs: the servers and their kernels keep running), then the
+   exchange's course and roster.
+"""
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from . import accounts
+from .hubconfig import ADMIN_SERVICE
+from .roster import RosterError, login_problem, read_roster
+from .settings import HubSettings
+
+REPO = Path(__file__).resolve().parents[2]
+HUB_FILES = REPO / "hub"
+
+
+class HubError(RuntimeError):
+    """``hub up`` cannot go on; nothing (more) was changed."""
+
+
+def log(message):
+    print(message, flush=True)
+
+
+# -- 0. before anything changes ------------------------------------------------------
+
+def readable_by_all(path):
+    """Whether every user can reach and read ``path`` (each folder above it searchable)."""
+    path = Path(path).resolve()
+    if not path.exists() or not os.stat(path).st_mode & 0o004:
+        return False
+    return all(os.stat(p).st_mode & 0o001 for p in path.parents)
+
+
+def base_python():
+    """A Python every user may run: the hub's students run their Lab from a venv made from it."""
+    candidates = [Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}",
+                  Path("/usr/bin/python3")]
+    for python in candidates:
+        if python.exists():
+            prefix = subprocess.run([str(python), "-c", "import sys; print(sys.base_prefix)"],
+                                    capture_output=True, text=True).stdout.strip()
+            if readable_by_all(python) and prefix and readable_by_all(Path(prefix) / "lib"):
+                return python
+    raise HubError("no Python that every user may run: the students' servers cannot start. "
+                   "Install one outside any private home (e.g. `apt-get install python3-venv`)")
+
+
+def port_taken(port, host="127.0.0.1"):
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def running_pid(settings):
+    """The pid of this hub's running JupyterHub, or None."""
+    try:
+        pid = int(settings.path("jupyterhub.pid").read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if b"jupyterhub" in cmdline else None
+
+
+def preflight(settings, roster):
+    if os.geteuid() != 0:
+        raise HubError("the hub needs root (it creates an account per student and starts each "
+                       "student's Lab as that account): run it as root or with sudo")
+    problem = login_problem(settings.instructor)
+    if problem is None and accounts.foreign(settings.instructor):
+        problem = f"{settings.instructor!r} is an existing system account that this hub did not create"
+    if problem:
+        raise HubError(f"instructor: {problem}")
+    students = read_roster(roster, instructor=settings.instructor, foreign=accounts.foreign)
+    ours = running_pid(settings) is not None
+    for name, port in (("port", settings.port), ("exchange_port", settings.exchange_port)):
+        if port_taken(port) and not ours:
+            raise HubError(f"{name} {port} is taken by another program: choose another "
+                           f"(make hub PORT=...) or stop that program")
+    return students, base_python()
+
+
+# -- 1. environments ---------------------------------------------------------------
+
+def _tree_digest(*paths):
+    digest = hashlib.sha256()
+    for root in paths:
+        for p in sorted(Path(root).rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                digest.update(str(p.relative_to(REPO)).encode() + p.read_bytes())
+    return digest.hexdigest()
+
+
+def _venv(python, target, requirements, stamp_text):
+    stamp = target / ".installed"
+    if stamp.exists() and stamp.read_text() == stamp_text:
+        return False
+    log(f"installing {target} (a few minutes the first time)")
+    if not (target / "bin" / "python").exists():
+        subprocess.run([str(python), "-m", "venv", str(target)], check=True)
+    pip = [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run(pip + requirements, check=True)
+    stamp.write_text(stamp_text)
+    return True
+
+
+def install_environments(settings, python):
+    Path(settings.prefix).mkdir(parents=True, exist_ok=True)
+    Path(settings.prefix).chmod(0o755)
+    workbook = _tree_digest(REPO / "mha_core", REPO / "autograders", REPO / "pyproject.toml", HUB_FILES)
+    _venv(python, settings.venv, ["-r", str(HUB_FILES / "requirements.txt"), f"{REPO}[demo]"], workbook)
+    reqs = HUB_FILES / "ngshare-requirements.txt"
+    _venv(python, settings.exchange_venv, ["-r", str(reqs)], hashlib.sha256(reqs.read_bytes()).hexdigest())
+
+
+# -- 2. configuration ---------------------------------------------------------------
+
+def _copy_tree(source, target):
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def write_configuration(settings):
+    config = Path(settings.prefix, "config")
+    student, instructor = config / "student", config / "instructor"
+    _copy_tree(REPO / "lab", student)
+    _copy_tree(HUB_FILES / "instructor", instructor)
+    for role in (student, instructor):
+        shutil.copy(HUB_FILES / "singleuser" / "nbgrader_config.py", role / "nbgrader_config.py")
+    overrides = instructor / "settings" / "overrides.json"
+    overrides.write_text(overrides.read_text().replace("{formgrader_url}", f"/user/{settings.instructor}/formgrader"))
+    for p in [config, *config.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+
+    root = settings.path()
+    for folder in (root, root / "logs", root / "exchange"):
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o700)
+    (root / "secrets").mkdir(mode=0o700, exist_ok=True)
+    for name in ("proxy_token", "course_admin_token"):
+        secret = root / "secrets" / name
+        if not secret.exists():
+            secret.write_text(secrets.token_hex(32))
+            secret.chmod(0o600)
+    shutil.copy(HUB_FILES / "jupyterhub_config.py", root / "jupyterhub_config.py")
+    shutil.copy(HUB_FILES / "ngshare_service.py", root / "ngshare_service.py")
+    settings.save()
+
+
+# -- 3. accounts --------------------------------------------------------------------
+
+def start_page(role):
+    return (HUB_FILES / f"START-{role}.md").read_text()
+
+
+def create_accounts(settings, students):
+    accounts.ensure_group()
+    people = [(settings.instructor, "Instructor", "instructor")] + [(s.id, s.full_name, "student") for s in students]
+    created = []
+    for name, full_name, role in people:
+        if accounts.ensure_account(name, full_name):
+            created.append(name)
+        accounts.place_file(name, "START.md", start_page(role))
+    if created:
+        log(f"created {len(created)} account(s): {', '.join(created)}")
+    return created
+
+
+# -- 4. the instructor's course -----------------------------------------------------
+
+def as_user(settings, name, command, cwd=None, check=True):
+    home = accounts.home(name)
+    env = {"HOME": str(home), "USER": name, "LOGNAME": name, "LANG": "C.UTF-8",
+           "PATH": f"{settings.venv / 'bin'}:/usr/bin:/bin"}
+    runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin") or "runuser"
+    return subprocess.run([runuser, "-u", name, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()), *command],
+                          cwd=cwd or home, check=check, capture_output=True, text=True)
+
+
+def course_dir(settings):
+    return accounts.home(settings.instructor) / "course"
+
+
+def prepare_course(settings, roster, due=None):
+    course = course_dir(settings)
+    bin_dir = settings.venv / "bin"
+    if not (course / "nbgrader_config.py").exists():
+        log(f"creating the course in {course}")
+        as_user(settings, settings.instructor, [str(bin_dir / "mha-workbook"), "course", "--course", str(course)])
+    course.chmod(0o700)
+    shared = Path(settings.prefix, "roster.csv")
+    shutil.copy(roster, shared)
+    shared.chmod(0o644)
+    as_user(settings, settings.instructor, [str(bin_dir / "nbgrader"), "db", "student", "import", str(shared)], cwd=course)
+    shared.unlink()
+    for assignment, duedate in (due or {}).items():
+        as_user(settings, settings.instructor, [str(bin_dir / "nbgrader"), "db", "assignment", "add", assignment,
+                                                f"--duedate={duedate}"], cwd=course)
+    demo = accounts.home(settings.instructor) / "demo"
+    if not demo.exists():
+        shutil.copytree(REPO / "demo", demo, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        accounts.give(demo, settings.instructor)
+
+
+def read_due(path):
+    """``assignment,duedate`` rows (e.g. ``level1_recognition,2026-12-08 17:00:00 UTC``)."""
+    if not path:
+        return {}
+    rows = [line.split(",", 1) for line in Path(path).read_text().splitlines()[1:] if line.strip()]
+    return {a.strip(): d.strip() for a, d in rows}
+
+
+# -- 5. the hub ---------------------------------------------------------------------
+
+def api(settings, method, path, data=None, service=""):
+    """A call of the hub's REST API (or, with ``service``, a service's) as ``course-admin``."""
+    token = settings.path("secrets", "course_admin_token").read_text().strip()
+    base = settings.exchange_url.rstrip("/") if service == "ngshare" else f"http://127.0.0.1:{settings.port}/hub/api"
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    request = urllib.request.Request(base + path, data=body, method=method,
+                                     headers={"Authorization": f"token {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read().decode()
+    except urllib.error.HTTPError as error:
+        text = error.read().decode()
+    return json.loads(text) if text.strip() else {}
+
+
+def wait_for(check, what, timeout=90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.5)
+    raise HubError(f"{what} did not answer within {timeout} s")
+
+
+def start_hub(settings):
+    pid = running_pid(settings)
+    if pid:
+        log("restarting the hub (everyone's server keeps running)")
+        os.kill(pid, signal.SIGTERM)
+        wait_for(lambda: running_pid(settings) is None and not port_taken(settings.port), "the old hub's stop", 30)
+    logfile = open(settings.path("logs", "hub.log"), "ab")
+    subprocess.Popen([str(settings.venv / "bin" / "jupyterhub"), "-f", str(settings.path("jupyterhub_config.py"))],
+                     cwd=settings.path(), stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                     start_new_session=True, env={"PATH": f"{settings.venv / 'bin'}:/usr/bin:/bin",
+                                                  "LANG": "C.UTF-8", "HOME": settings.root})
+    wait_for(lambda: "version" in api(settings, "GET", "/"), "the hub")
+    wait_for(lambda: api(settings, "GET", "/courses", service="ngshare").get("success"), "the exchange")
+
+
+def set_up_exchange(settings, students):
+    course = settings.course_id
+    if not any(c == course for c in api(settings, "GET", "/courses", service="ngshare").get("courses", [])):
+        api(settings, "POST", f"/course/{course}", {"instructors": json.dumps([settings.instructor])}, "ngshare")
+    api(settings, "POST", f"/instructor/{course}/{settings.instructor}",
+        {"first_name": "", "last_name": "", "email": ""}, "ngshare")
+    if students:
+        listed = [{"username": s.id, "first_name": s.first_name, "last_name": s.last_name, "email": s.email}
+                  for s in students]
+        answer = api(settings, "POST", f"/students/{course}", {"students": json.dumps(listed)}, "ngshare")
+        if not answer.get("success"):
+            raise HubError(f"the exchange refused the roster: {answer.get('message')}")
+
+
+def up(settings, roster, due=None):
+    students, python = preflight(settings, roster)
+    due_dates = read_due(due)
+    settings.students = [s.id for s in students]
+    install_environments(settings, python)
+    write_configuration(settings)
+    create_accounts(settings, students)
+    prepare_course(settings, roster, due_dates)
+    start_hub(settings)
+    set_up_exchange(settings, students)
+    host = settings.ip or socket.gethostname()
+    log(f"the hub is up: http://{host}:{settings.port}/ ({len(students)} students; "
+        f"instructor: {settings.instructor}, course in {course_dir(settings)})")
+    return students
+
+
+def stop(settings):
+    """Stop the hub, the proxy and everyone's server; every file, grade and account stays."""
+    pid = running_pid(settings)
+    if pid:
+        for user in api(settings, "GET", "/users"):
+            if user.get("servers"):
+                api(settings, "DELETE", f"/users/{user['name']}/server")
+        os.kill(pid, signal.SIGTERM)
+        wait_for(lambda: running_pid(settings) is None, "the hub's stop", 30)
+    try:
+        proxy = int(settings.path("proxy.pid").read_text())
+        os.kill(proxy, signal.SIGTERM)
+    except (OSError, ValueError):
+        pass
+    return pid is not None

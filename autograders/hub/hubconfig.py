@@ -1,0 +1,106 @@
+"""JupyterHub's configuration for a hosted class, from its HubSettings.
+
+``hub/jupyterhub_config.py`` (copied into the hub's folder) calls ``configure``:
+
+- the pure-Python ``configurable-http-proxy`` from PyPI as the proxy (no Node);
+- each person's JupyterLab spawned as their own system user (LocalProcessSpawner),
+  students with the students' tools, the instructor with the Formgrader;
+- RosterAuthenticator (NativeAuthenticator on the roster), or a shared demo password;
+- services: ngshare (the exchange), the idle culler, and ``course-admin``, the token the
+  set-up uses to create the exchange's course and roster (kept in a root-only file);
+- servers and the proxy outlive a restart of the hub, so a restart loses nobody's work.
+"""
+
+import pwd
+from pathlib import Path
+
+ADMIN_SERVICE = "course-admin"
+
+
+def role_config_dir(settings, role):
+    return str(Path(settings.prefix, "config", role))
+
+
+def spawn_environment(settings, name):
+    """The environment of ``name``'s JupyterLab (the instructor's or a student's)."""
+    instructor = name == settings.instructor
+    bin_dir = str(settings.venv / "bin")
+    environment = {
+        "JUPYTER_CONFIG_DIR": role_config_dir(settings, "instructor" if instructor else "student"),
+        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",  # nbgrader runs alembic from PATH
+        "MHA_EXCHANGE_URL": settings.exchange_url,
+        "MHA_COURSE_ID": settings.course_id,
+    }
+    if instructor:
+        environment["MHA_COURSE_ROOT"] = str(Path(pwd.getpwnam(name).pw_dir) / "course")
+    return environment
+
+
+def configure(c, settings):
+    root, bin_dir = settings.path(), settings.venv / "bin"
+    c.JupyterHub.ip = settings.ip
+    c.JupyterHub.port = settings.port
+    c.JupyterHub.db_url = f"sqlite:///{root / 'jupyterhub.sqlite'}"
+    c.JupyterHub.cookie_secret_file = str(root / "jupyterhub_cookie_secret")
+    c.JupyterHub.pid_file = str(root / "jupyterhub.pid")
+    c.JupyterHub.cleanup_servers = False
+    c.JupyterHub.cleanup_proxy = False
+    c.ConfigurableHTTPProxy.command = [str(bin_dir / "configurable-http-proxy")]
+    c.ConfigurableHTTPProxy.pid_file = str(root / "proxy.pid")
+    c.ConfigurableHTTPProxy.auth_token = settings.path("secrets", "proxy_token").read_text().strip()
+
+    c.Spawner.cmd = [str(bin_dir / "jupyterhub-singleuser")]
+    c.Spawner.default_url = "/lab"
+    c.Spawner.notebook_dir = "~"
+    c.Spawner.start_timeout = 120
+    c.Spawner.http_timeout = 120
+
+    def pre_spawn(spawner):
+        spawner.environment.update(spawn_environment(settings, spawner.user.name))
+
+    c.Spawner.pre_spawn_hook = pre_spawn
+
+    c.Authenticator.admin_users = {settings.instructor}
+    c.Authenticator.delete_invalid_users = True
+    if settings.demo_password:
+        c.JupyterHub.authenticator_class = "shared-password"
+        c.SharedPasswordAuthenticator.user_password = settings.demo_password
+        c.Authenticator.allowed_users = set(settings.students) | {settings.instructor}
+    else:
+        c.JupyterHub.authenticator_class = "autograders.hub.auth.RosterAuthenticator"
+        c.RosterAuthenticator.roster = set(settings.students)
+        c.RosterAuthenticator.open_signup = settings.signup == "open"
+        c.RosterAuthenticator.minimum_password_length = 8
+        import nativeauthenticator
+
+        c.JupyterHub.template_paths = [str(Path(nativeauthenticator.__file__).parent / "templates")]
+
+    c.JupyterHub.services = [
+        {
+            "name": "ngshare",
+            "url": f"http://127.0.0.1:{settings.exchange_port}",
+            "command": [str(settings.exchange_venv / "bin" / "python"), str(root / "ngshare_service.py"),
+                        "--database", f"sqlite:///{root / 'exchange' / 'ngshare.db'}",
+                        "--storage", str(root / "exchange" / "files"),
+                        "--admins", ADMIN_SERVICE,
+                        "--limit", str(settings.submission_limit)],
+            "oauth_no_confirm": True,
+        },
+        {
+            "name": "idle-culler",
+            "command": [str(bin_dir / "python"), "-m", "jupyterhub_idle_culler",
+                        f"--timeout={settings.cull_timeout}", f"--cull-every={min(300, settings.cull_timeout // 2)}"],
+        },
+        {
+            "name": ADMIN_SERVICE,
+            "api_token": settings.path("secrets", "course_admin_token").read_text().strip(),
+        },
+    ]
+    c.JupyterHub.load_roles = [
+        {"name": "idle-culler", "services": ["idle-culler"],
+         "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
+        {"name": ADMIN_SERVICE, "services": [ADMIN_SERVICE],
+         "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users"]},
+        # Every signed-in person may reach the exchange (ngshare itself decides what they may do there).
+        {"name": "user", "scopes": ["self", "access:services!service=ngshare"]},
+    ]

@@ -1,0 +1,64 @@
+"""A hosted class's settings, written once by ``mha-workbook hub up`` as ``settings.json``
+in the hub's folder and read from there by everything else (the hub's config, the
+course set-up, ``hub stop``, the tests).
+"""
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+SIGNUPS = ("approve", "open")
+
+
+@dataclass
+class HubSettings:
+    root: str = "/srv/mha-workbook"        # the hub's state: its database, secrets, logs, the exchange's files
+    prefix: str = "/opt/mha-workbook"      # the environments the hub and the students' servers run from
+    ip: str = ""                           # every interface: students reach the hub from their machines
+    port: int = 8000
+    exchange_port: int = 10101             # the ngshare service, on the loopback only
+    instructor: str = "instructor"
+    students: list = field(default_factory=list)
+    course_id: str = "mha"
+    signup: str = "approve"                # NativeAuthenticator: the instructor approves each signup
+    demo_password: str = ""                # a shared password for everyone (demos only)
+    cull_timeout: int = 3600               # seconds idle before a server is stopped
+    submission_limit: int = 64 * 2**20     # bytes
+
+    def __post_init__(self):
+        if self.signup not in SIGNUPS:
+            raise ValueError(f"signup must be one of {', '.join(SIGNUPS)}, got {self.signup!r}")
+        for name in ("port", "exchange_port"):
+            if not 0 < getattr(self, name) < 65536:
+                raise ValueError(f"{name} must be a TCP port (1-65535), got {getattr(self, name)}")
+        if self.cull_timeout < 60:
+            raise ValueError(f"cull_timeout must be at least 60 seconds, got {self.cull_timeout}")
+        if self.demo_password and len(self.demo_password) < 8:
+            raise ValueError("demo_password must have at least 8 characters")
+
+    @property
+    def venv(self):
+        return Path(self.prefix) / "venv"
+
+    @property
+    def exchange_venv(self):
+        return Path(self.prefix) / "ngshare"
+
+    @property
+    def exchange_url(self):
+        return f"http://127.0.0.1:{self.exchange_port}/services/ngshare/"
+
+    def path(self, *parts):
+        return Path(self.root, *parts)
+
+    def save(self):
+        self.path().mkdir(parents=True, exist_ok=True)
+        target = self.path("settings.json")
+        target.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        target.chmod(0o644)
+
+    @classmethod
+    def load(cls, root):
+        data = json.loads(Path(root, "settings.json").read_text())
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

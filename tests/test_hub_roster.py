@@ -1,0 +1,112 @@
+"""The hub's roster and settings: every bad row named with its reason, nothing taken on trust."""
+
+import pytest
+
+from autograders.hub.roster import RosterError, Student, login_problem, read_roster
+from autograders.hub.settings import HubSettings
+
+HEADER = "id,first_name,last_name,email\n"
+
+
+def roster(tmp_path, text, name="roster.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def problems(path, **kwargs):
+    with pytest.raises(RosterError) as caught:
+        read_roster(path, instructor=kwargs.pop("instructor", "teacher"), **kwargs)
+    return caught.value.problems
+
+
+def test_a_good_roster_gives_its_students_in_order(tmp_path):
+    path = roster(tmp_path, HEADER + "alice,Alice,Liddell,alice@example.org\nbob_2,Bob,,\n\n")
+    assert read_roster(path, instructor="teacher") == [
+        Student("alice", "Alice", "Liddell", "alice@example.org"), Student("bob_2", "Bob", "", "")]
+
+
+def test_columns_may_come_in_any_order_and_a_bom_is_ignored(tmp_path):
+    path = roster(tmp_path, "\ufeffemail,id,last_name,first_name\na@x.org,ann,Lee,Ann\n")
+    assert read_roster(path, instructor="teacher") == [Student("ann", "Ann", "Lee", "a@x.org")]
+
+
+@pytest.mark.parametrize("login, reason", [
+    ("Alice", "not a valid login"),
+    ("al ice", "not a valid login"),
+    ("../x", "not a valid login"),
+    ("x/y", "not a valid login"),
+    ("1abc", "not a valid login"),
+    ("-abc", "not a valid login"),
+    ("a" * 33, "not a valid login"),
+    ("bob$", "not a valid login"),
+    ("root", "reserved"),
+    ("ngshare", "reserved"),
+    ("course-admin", "reserved"),
+    ("", "empty id"),
+])
+def test_a_bad_login_is_named_with_its_line(tmp_path, login, reason):
+    path = roster(tmp_path, HEADER + "good,G,H,g@x.org\n" + f"{login},A,B,a@x.org\n")
+    [line] = problems(path)
+    assert line.startswith("line 3: ") and reason in line, line
+
+
+def test_every_bad_row_is_listed_not_only_the_first(tmp_path):
+    path = roster(tmp_path, HEADER + "alice,A,,\nRoot,R,,\nalice,A,,\nbob,B\nteacher,T,,\ndaemon,D,,\n")
+    lines = problems(path, foreign=lambda name: name == "daemon")
+    assert lines == [
+        "line 3: id 'Root' is not a valid login (lower-case letters, digits, '_' and '-', starting with a "
+        "letter or '_', at most 32 characters)",
+        "line 4: id 'alice' repeats line 2",
+        "line 5: 2 fields, the header has 4",
+        "line 6: id 'teacher' is the instructor's login",
+        "line 7: id 'daemon' is an existing system account that this hub did not create",
+    ]
+
+
+def test_the_message_says_nothing_was_created(tmp_path):
+    path = roster(tmp_path, HEADER + "Bad,,,\n")
+    with pytest.raises(RosterError, match="nothing was created"):
+        read_roster(path, instructor="teacher")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("id,first_name,email\nalice,A,a@x\n", "lacks the column(s) last_name"),
+    ("login,first_name,last_name,email\n", "lacks the column(s) id"),
+    ("", "is empty"),
+])
+def test_a_bad_header_is_refused(tmp_path, text, expected):
+    [line] = problems(roster(tmp_path, text))
+    assert expected in line
+
+
+def test_an_unreadable_roster_is_refused(tmp_path):
+    [line] = problems(tmp_path / "missing.csv")
+    assert "cannot be read" in line
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(b"\xff\xfe\x00bad")
+    [line] = problems(binary)
+    assert "cannot be read" in line
+
+
+def test_login_rules_accept_what_useradd_accepts():
+    for good in ("alice", "_svc", "a-b_c9", "x" * 32):
+        assert login_problem(good) is None, good
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(signup="maybe"), "signup must be one of"),
+    (dict(port=0), "port must be a TCP port"),
+    (dict(exchange_port=70000), "exchange_port must be a TCP port"),
+    (dict(cull_timeout=5), "cull_timeout must be at least 60"),
+    (dict(demo_password="short"), "demo_password must have at least 8"),
+])
+def test_settings_refuse_bad_values_by_name(change, message):
+    with pytest.raises(ValueError, match=message):
+        HubSettings(**change)
+
+
+def test_settings_round_trip_through_their_file(tmp_path):
+    settings = HubSettings(root=str(tmp_path), students=["a", "b"], port=8123)
+    settings.save()
+    assert HubSettings.load(tmp_path) == settings
