@@ -44,8 +44,11 @@ def _practice(args):
 
 
 def _release(args):
-    from .editions.editions import build_release
+    from .editions.editions import build_release, source_notebooks
 
+    if not source_notebooks(args.source):
+        print(f"{args.source}: no source notebooks there (--source names the folder of the levels)", file=sys.stderr)
+        return 2
     build_release(args.course, args.source, force=args.force)
     return 0
 

@@ -16,8 +16,6 @@ import sys
 
 from tornado.httpserver import HTTPServer
 
-from ngshare import ngshare as service
-
 
 def decoded_size(files_json):
     """Bytes held by ngshare's JSON list of base64 files, without decoding them."""
@@ -29,6 +27,9 @@ def decoded_size(files_json):
 
 
 def with_limit(limit):
+    """Limit ngshare's uploads to ``limit`` bytes and its server to the loopback; returns the service module."""
+    from ngshare import ngshare as service
+
     unpack = service.MyHelpers.json_files_unpack
 
     def json_files_unpack(self, json_str, target):
@@ -54,6 +55,7 @@ def with_limit(limit):
             super().listen(port, "127.0.0.1", **kwargs)
 
     service.HTTPServer = LimitedServer
+    return service
 
 
 def main(argv):
@@ -63,8 +65,7 @@ def main(argv):
         at = argv.index("--limit")
         limit = int(argv[at + 1])
         del argv[at:at + 2]
-    with_limit(limit)
-    service.main(argv)
+    with_limit(limit).main(argv)
 
 
 if __name__ == "__main__":

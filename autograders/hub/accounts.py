@@ -33,12 +33,17 @@ def exists(name):
     return True
 
 
-def ours(name):
-    """Whether ``name`` is an account this hub created (a member of GROUP)."""
+def members():
+    """The accounts this hub created (the members of GROUP)."""
     try:
-        return name in grp.getgrnam(GROUP).gr_mem
+        return list(grp.getgrnam(GROUP).gr_mem)
     except KeyError:
-        return False
+        return []
+
+
+def ours(name):
+    """Whether ``name`` is an account this hub created."""
+    return name in members()
 
 
 def foreign(name):

@@ -13,13 +13,15 @@ inside the student's folder.
 """
 
 import fnmatch
+import getpass
 import os
 import stat
 from pathlib import Path, PurePosixPath
 
 from nbgrader.exchange import ExchangeError
 
-import ngshare_exchange
+os.environ.setdefault("USER", getpass.getuser())  # ngshare_exchange reads it at import, outside a hub's server
+import ngshare_exchange  # noqa: E402
 
 SUBMISSION_LIMIT = 64 * 2**20  # bytes; the service refuses more too
 

@@ -95,10 +95,12 @@ def preflight(settings, roster):
         raise HubError(f"instructor: {problem}")
     students = read_roster(roster, instructor=settings.instructor, foreign=accounts.foreign)
     ours = running_pid(settings) is not None
-    for name, port in (("port", settings.port), ("exchange_port", settings.exchange_port)):
+    for name, port in (("port", settings.port), ("port + 1 (the hub's API)", settings.hub_port),
+                       ("port + 2 (the proxy's API)", settings.proxy_api_port),
+                       ("exchange_port", settings.exchange_port)):
         if port_taken(port) and not ours:
             raise HubError(f"{name} {port} is taken by another program: choose another "
-                           f"(make hub PORT=...) or stop that program")
+                           f"(make hub PORT=...) or stop that program; nothing was changed")
     return students, base_python()
 
 
@@ -121,7 +123,10 @@ def _venv(python, target, requirements, stamp_text):
     if not (target / "bin" / "python").exists():
         subprocess.run([str(python), "-m", "venv", str(target)], check=True)
     pip = [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run(pip + requirements, check=True)
+    for arguments in (["--upgrade", "pip"], requirements):  # a system venv's pip can be years old
+        done = subprocess.run(pip + arguments, capture_output=True, text=True)
+        if done.returncode:
+            raise HubError(f"pip install {' '.join(arguments)} into {target} failed:\n{done.stderr[-3000:]}")
     stamp.write_text(stamp_text)
     return True
 
@@ -150,6 +155,7 @@ def write_configuration(settings):
     _copy_tree(HUB_FILES / "instructor", instructor)
     for role in (student, instructor):
         shutil.copy(HUB_FILES / "singleuser" / "nbgrader_config.py", role / "nbgrader_config.py")
+        (role / "migrated").touch()  # else jupyter_core tries to write this marker into a folder users cannot write
     overrides = instructor / "settings" / "overrides.json"
     overrides.write_text(overrides.read_text().replace("{formgrader_url}", f"/user/{settings.instructor}/formgrader"))
     for p in [config, *config.rglob("*")]:
@@ -196,8 +202,11 @@ def as_user(settings, name, command, cwd=None, check=True):
     env = {"HOME": str(home), "USER": name, "LOGNAME": name, "LANG": "C.UTF-8",
            "PATH": f"{settings.venv / 'bin'}:/usr/bin:/bin"}
     runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin") or "runuser"
-    return subprocess.run([runuser, "-u", name, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()), *command],
-                          cwd=cwd or home, check=check, capture_output=True, text=True)
+    done = subprocess.run([runuser, "-u", name, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()), *command],
+                          cwd=cwd or home, capture_output=True, text=True)
+    if check and done.returncode:
+        raise HubError(f"{' '.join(command[:3])} as {name} failed:\n{done.stdout}{done.stderr}")
+    return done
 
 
 def course_dir(settings):
@@ -207,9 +216,19 @@ def course_dir(settings):
 def prepare_course(settings, roster, due=None):
     course = course_dir(settings)
     bin_dir = settings.venv / "bin"
-    if not (course / "nbgrader_config.py").exists():
+    if not (course / "release").is_dir():
         log(f"creating the course in {course}")
-        as_user(settings, settings.instructor, [str(bin_dir / "mha-workbook"), "course", "--course", str(course)])
+        # The source notebooks (with the solutions) are handed over in a folder only the instructor reads.
+        source = accounts.home(settings.instructor) / ".mha-source"
+        shutil.rmtree(source, ignore_errors=True)
+        shutil.copytree(REPO / "notebooks", source, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        source.chmod(0o700)
+        accounts.give(source, settings.instructor)
+        try:
+            as_user(settings, settings.instructor, [str(bin_dir / "mha-workbook"), "course", "--course", str(course),
+                                                    "--source", str(source)])
+        finally:
+            shutil.rmtree(source, ignore_errors=True)
     course.chmod(0o700)
     shared = Path(settings.prefix, "roster.csv")
     shutil.copy(roster, shared)

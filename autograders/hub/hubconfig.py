@@ -40,6 +40,8 @@ def configure(c, settings):
     root, bin_dir = settings.path(), settings.venv / "bin"
     c.JupyterHub.ip = settings.ip
     c.JupyterHub.port = settings.port
+    c.JupyterHub.hub_port = settings.hub_port
+    c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{settings.proxy_api_port}"
     c.JupyterHub.db_url = f"sqlite:///{root / 'jupyterhub.sqlite'}"
     c.JupyterHub.cookie_secret_file = str(root / "jupyterhub_cookie_secret")
     c.JupyterHub.pid_file = str(root / "jupyterhub.pid")

@@ -19,7 +19,7 @@ class HubSettings:
     exchange_port: int = 10101             # the ngshare service, on the loopback only
     instructor: str = "instructor"
     students: list = field(default_factory=list)
-    course_id: str = "mha"
+    course_id: str = "mha-workbook"          # the course config's c.CourseDirectory.course_id
     signup: str = "approve"                # NativeAuthenticator: the instructor approves each signup
     demo_password: str = ""                # a shared password for everyone (demos only)
     cull_timeout: int = 3600               # seconds idle before a server is stopped
@@ -29,8 +29,8 @@ class HubSettings:
         if self.signup not in SIGNUPS:
             raise ValueError(f"signup must be one of {', '.join(SIGNUPS)}, got {self.signup!r}")
         for name in ("port", "exchange_port"):
-            if not 0 < getattr(self, name) < 65536:
-                raise ValueError(f"{name} must be a TCP port (1-65535), got {getattr(self, name)}")
+            if not 0 < getattr(self, name) < 65534:
+                raise ValueError(f"{name} must be a TCP port (1-65533; the next two are the hub's too), got {getattr(self, name)}")
         if self.cull_timeout < 60:
             raise ValueError(f"cull_timeout must be at least 60 seconds, got {self.cull_timeout}")
         if self.demo_password and len(self.demo_password) < 8:
@@ -45,8 +45,17 @@ class HubSettings:
         return Path(self.prefix) / "ngshare"
 
     @property
+    def hub_port(self):
+        """The hub's own API (the proxy forwards to it)."""
+        return self.port + 1
+
+    @property
+    def proxy_api_port(self):
+        return self.port + 2
+
+    @property
     def exchange_url(self):
-        return f"http://127.0.0.1:{self.exchange_port}/services/ngshare/"
+        return f"http://127.0.0.1:{self.exchange_port}/services/ngshare"
 
     def path(self, *parts):
         return Path(self.root, *parts)

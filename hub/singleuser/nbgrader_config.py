@@ -14,7 +14,7 @@ from autograders.editions.editions import HEADLESS_KERNEL_ARGUMENTS
 from autograders.hub.exchange import configure
 
 c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
-configure(c, os.environ.get("MHA_EXCHANGE_URL") or None, os.environ.get("MHA_COURSE_ID", "mha"))
+configure(c, os.environ.get("MHA_EXCHANGE_URL") or None, os.environ.get("MHA_COURSE_ID", "mha-workbook"))
 c.Execute.extra_arguments = HEADLESS_KERNEL_ARGUMENTS
 if os.environ.get("MHA_COURSE_ROOT"):
     c.CourseDirectory.root = os.environ["MHA_COURSE_ROOT"]
