@@ -308,7 +308,7 @@ def test_every_copy_source_exists_and_is_in_the_build_context():
 @pytest.mark.parametrize("path", [
     "notebooks/level1_recognition.ipynb", "tests/test_deploy.py", "tests/corpus/x.ipynb",
     ".git/HEAD", ".venv/bin/python", "course/gradebook.db", "workbook/START.md",
-    "mha_core/__pycache__/attention.cpython-311.pyc", "lab/migrated", "demo/classroom.ipynb",
+    "mha_core/__pycache__/attention.cpython-311.pyc", "autograders/__pycache__", "lab/migrated", "demo/classroom.ipynb",
 ])
 def test_build_context_leaves_out_what_students_must_not_have(path):
     assert ignored(path, ignore_patterns()), f"{path} would be sent to the image's build"
@@ -325,7 +325,8 @@ def test_image_reads_the_students_config_and_the_exchange_config():
     exchange = (ROOT / "hub/singleuser/nbgrader_config.py").read_text()
     extra_env = values()["singleuser"]["extraEnv"]
     for name in ("MHA_EXCHANGE_URL", "MHA_COURSE_ID"):
-        assert name in exchange, f"the image's nbgrader_config.py ignores {name}, which values.yaml sets"
+        assert re.search(rf"environ(\.get\(|\[)\s*[\"']{name}[\"']", exchange), \
+            f"the image's nbgrader_config.py does not read {name}, which values.yaml sets"
         assert name in extra_env
     from autograders.editions.editions import COURSE_ID
     assert extra_env["MHA_COURSE_ID"] == COURSE_ID
