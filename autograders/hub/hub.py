@@ -166,10 +166,10 @@ def write_configuration(settings):
         folder.mkdir(parents=True, exist_ok=True)
         folder.chmod(0o700)
     (root / "secrets").mkdir(mode=0o700, exist_ok=True)
-    for name in ("proxy_token", "course_admin_token"):
+    for name in ("proxy_token", "course_admin_token", "instructor_password"):
         secret = root / "secrets" / name
         if not secret.exists():
-            secret.write_text(secrets.token_hex(32))
+            secret.write_text(secrets.token_urlsafe(24) if name == "instructor_password" else secrets.token_hex(32))
             secret.chmod(0o600)
     shutil.copy(HUB_FILES / "jupyterhub_config.py", root / "jupyterhub_config.py")
     shutil.copy(HUB_FILES / "ngshare_service.py", root / "ngshare_service.py")
@@ -322,7 +322,10 @@ def up(settings, roster, due=None):
     set_up_exchange(settings, students)
     host = settings.ip or socket.gethostname()
     log(f"the hub is up: http://{host}:{settings.port}/ ({len(students)} students; "
-        f"instructor: {settings.instructor}, course in {course_dir(settings)})")
+        f"instructor: {settings.instructor}, course in {course_dir(settings)})\n"
+        f"the instructor signs in as {settings.instructor} with the password in "
+        f"{settings.path('secrets', 'instructor_password')}; students sign up at /hub/signup"
+        + (" and are approved by the instructor at /hub/authorize" if settings.signup == "approve" else ""))
     return students
 
 

@@ -52,7 +52,6 @@ def configure(c, settings):
     c.ConfigurableHTTPProxy.auth_token = settings.path("secrets", "proxy_token").read_text().strip()
 
     c.Spawner.cmd = [str(bin_dir / "jupyterhub-singleuser")]
-    c.Spawner.default_url = "/lab"
     c.Spawner.notebook_dir = "~"
     c.Spawner.start_timeout = 120
     c.Spawner.http_timeout = 120
@@ -64,13 +63,16 @@ def configure(c, settings):
 
     c.Authenticator.admin_users = {settings.instructor}
     c.Authenticator.delete_invalid_users = True
+    instructor_password = settings.path("secrets", "instructor_password")
     if settings.demo_password:
         c.JupyterHub.authenticator_class = "shared-password"
         c.SharedPasswordAuthenticator.user_password = settings.demo_password
+        c.SharedPasswordAuthenticator.admin_password = instructor_password.read_text().strip()
         c.Authenticator.allowed_users = set(settings.students) | {settings.instructor}
     else:
         c.JupyterHub.authenticator_class = "autograders.hub.auth.RosterAuthenticator"
         c.RosterAuthenticator.roster = set(settings.students)
+        c.RosterAuthenticator.instructor_password_file = str(instructor_password)
         c.RosterAuthenticator.open_signup = settings.signup == "open"
         c.RosterAuthenticator.minimum_password_length = 8
         import nativeauthenticator

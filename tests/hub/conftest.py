@@ -32,7 +32,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PREFIX = os.environ.get("MHA_HUB_PREFIX", "/opt/mha-workbook-test")
 PEOPLE = "mhat"
 INSTRUCTOR = "mhatteach"
+# From a terminal (test_exchange): Alice answers right, Bob partly, Mallory attacks. In Chromium
+# (test_browser): Ann, Ben and Max the same. Carol leaves the roster (test_lifecycle).
 ROSTER = [("mhatalice", "Alice", "Right"), ("mhatbob", "Bob", "Partly"), ("mhatmallory", "Mallory", "Hostile"),
+          ("mhatann", "Ann", "Right"), ("mhatben", "Ben", "Partly"), ("mhatmax", "Max", "Hostile"),
           ("mhatcarol", "Carol", "Leaving")]
 ASSIGNMENT = "level1_recognition"
 
@@ -151,6 +154,14 @@ def _send(request):
 
 
 @pytest.fixture(scope="session")
+def released(hub_class):
+    """The assignment, released to the exchange once for the session."""
+    done = hub_class.nbgrader(INSTRUCTOR, "release_assignment", "--force", ASSIGNMENT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return ASSIGNMENT
+
+
+@pytest.fixture(scope="session")
 def hub_class():
     if os.geteuid() != 0:
         pytest.fail("the hub tests need root: they create system users (named mhat...) and run a JupyterHub "
@@ -174,5 +185,9 @@ def hub_class():
             except (OSError, ValueError):
                 pass
         remove_people()
+        log = settings.path("logs", "hub.log")
+        if log.exists():  # for a failure's reader
+            (ROOT / "artifacts").mkdir(exist_ok=True)
+            shutil.copy(log, ROOT / "artifacts" / "hub.log")
         shutil.rmtree(state, ignore_errors=True)
         roster.unlink(missing_ok=True)

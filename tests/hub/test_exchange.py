@@ -66,9 +66,8 @@ def ok(done):
 
 
 @pytest.fixture(scope="module")
-def submitted(hub_class):
-    """The assignment released, fetched by all three, submitted by Alice and Bob; their bytes."""
-    ok(hub_class.nbgrader(INSTRUCTOR, "release_assignment", ASSIGNMENT))
+def submitted(hub_class, released):
+    """The assignment fetched by all three, submitted by Alice and Bob; their bytes."""
     for name in (ALICE, BOB, MALLORY):
         ok(hub_class.nbgrader(name, "fetch_assignment", ASSIGNMENT))
     write_as(hub_class, ALICE, f"{ASSIGNMENT}/{NOTEBOOK}", SOURCE.read_bytes())

@@ -1,0 +1,72 @@
+"""A hostile student's notebook cell: every attack on another student, tried from their own kernel.
+
+``cell(...)`` is the source of that cell. Run in the student's Lab, it prints one JSON object,
+each attack's name mapped to ``"refused: ..."`` or ``"ALLOWED: ..."``.
+"""
+
+import json
+
+SOURCE = r'''
+import json, os, pwd, signal, subprocess, urllib.error, urllib.parse, urllib.request
+
+COURSE, ASSIGNMENT, VICTIM, INSTRUCTOR = {course!r}, {assignment!r}, {victim!r}, {instructor!r}
+EXCHANGE, TOKEN = os.environ["MHA_EXCHANGE_URL"], os.environ["JUPYTERHUB_API_TOKEN"]
+HUB = os.environ["JUPYTERHUB_API_URL"]
+results = {{}}
+
+def http(url, method="GET", data=None):
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    request = urllib.request.Request(url, data=body, method=method, headers={{"Authorization": "token " + TOKEN}})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+def api(name, url, method="GET", data=None):
+    status = http(url, method, data)
+    results[name] = f"refused: HTTP {{status}}" if status in (401, 403, 404) else f"ALLOWED: HTTP {{status}}"
+
+def denied(name, action):
+    try:
+        action()
+        results[name] = "ALLOWED"
+    except PermissionError as error:
+        results[name] = f"refused: {{error.strerror}}"
+
+api("read the victim's submission", f"{{EXCHANGE}}/submission/{{COURSE}}/{{ASSIGNMENT}}/{{VICTIM}}")
+api("list every submission", f"{{EXCHANGE}}/submissions/{{COURSE}}/{{ASSIGNMENT}}")
+api("read the victim's feedback", f"{{EXCHANGE}}/feedback/{{COURSE}}/{{ASSIGNMENT}}/{{VICTIM}}?timestamp=x")
+api("write the victim's feedback", f"{{EXCHANGE}}/feedback/{{COURSE}}/{{ASSIGNMENT}}/{{VICTIM}}", "POST",
+    {{"timestamp": "x", "files": "[]"}})
+api("replace the released assignment", f"{{EXCHANGE}}/assignment/{{COURSE}}/{{ASSIGNMENT}}", "POST", {{"files": "[]"}})
+api("the victim's hub account", f"{{HUB}}/users/{{VICTIM}}")
+api("a token of the victim's", f"{{HUB}}/users/{{VICTIM}}/tokens", "POST", {{}})
+
+done = subprocess.run(["nbgrader", "submit", ASSIGNMENT, f"--student={{VICTIM}}"], capture_output=True, text=True)
+results["submit in the victim's name"] = ("refused: " + done.stderr.strip().splitlines()[-1]) if done.returncode \
+    else "ALLOWED"
+
+home = pwd.getpwnam(VICTIM).pw_dir
+denied("list the victim's home", lambda: os.listdir(home))
+denied("read the victim's notebook", lambda: open(f"{{home}}/{{ASSIGNMENT}}/{{ASSIGNMENT}}.ipynb").read())
+denied("the instructor's course", lambda: os.listdir(pwd.getpwnam(INSTRUCTOR).pw_dir + "/course"))
+
+uid = pwd.getpwnam(VICTIM).pw_uid
+pids = [p for p in os.listdir("/proc") if p.isdigit() and os.stat(f"/proc/{{p}}").st_uid == uid]
+results["the victim's processes seen"] = f"{{len(pids)}}"
+for pid in pids[:1]:
+    denied("the victim's server's tokens", lambda: open(f"/proc/{{pid}}/environ").read())
+    denied("stop the victim's server", lambda: os.kill(int(pid), signal.SIGTERM))
+print(json.dumps(results))
+'''
+
+
+def cell(course, assignment, victim, instructor):
+    return SOURCE.format(course=course, assignment=assignment, victim=victim, instructor=instructor)
+
+
+def verdicts(printed):
+    """The attacks' results from the cell's printed output."""
+    line = next(line for line in printed.splitlines() if line.startswith("{"))
+    return json.loads(line)
