@@ -15,6 +15,7 @@ stay busy; each fixture waits only for its own results.
 import importlib.util
 import inspect
 import itertools
+import multiprocessing.util
 import os
 import queue
 import re
@@ -498,11 +499,11 @@ def pytest_collection_modifyitems(items):
 
 # --- the guard: a fast test that starts a kernel fails ---------------------------
 # While a test that is not marked slow runs (its set-up, call and tear-down), starting a
-# kernel (jupyter_client's KernelManager, or a process whose command line is a kernel's,
-# the sandbox's or the zygote's, nbgrader's autograde or validate, a Jupyter or Voila
-# server, Chromium) is refused with a failure that names the test. The session's own slow
-# work (the "slow work" threads of Pool, busy in a full run while fast tests run) is not
-# the test's.
+# kernel is refused with a failure that names the test: jupyter_client's KernelManager; a
+# process whose command line is a kernel's, the sandbox's or the zygote's, nbgrader's
+# autograde or validate, a Jupyter or Voila server's, Chromium's; a process of a
+# multiprocessing "spawn" pool (grading's). The session's own slow work (the "slow work"
+# threads of Pool, busy in a full run while fast tests run) is not the test's.
 KERNEL_COMMAND = re.compile(
     r"(?:^|\s)(?:-m\s+)?(?:ipykernel_launcher|ipykernel|autograders\.grading\.(?:sandbox|zygote|recheck))(?:\s|$)"
     r"|zygote\.py\s+run\b"
@@ -545,6 +546,13 @@ class KernelGuard:
             return execute_child(popen, args, *rest, **kw)
 
         monkeypatch.setattr(sp.Popen, "_execute_child", _execute_child)
+        spawn = multiprocessing.util.spawnv_passfds  # how a "spawn" pool (grading's workers) starts a process
+
+        def spawnv_passfds(path, args, passfds):
+            guard.refuse("a process of multiprocessing (grading runs its jobs in a pool of them)")
+            return spawn(path, args, passfds)
+
+        monkeypatch.setattr(multiprocessing.util, "spawnv_passfds", spawnv_passfds)
         for cls in (KernelManager, AsyncKernelManager):
             start = cls.start_kernel
 

@@ -63,6 +63,14 @@ def test_uses_a_fixture_that_grades(graded_in_set_up):
     pass
 
 
+def test_starts_a_pool_of_grading_processes():
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pool.submit(print).result()
+
+
 def test_starts_something_else():
     subprocess.run([sys.executable, "-c", "pass"], check=True)
 '''
@@ -83,10 +91,11 @@ def test_a_fast_test_that_starts_a_kernel_fails_and_is_named(pytester):
         "test_swallows_the_refusal": "FAILED",
         "test_starts_a_kernel_manager": "FAILED",
         "test_uses_a_fixture_that_grades": "ERROR",  # in its set-up
+        "test_starts_a_pool_of_grading_processes": "FAILED",
         "test_starts_something_else": "PASSED",
     }, out[-4000:]
     for name in ("test_starts_a_process_of_a_kernel", "test_swallows_the_refusal", "test_starts_a_kernel_manager",
-                 "test_uses_a_fixture_that_grades"):
+                 "test_uses_a_fixture_that_grades", "test_starts_a_pool_of_grading_processes"):
         assert f"test_cases.py::{name} is in the fast tier (not marked slow) but started" in out, (name, out[-4000:])
     assert "ipykernel_launcher" in out and "KernelManager.start_kernel" in out and "nbgrader autograde" in out
 
