@@ -13,7 +13,9 @@ stay busy; each fixture waits only for its own results.
 """
 
 import importlib.util
+import inspect
 import itertools
+import multiprocessing.util
 import os
 import queue
 import re
@@ -308,7 +310,8 @@ class Pool:
     def __init__(self, workers):
         self.jobs = queue.PriorityQueue()
         self.order = itertools.count()
-        self.threads = [threading.Thread(target=self._work, daemon=True) for _ in range(workers)]
+        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"{SLOW_WORK_THREAD} {i}")
+                        for i in range(workers)]
         for thread in self.threads:
             thread.start()
 
@@ -434,24 +437,160 @@ def validation(session_work):
 
 # --- the fast tier -------------------------------------------------------------
 # A test is slow when it uses a fixture that grades, executes notebooks, starts
-# kernels, servers or a browser: `pytest -m "not slow"` (`make check`) leaves it out.
+# kernels, sandboxes, servers or a browser: `pytest -m "not slow"` (`make check`)
+# leaves it out. Each such fixture is listed under the file that defines it, so that
+# another fixture of the same name (test_intake's bare `course` folder) is not taken
+# for it. A fixture that uses one of these is slow too (pytest's closure of the
+# fixtures a test uses), and a fast test that starts a kernel all the same fails
+# (the guard below).
 SLOW_FIXTURES = {
-    "session_work", "course", "executed_sources", "executed_practice", "practice_dir", "validation",  # here
-    "corpus", "graded", "postgres", "listener", "grader", "box", "practice",  # test modules' own
-    "playwright_browser", "lab_root", "lab", "voila", "lab_page", "projector_page",  # tests/browser
-    "kernels",  # tests that start kernels or grading processes themselves
+    "tests/conftest.py": {"session_work", "course", "executed_sources", "executed_practice", "practice_dir",
+                          "validation", "kernels"},  # kernels: tests that start kernels or sandboxes themselves
+    "tests/test_corpus.py": {"corpus"},
+    "tests/test_editions.py": {"small_course"},
+    "tests/test_feedback_command.py": {"graded"},
+    "tests/test_grading.py": {"graded"},
+    "tests/test_postgres.py": {"graded", "postgres"},
+    "tests/test_sandbox.py": {"listener", "grader"},
+    "tests/test_zygote.py": {"box"},
+    "tests/browser/conftest.py": {"playwright_browser", "lab_root", "lab", "voila", "lab_page", "projector_page"},
 }
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def kernels():
-    """Marks a test that starts kernels, sandboxes or grading processes itself (slow)."""
+    """Marks a test (or a fixture) that starts kernels, sandboxes or grading processes itself (slow)."""
+
+
+def _defined_in(function):
+    try:
+        return Path(inspect.getsourcefile(function)).resolve().relative_to(ROOT).as_posix()
+    except (TypeError, ValueError):  # pytest's own (a parametrized argument's)
+        return ""
+
+
+def slow_fixtures(item):
+    """The fixtures of SLOW_FIXTURES that ``item`` uses, as ``file::name``."""
+    # The definitions a test's fixture names resolve to: pytest has no public API for them;
+    # ``item._fixtureinfo.name2fixturedefs`` (a name's definitions, the one used last) is read
+    # from pytest 8.3 and 9.0. Without it, a name is enough (a clash then marks too much).
+    info = getattr(item, "_fixtureinfo", None)
+    found = []
+    for name in getattr(item, "fixturenames", ()):
+        if info is None:
+            found += [f"{where}::{name}" for where, names in SLOW_FIXTURES.items() if name in names]
+            continue
+        definitions = list(info.name2fixturedefs.get(name, ()))
+        while definitions:  # the one used, and those it overrides while it asks for its own name
+            fixturedef = definitions.pop()
+            where = _defined_in(fixturedef.func)
+            if name in SLOW_FIXTURES.get(where, ()):
+                found.append(f"{where}::{name}")
+            if name not in fixturedef.argnames:
+                break
+    return found
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if slow_fixtures(item):
             item.add_marker(pytest.mark.slow)
+
+
+# --- the guard: a fast test that starts a kernel fails ---------------------------
+# While a test that is not marked slow runs (its set-up, call and tear-down), starting a
+# kernel is refused with a failure that names the test: jupyter_client's KernelManager; a
+# process whose command line is a kernel's, the sandbox's or the zygote's, nbgrader's
+# autograde or validate, a Jupyter or Voila server's, Chromium's; a process of a
+# multiprocessing "spawn" pool (grading's). The session's own slow work (the "slow work"
+# threads of Pool, busy in a full run while fast tests run) is not the test's.
+KERNEL_COMMAND = re.compile(
+    r"(?:^|\s)(?:-m\s+)?(?:ipykernel_launcher|ipykernel|autograders\.grading\.(?:sandbox|zygote|recheck))(?:\s|$)"
+    r"|zygote\.py\s+run\b"
+    r"|\bnbgrader\s+(?:autograde|validate)\b"
+    r"|\b(?:-m\s+)?autograders\s+(?:grade|regrade)\b"
+    r"|\b(?:jupyter[-\s](?:lab|server|notebook|execute|nbconvert\b.*--execute)|voila)\b"
+    r"|\bchrom(?:e|ium)\b|\bplaywright\b"
+)
+SLOW_WORK_THREAD = "slow work"
+
+
+class KernelGuard:
+    """Refuses (and records) what a fast test starts; see :func:`pytest_runtest_makereport`."""
+
+    def __init__(self):
+        self.test = None  # the node id of the fast test running, or None
+        self.started = []  # what it tried to start, since its last report
+
+    def refuse(self, what):
+        if self.test is None or threading.current_thread().name.startswith(SLOW_WORK_THREAD):
+            return
+        message = (f"{self.test} is in the fast tier (not marked slow) but started {what}. Give it a fixture "
+                   f"of SLOW_FIXTURES (tests/conftest.py), `kernels` if it starts the kernel itself.")
+        self.started.append(message)
+        pytest.fail(message, pytrace=False)
+
+    def install(self, monkeypatch):
+        import subprocess as sp
+
+        from jupyter_client.manager import AsyncKernelManager, KernelManager
+
+        guard = self
+        execute_child = sp.Popen._execute_child
+
+        def _execute_child(popen, args, *rest, **kw):
+            argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+            line = " ".join(os.fsdecode(a) if isinstance(a, (bytes, os.PathLike)) else str(a) for a in argv)
+            if KERNEL_COMMAND.search(line):
+                guard.refuse(f"the process `{line[:300]}`")
+            return execute_child(popen, args, *rest, **kw)
+
+        monkeypatch.setattr(sp.Popen, "_execute_child", _execute_child)
+        spawn = multiprocessing.util.spawnv_passfds  # how a "spawn" pool (grading's workers) starts a process
+
+        def spawnv_passfds(path, args, passfds):
+            guard.refuse("a process of multiprocessing (grading runs its jobs in a pool of them)")
+            return spawn(path, args, passfds)
+
+        monkeypatch.setattr(multiprocessing.util, "spawnv_passfds", spawnv_passfds)
+        for cls in (KernelManager, AsyncKernelManager):
+            start = cls.start_kernel
+
+            def start_kernel(manager, *args, _start=start, **kw):
+                guard.refuse(f"a kernel ({type(manager).__name__}.start_kernel)")
+                return _start(manager, *args, **kw)
+
+            monkeypatch.setattr(cls, "start_kernel", start_kernel)
+
+
+GUARD = KernelGuard()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kernel_guard():
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        GUARD.install(monkeypatch)
+        yield GUARD
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    GUARD.test = None if item.get_closest_marker("slow") else item.nodeid
+    GUARD.started = []
+    try:
+        return (yield)
+    finally:
+        GUARD.test = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    started, GUARD.started = GUARD.started, []
+    if started and GUARD.test == item.nodeid and report.passed:  # the test swallowed the failure: fail it here
+        report.outcome = "failed"
+        report.longrepr = "\n".join(started)
+    return report
 
 
 def pytest_terminal_summary(terminalreporter):

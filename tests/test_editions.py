@@ -98,6 +98,7 @@ def test_practice_folds_each_worked_solution(path, practice):
 
 def test_practice_copies_notebooks_without_graded_cells(practice):
     plain = [p for p in all_notebooks() if p not in LEVELS]
+    assert plain, f"{NOTEBOOKS} has no notebook without graded cells (the self-test is one)"
     for path in plain:
         assert (practice / path.name).read_bytes() == path.read_bytes(), path.name
 
@@ -453,12 +454,10 @@ def with_rubric(directory):
 
 
 @pytest.fixture(scope="module")
-def small_course(tmp_path_factory):
-    """Level 1 (with our rubric) released, two students autograded: ``right`` (every
+def small_release(tmp_path_factory):
+    """Level 1 (with our rubric) released, and two students' submissions: ``right`` (every
     answer of the source) and ``wrong`` (the same, a wrong labelled choice for 1.2, and
-    a rubric cell of its own); nbgrader's feedback and the project's, both kept."""
-    from autograders.grading.feedback_html import generate_feedback
-    from autograders.grading.gradebooks import course_config
+    a rubric cell of its own). Nothing runs a notebook here."""
     from autograders.checks import level1
 
     tmp = tmp_path_factory.mktemp("small")
@@ -478,6 +477,17 @@ def small_course(tmp_path_factory):
         target = root / "submitted" / student / name
         target.mkdir(parents=True)
         nbformat.write(submission, str(target / LEVEL1.name))
+    return dict(root=root, source=source, name=name, released=released, wrong_choice=wrong_choice)
+
+
+@pytest.fixture(scope="module")
+def small_course(small_release):
+    """``small_release``'s two students autograded (slow: SLOW_FIXTURES); nbgrader's
+    feedback and the project's, both kept."""
+    from autograders.grading.feedback_html import generate_feedback
+    from autograders.grading.gradebooks import course_config
+
+    root, name = small_release["root"], small_release["name"]
     autograde = editions.nbgrader(root, "autograde", name, "--log-level=WARN", check=False, capture=True)
     feedback = {}
     editions.nbgrader(root, "generate_feedback", name, "--log-level=WARN", check=False, capture=True)
@@ -486,8 +496,7 @@ def small_course(tmp_path_factory):
         feedback[("nbgrader", student)] = html.read_text() if html.exists() else ""
         files = generate_feedback(root, course_config(root), name, student)
         feedback[("project", student)] = files[f"{name}.html"][1].decode()
-    return dict(root=root, source=source, name=name, released=released, wrong_choice=wrong_choice,
-                log=autograde.stdout + autograde.stderr, feedback=feedback)
+    return dict(small_release, log=autograde.stdout + autograde.stderr, feedback=feedback)
 
 
 def small_grades(small_course, student):
@@ -499,15 +508,15 @@ def small_grades(small_course, student):
         return {g.name: (g.auto_score, g.max_score) for g in notebook.grades if g.cell.cell_type == "code"}
 
 
-def test_rubric_is_dropped_from_the_release_and_folded_in_practice(small_course, tmp_path):
-    released = read(small_course["released"])
+def test_rubric_is_dropped_from_the_release_and_folded_in_practice(small_release, tmp_path):
+    released = read(small_release["released"])
     assert not any(is_rubric(c) for c in released.cells)
-    assert RUBRIC_MARK not in small_course["released"].read_text()
+    assert RUBRIC_MARK not in small_release["released"].read_text()
     assert editions.leaks(released, folded=False) == []
-    course_source = read(small_course["root"] / "source" / small_course["name"] / LEVEL1.name)
+    course_source = read(small_release["root"] / "source" / small_release["name"] / LEVEL1.name)
     assert sum(RUBRIC_MARK in c.source for c in course_source.cells) == 1, "the course's source keeps the rubric"
 
-    editions.build_practice(tmp_path / "practice", small_course["source"], say=lambda message: None)
+    editions.build_practice(tmp_path / "practice", small_release["source"], say=lambda message: None)
     practice = read(tmp_path / "practice" / LEVEL1.name)
     assert editions.leaks(practice) == []
     index = next(i for i, c in enumerate(practice.cells) if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
@@ -599,10 +608,10 @@ def test_validate_names_the_problem_of_each_blank_written_answer(path, edition, 
     assert all(cell["raw_error"] == "You did not provide a response." for cell, m in zip(failed, named) if m)
 
 
-def test_nbgrader_validate_of_the_blank_release_names_the_written_problem(small_course):
+def test_nbgrader_validate_of_the_blank_release_names_the_written_problem(small_release, kernels):
     """The command a student's Validate button runs, on Level 1's release left blank: the written
     answer's block starts with its problem, then nbgrader's "You did not provide a response."."""
-    run = editions.nbgrader(small_course["root"], "validate", str(small_course["released"]), check=False, capture=True)
+    run = editions.nbgrader(small_release["root"], "validate", str(small_release["released"]), check=False, capture=True)
     output = run.stdout + run.stderr
     blocks = output.split("The following cell failed:")[1:]
     assert blocks, output[-3000:]
@@ -612,19 +621,19 @@ def test_nbgrader_validate_of_the_blank_release_names_the_written_problem(small_
         assert "YOUR ANSWER HERE" in mine[0] and "You did not provide a response." in mine[0]
 
 
-def test_release_checks_only_the_form_of_a_choice(small_course):
+def test_release_checks_only_the_form_of_a_choice(small_release):
     """In the release a wrong labelled choice passes the visible test ("Answer recorded"),
     a blank one says "no answer yet"; the practice edition's test tells at once."""
     from autograders.checks import level1
     from autograders.checks.feedback import WrongAnswer
 
-    released = by_grade_id(read(small_course["released"]))["q1_2_why_test"].source
+    released = by_grade_id(read(small_release["released"]))["q1_2_why_test"].source
     assert "form_only(check.q1_2_why, why)" in released and "hidden=True" not in released
-    wrong = small_course["wrong_choice"]
+    wrong = small_release["wrong_choice"]
     exec(compile(released, "<release>", "exec"), {"check": level1, "why": wrong})  # noqa: S102 (passes: no exception)
     with pytest.raises(WrongAnswer, match="no answer yet"):
         exec(compile(released, "<release>", "exec"), {"check": level1, "why": None})  # noqa: S102
-    practice = editions.practice_notebook(read(small_course["source"] / LEVEL1.name))
+    practice = editions.practice_notebook(read(small_release["source"] / LEVEL1.name))
     visible = by_grade_id(practice)["q1_2_why_test"].source
     with pytest.raises(WrongAnswer) as info:
         exec(compile(visible, "<practice>", "exec"), {"check": level1, "why": wrong})  # noqa: S102

@@ -730,7 +730,7 @@ print(json.dumps(seen))
 
 
 @pytest.mark.skipif(not (NAMESPACES and ROOT_USER), reason="needs a mount namespace and root (the non-root path: below)")
-def test_kernel_sees_nothing_of_the_repository_nor_the_course(tmp_path):
+def test_kernel_sees_nothing_of_the_repository_nor_the_course(tmp_path, kernels):
     """git show, .git/objects, where the package is installed, a walk of everything visible:
     nothing of the repository but its two packages, nothing of the course."""
     box = sandbox.Sandbox(Settings(hide=[tmp_path]))
@@ -750,7 +750,7 @@ def test_kernel_sees_nothing_of_the_repository_nor_the_course(tmp_path):
 
 
 @pytest.mark.skipif(not (NAMESPACES and ROOT_USER), reason="needs a mount namespace and root")
-def test_clone_under_tmp_shows_only_its_packages():
+def test_clone_under_tmp_shows_only_its_packages(kernels):
     """The project cloned under /tmp (its venv elsewhere): the clone's packages are shown, its
     notebooks, tests and .git are not, although /tmp is where the kernel's own directory is."""
     clone = Path(tempfile.mkdtemp(prefix="mha-clone-"))
@@ -812,7 +812,7 @@ def test_the_packages_shown_to_the_kernel_hold_no_solution_nor_hidden_test():
 # --- world-writable directories: private to the kernel or read-only -----------------
 
 
-def test_world_writable_directories_are_private_to_the_kernel():
+def test_world_writable_directories_are_private_to_the_kernel(kernels):
     """Every world-writable directory of this machine (found now, not a fixed list): the kernel
     writes a file in each; none appears outside."""
     from tests.corpus import world_writable
