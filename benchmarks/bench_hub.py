@@ -34,6 +34,7 @@ state in /tmp) with accounts ``mhab...``, all removed at the end, also on failur
 """
 
 import asyncio
+import contextlib
 import datetime
 import json
 import math
@@ -94,6 +95,11 @@ def answered_level2():
     return nb
 
 
+def gone():
+    """Leave out a process that ended meanwhile (or a pid file not there)."""
+    return contextlib.suppress(psutil.Error, OSError, ValueError)
+
+
 def user_processes(uids):
     for p in psutil.process_iter(["uids", "cmdline"]):
         if p.info["uids"] and p.info["uids"].real in uids:
@@ -105,18 +111,10 @@ def remove_people():
     for name in sorted(n for n in accounts.members() if n.startswith(PEOPLE)):
         uid = accounts.pwd.getpwnam(name).pw_uid
         for p in user_processes({uid}):
-            with _quiet():
+            with gone():
                 p.kill()
         psutil.wait_procs(list(user_processes({uid})), timeout=5)
         accounts.remove_account(name)
-
-
-class _quiet:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, *_):
-        return kind is not None and issubclass(kind, psutil.Error)
 
 
 class Memory(threading.Thread):
@@ -130,7 +128,7 @@ class Memory(threading.Thread):
         while not self.done.wait(1.0):
             now = {u: [0.0, 0.0] for u in self.uids}
             for p in user_processes(set(self.uids)):
-                with _quiet():
+                with gone():
                     kernel = "ipykernel" in " ".join(p.info["cmdline"] or [])
                     now[p.info["uids"].real][kernel] += p.memory_info().rss / 2**20
             for u, (server, kernel) in now.items():
@@ -141,7 +139,7 @@ class Memory(threading.Thread):
 def cpu_seconds(processes):
     total = 0.0
     for p in processes:
-        with _quiet():
+        with gone():
             t = p.cpu_times()
             total += t.user + t.system
     return total
@@ -183,7 +181,9 @@ class Student:
         self.token = (await s.call("POST", f"{user}/tokens", {"note": "bench"}))["token"]
         start = time.monotonic()
         await s.call("POST", f"{user}/server")
-        while not (await s.call("GET", user)).get("servers", {}).get("", {}).get("ready"):
+        while not (server := (await s.call("GET", user)).get("servers", {}).get("", {})).get("ready"):
+            if not server.get("pending"):
+                raise RuntimeError(f"{self.name}: the spawn failed (the hub gave up: its start_timeout)")
             await self.later(start, "spawn")
         while (await s.http.fetch(self.url("/api/status"), raise_error=False)).code != 200:
             await self.later(start, "the server through the proxy")
@@ -274,6 +274,8 @@ class Student:
             m = json.loads(frame)
             if m["msg_type"] == "comm_open" and m["content"].get("target_name") == "jupyter.widget":
                 self.states[m["content"]["comm_id"]] = m["content"]["data"]["state"]
+            if m["msg_type"] == "comm_msg" and m["content"]["data"].get("method") == "update":  # e.g. children
+                self.states.get(m["content"]["comm_id"], {}).update(m["content"]["data"].get("state", {}))
             if m["msg_type"] in ("display_data", "execute_result"):
                 view = m["content"]["data"].get("application/vnd.jupyter.widget-view+json")
                 self.roots += [view["model_id"]] if view else []
@@ -282,14 +284,15 @@ class Student:
 
 
 async def phase(students, step):
+    """The students for whom ``step`` went through (a failure is printed and counted)."""
     results = await asyncio.gather(*(getattr(s, step)() for s in students), return_exceptions=True)
-    failed = [r for r in results if isinstance(r, BaseException)]
-    if failed:
-        raise failed[0]
+    for r in {str(r) for r in results if isinstance(r, BaseException)}:
+        print(f"   {step}: {r}", flush=True)
+    return [s for s, r in zip(students, results) if not isinstance(r, BaseException)]
 
 
 async def round_of(school, names, cells):
-    students = [Student(school, n, cells) for n in names]
+    students = everyone = [Student(school, n, cells) for n in names]
     uids = {accounts.pwd.getpwnam(n).pw_uid: n for n in names}
     memory, hub_procs = Memory(list(uids)), school.hub_processes()
     memory.start()
@@ -297,13 +300,13 @@ async def round_of(school, names, cells):
     cpu = {}
     for step in ("spawn", "open_and_run_all", "move_slider"):
         before = cpu_seconds(user_processes(set(uids)))
-        await phase(students, step)
+        students = await phase(students, step)
         cpu[step] = (cpu_seconds(user_processes(set(uids))) - before) / len(names)
         loads.append(load())
     hub_cores = (cpu_seconds(hub_procs) - hub_cpu) / (time.monotonic() - wall)
     pss = {}
     for p in user_processes(set(uids)):
-        with _quiet():
+        with gone():
             pss[p.info["uids"].real] = pss.get(p.info["uids"].real, 0) + p.memory_full_info().pss / 2**20
     memory.done.set(), memory.join()
     hub_mib = sum(p.memory_info().rss for p in hub_procs) / 2**20
@@ -312,15 +315,14 @@ async def round_of(school, names, cells):
     for n in names:
         start = time.monotonic()
         while (await school.call("GET", f"/hub/api/users/{n}")).get("servers"):
-            await students[0].later(start, "a server's stop")
+            await everyone[0].later(start, "a server's stop")
     for p in user_processes(set(uids)):  # nothing of this round may count in the next
-        with _quiet():
+        with gone():
             p.kill()
     peaks = [sum(v) for v in memory.peak.values()]
     return {
-        "n": len(names), "spawn_s": [s.spawn_s for s in students], "kernel_s": [s.kernel_s for s in students],
-        "run_all_s": [s.run_all_s for s in students], "slider_ms": [t for s in students for t in s.slider],
-        "errors": sum(s.errors for s in students), "memory_mib": peaks,
+        "n": len(names), "failed": len(names) - len(students), **{k: [getattr(s, k) for s in everyone if hasattr(s, k)] for k in ("spawn_s", "kernel_s", "run_all_s")},
+        "slider_ms": [t for s in everyone for t in s.slider], "errors": sum(getattr(s, "errors", 0) for s in everyone), "memory_mib": peaks,
         "server_mib": [v[0] for v in memory.peak.values()], "kernel_mib": [v[1] for v in memory.peak.values()],
         "pss_mib": list(pss.values()), "hub_cores": hub_cores, "hub_mib": hub_mib, "cpu_s": cpu, "load": loads,
     }
@@ -335,14 +337,15 @@ def summary(r, single):
             "server_mib_p50": round(pct(r["server_mib"], 50)), "kernel_mib_p50": round(pct(r["kernel_mib"], 50)),
             "pss_mib_p50": round(pct(r["pss_mib"], 50)), "hub_cores": round(r["hub_cores"], 3),
             "hub_mib": round(r["hub_mib"]), "cpu_s_per_student": {k: round(v, 2) for k, v in r["cpu_s"].items()},
-            "errors": r["errors"], "load": r["load"]}
+            "errors": r["errors"], "failed": r["failed"], "load": r["load"]}
 
 
 def breaking_point(rows):
     """(N where a target is first passed, by linear interpolation of p95/target between the
     last N that met both and the first that did not; or None), and which target."""
     def worst(row):
-        return max((row["slider_ms_p95"] / SLIDER_MS, "slider"), (row["run_all_p95_x_single"] / RUN_ALL_FACTOR, "Run All"))
+        return max((row["slider_ms_p95"] / SLIDER_MS, "slider"), (row["run_all_p95_x_single"] / RUN_ALL_FACTOR, "Run All"),
+                   (1 + row["failed"] / row["n"] if row["failed"] else 0, "a student's spawn or run"))
 
     for a, b in zip(rows, rows[1:]):
         (ra, _), (rb, what) = worst(a), worst(b)
@@ -372,28 +375,20 @@ async def bench(sizes):
         rows, single = [], None
         for size in (1, *sizes):
             print(f"-- {size} student(s) at once, load average {load()}", flush=True)
-            result = round_of(school, names[:size], cells)
-            row = summary(await result, single or 1.0)
-            single = single or row["run_all_s_p50"]
+            result = await round_of(school, names[:size], cells)
+            single = single or pct(result["run_all_s"], 50)
+            row = summary(result, single)
             rows.append(row)
             print(json.dumps(row), flush=True)
         return rows, single
     finally:
-        with _quiet():
+        with gone():
             hub.stop(settings)
         for pidfile in ("jupyterhub.pid", "proxy.pid"):
-            with _quiet(), _quiet_os():
+            with gone():
                 psutil.Process(int(settings.path(pidfile).read_text())).kill()
         remove_people()
         shutil.rmtree(state, ignore_errors=True)
-
-
-class _quiet_os:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, *_):
-        return kind is not None and issubclass(kind, (OSError, ValueError))
 
 
 def formula(rows, single):
