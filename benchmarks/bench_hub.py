@@ -299,9 +299,9 @@ async def round_of(school, names, cells):
     loads, hub_cpu, wall = [load()], cpu_seconds(hub_procs), time.monotonic()
     cpu = {}
     for step in ("spawn", "open_and_run_all", "move_slider"):
-        before = cpu_seconds(user_processes(set(uids)))
+        before, started = cpu_seconds(user_processes(set(uids))), len(students)
         students = await phase(students, step)
-        cpu[step] = (cpu_seconds(user_processes(set(uids))) - before) / len(names)
+        cpu[step] = (cpu_seconds(user_processes(set(uids))) - before) / max(1, started)
         loads.append(load())
     hub_cores = (cpu_seconds(hub_procs) - hub_cpu) / (time.monotonic() - wall)
     pss = {}
@@ -319,11 +319,11 @@ async def round_of(school, names, cells):
     for p in user_processes(set(uids)):  # nothing of this round may count in the next
         with gone():
             p.kill()
-    peaks = [sum(v) for v in memory.peak.values()]
+    peaks = [sum(v) for v in memory.peak.values() if sum(v)]  # a student whose spawn failed has none
     return {
         "n": len(names), "failed": len(names) - len(students), **{k: [getattr(s, k) for s in everyone if hasattr(s, k)] for k in ("spawn_s", "kernel_s", "run_all_s")},
         "slider_ms": [t for s in everyone for t in s.slider], "errors": sum(getattr(s, "errors", 0) for s in everyone), "memory_mib": peaks,
-        "server_mib": [v[0] for v in memory.peak.values()], "kernel_mib": [v[1] for v in memory.peak.values()],
+        "server_mib": [v[0] for v in memory.peak.values() if v[0]], "kernel_mib": [v[1] for v in memory.peak.values() if v[1]],
         "pss_mib": list(pss.values()), "hub_cores": hub_cores, "hub_mib": hub_mib, "cpu_s": cpu, "load": loads,
     }
 
@@ -420,20 +420,27 @@ def write_capacity(rows, single, text, figures):
           f"cpu_per_student {capacity['cpu_per_student']}")
 
 
+def table(rows):
+    """The rows as the README's Markdown table."""
+    lines = ["| N | spawn p50 / p95 (s) | kernel p50 / p95 (s) | Run All p50 / p95 (s), p95 / single | "
+             "slider → image p50 / p95 (ms) | MiB per student p50 / max (server + kernel, RSS; PSS p50) | "
+             "hub CPU (cores) | failed | load average (start .. end) |", "|" + " --- |" * 9]
+    for r in rows:
+        lines.append(f"| {r['n']} | {r['spawn_s_p50']:.1f} / {r['spawn_s_p95']:.1f} | {r['kernel_s_p50']:.1f} / "
+                     f"{r['kernel_s_p95']:.1f} | {r['run_all_s_p50']:.1f} / {r['run_all_s_p95']:.1f}, "
+                     f"{r['run_all_p95_x_single']:.2f}x | {r['slider_ms_p50']:.0f} / {r['slider_ms_p95']:.0f} | "
+                     f"{r['memory_mib_p50']} / {r['memory_mib_max']} ({r['server_mib_p50']} + {r['kernel_mib_p50']}; "
+                     f"{r['pss_mib_p50']}) | {r['hub_cores']:.2f} | {r['failed']} | {r['load'][0]} .. {r['load'][-1]} |")
+    return "\n".join(lines)
+
+
 def main(sizes=None):
     if os.geteuid() != 0:
         raise SystemExit("the hub benchmark needs root: it creates system users (mhab...) and runs a JupyterHub")
     chosen = sizes or tuple(int(n) for n in os.environ.get("BENCH_HUB_N", "").split(",") if n.strip()) or SIZES
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))  # clean up on kill
     rows, single = asyncio.run(bench(sorted(chosen)))
-    print(f"{'N':>3} {'spawn p50/p95 s':>16} {'kernel p50/p95 s':>17} {'Run All p50/p95 s':>18} {'x1':>5} "
-          f"{'slider p50/p95 ms':>18} {'MiB/student p50/max':>20} {'PSS':>5} {'hub cores':>9}  load (1 5 15 min)")
-    for r in rows:
-        print(f"{r['n']:>3} {r['spawn_s_p50']:>7.1f} / {r['spawn_s_p95']:<6.1f} {r['kernel_s_p50']:>7.1f} / "
-              f"{r['kernel_s_p95']:<7.1f} {r['run_all_s_p50']:>8.2f} / {r['run_all_s_p95']:<7.2f} "
-              f"{r['run_all_p95_x_single']:>5.2f} {r['slider_ms_p50']:>8.0f} / {r['slider_ms_p95']:<7.0f} "
-              f"{r['memory_mib_p50']:>9} / {r['memory_mib_max']:<8} {r['pss_mib_p50']:>5} {r['hub_cores']:>9.3f}  "
-              f"{r['load'][0]} .. {r['load'][-1]}")
+    print(table(rows))
     text, figures = formula(rows, single)
     print(text)
     if set(chosen) == set(SIZES):
