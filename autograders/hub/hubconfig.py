@@ -53,6 +53,7 @@ def configure(c, settings):
 
     c.Spawner.cmd = [str(bin_dir / "jupyterhub-singleuser")]
     c.Spawner.notebook_dir = "~"
+    c.Spawner.default_url = "/lab/tree/START.md"  # written into every home (jupyterhub-singleuser ignores LabApp's)
     c.Spawner.start_timeout = 120
     c.Spawner.http_timeout = 120
 
