@@ -110,3 +110,25 @@ def test_settings_round_trip_through_their_file(tmp_path):
     settings = HubSettings(root=str(tmp_path), students=["a", "b"], port=8123)
     settings.save()
     assert HubSettings.load(tmp_path) == settings
+
+
+def test_only_roster_students_sign_up_and_nobody_signs_up_as_the_instructor(tmp_path):
+    from autograders.hub.auth import RosterAuthenticator
+
+    password = tmp_path / "password"
+    password.write_text("the-instructors-password\n")
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    db = sessionmaker(bind=create_engine("sqlite://"))()  # NativeAuthenticator's table, in memory
+    auth = RosterAuthenticator(db=db, roster={"alice", "bob"}, admin_users={"teacher"},
+                               instructor_password_file=str(password))
+    assert auth.check_allowed("alice") and auth.check_allowed("teacher")
+    assert not auth.check_allowed("carol")  # off the roster: no sign-in, whatever her password
+    for name in ("carol", "teacher", "root"):
+        assert auth.create_user(name, "a-long-password-1") is None, name
+    import asyncio
+
+    sign_in = lambda given: asyncio.run(auth.authenticate(None, {"username": "teacher", "password": given}))
+    assert sign_in("the-instructors-password") == "teacher"
+    assert sign_in("wrong") is None and sign_in("") is None

@@ -286,7 +286,8 @@ def start_hub(settings):
     if pid:
         log("restarting the hub (everyone's server keeps running)")
         os.kill(pid, signal.SIGTERM)
-        wait_for(lambda: running_pid(settings) is None and not port_taken(settings.port), "the old hub's stop", 30)
+        # The proxy keeps running (and so the port): only the hub's own API port is freed.
+        wait_for(lambda: running_pid(settings) is None and not port_taken(settings.hub_port), "the old hub's stop", 30)
     logfile = open(settings.path("logs", "hub.log"), "ab")
     subprocess.Popen([str(settings.venv / "bin" / "jupyterhub"), "-f", str(settings.path("jupyterhub_config.py"))],
                      cwd=settings.path(), stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

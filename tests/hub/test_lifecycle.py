@@ -1,0 +1,92 @@
+"""A course over weeks: servers stopped by the culler or a restart lose no work; a longer roster
+adds students and touches nothing that exists; a student taken off it keeps files and grades
+and can no longer sign in.
+
+Runs after the round trips (pytest keeps file order: test_browser, test_exchange, then this).
+"""
+
+import sqlite3
+import time
+
+from autograders.hub import accounts, hub
+
+from .conftest import INSTRUCTOR, ROSTER, write_roster
+
+ALICE, CAROL, DAVE = "mhatalice", "mhatcarol", "mhatdave"
+
+
+def server(hub_class, name):
+    status, user = hub_class.hub_api("GET", f"/users/{name}")
+    return user.get("servers", {}).get("") if status == 200 else None
+
+
+def start(hub_class, name, timeout=180):
+    hub_class.token(name)
+    hub_class.hub_api("POST", f"/users/{name}/server")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = server(hub_class, name)
+        if found and found["ready"]:
+            return found
+        time.sleep(1)
+    raise AssertionError(f"{name}'s server did not start in {timeout} s")
+
+
+def stop(hub_class, name, timeout=60):
+    hub_class.hub_api("DELETE", f"/users/{name}/server")
+    deadline = time.monotonic() + timeout
+    while server(hub_class, name) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert server(hub_class, name) is None
+
+
+def test_the_culler_runs_as_a_service_with_the_configured_timeout(hub_class):
+    status, services = hub_class.hub_api("GET", "/services")
+    assert status == 200 and {"ngshare", "idle-culler", "course-admin"} <= set(services), services
+    command = services["idle-culler"]["command"]
+    assert f"--timeout={hub_class.settings.cull_timeout}" in command, command
+
+
+def test_a_stopped_server_loses_no_saved_work(hub_class):
+    """What the culler does to an idle server (a DELETE of it) keeps every file in the home."""
+    start(hub_class, ALICE)
+    work = accounts.home(ALICE) / "scratch.txt"
+    done = hub_class.run(ALICE, "/bin/sh", "-c", f"echo kept > {work}")
+    assert done.returncode == 0, done.stderr
+    stop(hub_class, ALICE)
+    start(hub_class, ALICE)
+    assert work.read_text() == "kept\n"
+
+
+def submissions(hub_class):
+    with sqlite3.connect(hub_class.course / "gradebook.db") as db:
+        return db.execute("SELECT count(*) FROM submitted_assignment").fetchone()[0]
+
+
+def test_a_longer_roster_adds_students_and_keeps_everything_else(hub_class):
+    running = start(hub_class, ALICE)
+    hub_class.token(CAROL)  # Carol is a user of the hub, with a token
+    graded = submissions(hub_class)
+    homes = {name: accounts.home(name).stat().st_ino for name, *_ in ROSTER}
+    instructor_password = hub_class.settings.path("secrets", "instructor_password").read_text()
+    roster = write_roster(hub_class.roster, [*[p for p in ROSTER if p[0] != CAROL], (DAVE, "Dave", "Late")])
+    hub_class.settings.students = []
+    hub.up(hub_class.settings, roster)
+
+    # Nothing that existed was touched: Alice's server and kernel kept running through the restart.
+    assert server(hub_class, ALICE)["state"]["pid"] == running["state"]["pid"]
+    assert {name: accounts.home(name).stat().st_ino for name in homes} == homes
+    assert hub_class.settings.path("secrets", "instructor_password").read_text() == instructor_password
+    assert accounts.ours(DAVE) and accounts.home(DAVE).stat().st_mode & 0o777 == 0o700
+    done = hub_class.nbgrader(INSTRUCTOR, "db", "student", "list")
+    assert DAVE in done.stdout and CAROL in done.stdout, done.stdout  # the gradebook keeps Carol
+    assert submissions(hub_class) == graded
+    status, listed = hub_class.exchange(INSTRUCTOR, "GET", f"/students/{hub_class.settings.course_id}")
+    assert DAVE in {s["username"] for s in listed["students"]}
+
+    # Carol is off the roster: her account and files stay, the hub no longer knows her.
+    assert accounts.exists(CAROL) and accounts.home(CAROL).is_dir()
+    status, _ = hub_class.hub_api("GET", f"/users/{CAROL}")
+    assert status == 404
+    status, _ = hub_class.hub_api("GET", "/user", token=hub_class.tokens.pop(CAROL))
+    assert status == 403  # her token went with her
