@@ -70,8 +70,8 @@ def drawing(on=None):
 
 
 def __getattr__(name):
-    # `mha_core.plots` / `mha_core.widgets` load matplotlib and ipywidgets only when asked for.
-    if name in ("plots", "widgets"):
+    # `mha_core.plots`, `.widgets`, `.explore` load matplotlib and ipywidgets only when asked for.
+    if name in ("plots", "widgets", "explore", "figures"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

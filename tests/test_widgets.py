@@ -7,6 +7,8 @@ import pytest
 
 import mha_core as mha
 from mha_core import access, plots, widgets
+from mha_core.figures import screen
+from mha_core.explore import shapes
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,7 @@ def test_shape_explorer_shows_d_k_the_table_and_every_head(explorer):
     s = explorer.state
     assert (s["d_model"], s["h"], s["n"], s["d_k"]) == (64, 8, 6, 8)
     assert "64 / 8 = <b>8</b>" in explorer.readout.value
-    assert explorer.table.value == plots.shape_table_html(mha.shape_table(64, 8, 6))
+    assert explorer.table.value == shapes.shape_table_html(mha.shape_table(64, 8, 6))
     assert len(s["shown"]) == 8 and s["shown"][0].shape == (6, 6)
     x = plots.example_embeddings(6, 64, 0)
     _, expected = mha.MultiHeadAttention.from_seed(64, 8, 0)(x)
@@ -567,7 +569,7 @@ def test_cost_explorer_redraws_two_figures_laid_out_once():
     c.controls["d_model"].value = 128
     assert c.figure is parameters_figure is not flops_figure
     assert c.state["parameters"] == [4 * 128 * 128] * len(plots.head_options(128))
-    assert plots.min_text_px(c.figure) >= 15 and "mha-text-15px" in c.image._dom_classes
+    assert screen.min_text_px(c.figure) >= 15 and "mha-text-15px" in c.image._dom_classes
     c.controls["count"].value = "FLOPs"
     assert c.figure is flops_figure and f"n = 8" in c.canvas.alt
 
