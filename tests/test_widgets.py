@@ -643,3 +643,9 @@ def test_an_explorer_redraws_with_one_blas_thread(monkeypatch):
     with e.paused():
         e.controls["n"].value = 7
     assert seen == [{1}, {1}] and blas_threads() == before
+
+
+def test_labels_reach_the_caption_escaped():
+    e = widgets.softmax_playground(scores=(1.0, 2.0), labels=("<b>x</b>", "y & z"))
+    assert "&lt;b&gt;x&lt;/b&gt;" in e.canvas.caption.value and "y &amp; z" in e.canvas.caption.value
+    assert "<b>x</b>" not in e.canvas.caption.value
