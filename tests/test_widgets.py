@@ -609,11 +609,21 @@ def test_shape_explorer_keeps_its_layout_while_the_labels_fit_and_never_cuts_one
         renderer = figure.canvas.get_renderer()
         labels = [t for ax in figure.axes for axis in (ax.xaxis, ax.yaxis) if axis.get_visible() and ax.get_visible()
                   for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
-        assert set(widgets.TOKENS[:n]) <= {t.get_text() for t in labels}, "every token is labelled"
+        width, height = figure.canvas.get_width_height()
+        # Pasted labels (the same layout, a new n): their pixels' boxes, rows from the top.
+        panels = [image.axes for image in e.images]
+        ticked = [t for t in labels if t.axes in panels]
+        pasted = [] if ticked else list(e.labels.placed(widgets.TOKENS[:n], widgets.TOKENS[:n], figure.dpi, height))
+        assert set(widgets.TOKENS[:n]) <= {t.get_text() for t in labels} | {p[0] for p in pasted}, \
+            "every token is labelled"
+        assert len(pasted) in (0, 6 * n), "each of the 2 rows and 4 columns of panels labels every token"
         for text in [*labels, *figure.texts]:
             box = text.get_window_extent(renderer)
             assert box.x0 >= -1 and box.y0 >= -1 and box.x1 <= figure.bbox.width + 1 and \
                 box.y1 <= figure.bbox.height + 1, f"n={n}: {text.get_text()!r} is cut"
+        for text, pixels, row, col in pasted:
+            assert row >= 0 and col >= 0 and row + pixels.shape[0] <= height and col + pixels.shape[1] <= width, \
+                f"n={n}: {text!r} is cut"
     e.controls["n"].value = 16
     before = positions()
     e.controls["n"].value = 15  # the same room: nothing moves
@@ -649,3 +659,45 @@ def test_labels_reach_the_caption_escaped():
     e = widgets.softmax_playground(scores=(1.0, 2.0), labels=("<b>x</b>", "y & z"))
     assert "&lt;b&gt;x&lt;/b&gt;" in e.canvas.caption.value and "y &amp; z" in e.canvas.caption.value
     assert "<b>x</b>" not in e.canvas.caption.value
+
+
+def _pixels(png):
+    import io
+
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB")).astype(int)
+
+
+def test_a_new_n_in_the_same_layout_draws_no_token_label_again(monkeypatch):
+    """The grid's token labels are pasted as pixels (each label drawn once): a new n draws one text, the
+    title, and the picture is the whole drawing's (the layout kept)."""
+    from matplotlib.text import Text
+
+    e = widgets.shape_explorer(d_model=512, h=8, n=16)
+    e.controls["n"].value = 15  # the first change draws the frame without labels once
+    e.controls["n"].value = 16
+    drawn, draw = [], Text.draw
+    monkeypatch.setattr(Text, "draw", lambda self, renderer: drawn.append(self.get_text()) or draw(self, renderer))
+    builds = e.canvas.builds
+    e.controls["n"].value = 15
+    assert drawn == ["One n × n = 15 × 15 weight matrix per head\nrandom (untrained) weights"], drawn
+    assert e.canvas.builds == builds + 1 and e.state["shown"][0].shape == (15, 15)
+    monkeypatch.setattr(Text, "draw", draw)
+    whole = widgets.shape_explorer(d_model=512, h=8, n=16)
+    whole.labels = None  # no labels to paste: the figure is relabelled with ticks and drawn whole
+    whole.controls["n"].value = 15
+    fast, full = _pixels(e.image.value), _pixels(whole.image.value)
+    assert fast.shape == full.shape, "the same figure size"
+    assert np.abs(fast - full).mean() < 3, "the pasted labels sit where the whole drawing puts them"
+    assert (np.abs(fast - full).max(axis=2) > 128).mean() < 0.01
+
+
+def test_a_new_n_that_needs_other_margins_is_laid_out_again():
+    e = widgets.shape_explorer(d_model=512, h=8, n=16)
+    e.controls["n"].value = 15
+    e.controls["n"].value = 17  # smaller labels past 16 tokens: new margins, drawn whole with ticks
+    assert e.figure.axes[0].yaxis.get_visible() and e.labels.smallest == 6
+    assert [t.get_text() for t in e.figure.axes[0].get_yticklabels()] == widgets.TOKENS[:17]
+    e.controls["n"].value = 16
+    assert e.labels.smallest == 8 and "mha-text-8px" in " ".join(e.image._dom_classes)

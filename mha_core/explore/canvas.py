@@ -10,6 +10,7 @@ import functools
 import io
 
 import ipywidgets as widgets
+import numpy as np
 from PIL import Image as PILImage
 
 from ..access import AltImage, live
@@ -62,10 +63,12 @@ class FigureImage:
         for artist in self.dynamic:
             artist.set_animated(True)
 
-    def mark_text_size(self):
+    def mark_text_size(self, pasted_px=None):
         """Name the figure's smallest text in a CSS class of the image, ``mha-text-<px>px`` (rounded
-        down, at the figure's own size): a browser test reads it and the displayed scale."""
-        px = min_text_px(self.figure)
+        down, at the figure's own size): a browser test reads it and the displayed scale. ``pasted_px``:
+        the size of texts pasted as pixels (:meth:`relabel`), which the figure does not hold as texts."""
+        px = min(p for p in (min_text_px(self.figure), pasted_px, float("inf")) if p is not None)
+        px = None if px == float("inf") else px
         classes = [c for c in self.widget._dom_classes if not c.startswith("mha-text-")]
         if px is not None:
             classes.append(f"mha-text-{int(px + 1e-6)}px")
@@ -84,6 +87,34 @@ class FigureImage:
             return
         self.figure.canvas.draw()
         self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+        self.refresh()
+
+    def frame(self, hidden=()):
+        """The figure drawn without its dynamic artists and without ``hidden`` (texts the next layouts
+        change): a saved region for :meth:`relabel`."""
+        for artist in hidden:
+            artist.set_visible(False)
+        try:
+            self.figure.canvas.draw()
+        finally:
+            for artist in hidden:
+                artist.set_visible(True)
+        return self.figure.canvas.copy_from_bbox(self.figure.bbox)
+
+    def relabel(self, frame, paint, artists=(), text_px=None):
+        """A new layout over a saved ``frame`` (:meth:`frame`) without drawing the figure again: ``paint``
+        writes pixels into the canvas (token labels), ``artists`` are drawn over them (a title); the
+        result is the new background, and the dynamic artists are drawn over it."""
+        if not self.drawing:
+            return
+        canvas = self.figure.canvas
+        canvas.restore_region(frame)
+        paint(np.asarray(canvas.buffer_rgba()))
+        for artist in artists:
+            self.figure.draw_artist(artist)
+        self.background = canvas.copy_from_bbox(self.figure.bbox)
+        self.builds += 1
+        self.mark_text_size(text_px)
         self.refresh()
 
     def refresh(self):

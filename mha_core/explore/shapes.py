@@ -147,6 +147,7 @@ class ShapeExplorer(Explorer):
         self.table = widgets.HTML()
         self.note = widgets.HTML()
         self._layout = self._room = None
+        self.labels = self._frame = None  # the grid's token labels as pixels, the frame they are pasted on
         canvas = FigureImage(max_width="100%")
         canvas.drawing = canvas.drawing and bool(figure)  # figure=False: the shapes alone, nothing drawn
         super().__init__(controls, [widgets.VBox([self.readout, self.table]), self.note, canvas.widget,
@@ -197,18 +198,39 @@ class ShapeExplorer(Explorer):
         # the labels' size and angle (smaller past 16 tokens, vertical past 10).
         room = (shown, untrained, n <= 16, n <= 10)
         longest = max(len(t) for t in tokens)
+        fits = self._room is not None and room == self._room[0] and longest <= self._room[1]
+        if fits and self._layout[0] == shown and self.labels is not None:
+            self._relabel(state)  # the same margins: the labels pasted at their new ticks, no figure drawn
+            return
         if self._layout is not None and self._layout[0] == shown:  # same panels, new n: re-use the figure
             figure, self.images = grid.relabel_head_grid(self.figure, self.images, tokens, tokens, state["title"])
         else:
             figure, self.images = grid.build_head_grid(shown, tokens, tokens, state["title"],
                                                        figure_width=self.figure_width, dpi=self.dpi)
-        if self._room is None or room != self._room[0] or longest > self._room[1]:
+        if not fits:
             figure.set_layout_engine("constrained")  # margins for these labels (laid out by show's draw)
             self._room = (room, longest)
         self._layout = (shown, n, untrained)
         self._set_images(state)
         self.canvas.show(figure, self.images)
         figure.set_layout_engine("none")  # kept while the labels fit the margins: a new n only relabels
+        self.labels, self._frame = grid.TokenLabels().capture(self.images), None
+
+    def _relabel(self, state):
+        """A new n in the same layout: the panels resized, the title set, the token labels (each drawn once)
+        pasted over the frame drawn without them."""
+        from ..figures import grid
+
+        figure, tokens = self.figure, state["tokens"]
+        title = figure.suptitle(state["title"], fontsize=12)
+        if self._frame is None:  # once per layout: the frame without its token labels and title
+            self.labels.hide()
+            self._frame = self.canvas.frame(hidden=[title])
+        grid.resize_head_grid(self.images, len(tokens), len(tokens))
+        self._layout = (state["shown_heads"], state["n"], state["untrained"])
+        self._set_images(state)
+        self.canvas.relabel(self._frame, lambda pixels: self.labels.paste(pixels, tokens, tokens, figure.dpi),
+                            [title], text_px=self.labels.smallest * figure.dpi / 72)
 
     def _draw_screen(self, state):
         from ..figures.screen import ReadableHeadGrid

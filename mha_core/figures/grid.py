@@ -3,6 +3,7 @@ panels and relabelled in place for new tokens (:func:`build_head_grid`, :func:`r
 used by :func:`mha_core.plots.head_grid` and the explorers."""
 
 import numpy as np
+from matplotlib import colors
 
 from .base import WEIGHT_LABEL, WorkbookFigure, _token_axes, draw_heatmap, weights_norm
 
@@ -46,6 +47,17 @@ def build_head_grid(panels, row_labels, col_labels, title, figure_width=None, dp
     return fig, images
 
 
+def resize_head_grid(images, n_q, n_k):
+    """Give a head grid's panels room for n_q x n_k cells (emptied, zeros), ticks untouched."""
+    for image in images:
+        ax = image.axes
+        image.set_data(np.zeros((n_q, n_k)))
+        image.set_extent((-0.5, n_k - 0.5, n_q - 0.5, -0.5))
+        ax.patches[0].set_bounds(-0.5, -0.5, n_k, n_q)  # the hatched background
+        ax.set_xlim(-0.5, n_k - 0.5)
+        ax.set_ylim(n_q - 0.5, -0.5)
+
+
 def relabel_head_grid(fig, images, row_labels, col_labels, title):
     """Re-use a head grid from :func:`build_head_grid` for new tokens (a new n_q, n_k).
 
@@ -55,15 +67,104 @@ def relabel_head_grid(fig, images, row_labels, col_labels, title):
     n_q, n_k = len(row_labels), len(col_labels)
     fontsize = 8 if max(n_q, n_k) <= 16 else 6
     cols = grid_shape(len(images))[1]
+    resize_head_grid(images, n_q, n_k)
     for k, image in enumerate(images):
-        ax = image.axes
-        image.set_data(np.zeros((n_q, n_k)))
-        image.set_extent((-0.5, n_k - 0.5, n_q - 0.5, -0.5))
-        ax.patches[0].set_bounds(-0.5, -0.5, n_k, n_q)  # the hatched background
-        ax.set_xlim(-0.5, n_k - 0.5)
-        ax.set_ylim(n_q - 0.5, -0.5)
-        _token_axes(ax, row_labels, col_labels, fontsize=fontsize, show_rows=k % cols == 0,
+        _token_axes(image.axes, row_labels, col_labels, fontsize=fontsize, show_rows=k % cols == 0,
                     show_cols=k + cols >= len(images), styled=True)
     fig.suptitle(title, fontsize=12)
     return fig, images
 
+
+class TokenLabels:
+    """A head grid's token labels as pixels: each label is drawn once, alone (a sprite), and pasted where
+    its tick falls for any number of tokens. So a new n in a grid whose layout is kept draws no text:
+    its labels are copied into the canvas (:meth:`paste`) over a frame drawn without them.
+
+    :meth:`capture` reads, after a draw with tick labels, where each labelled axis writes them and how
+    (size, angle, alignment); :meth:`hide` then turns those axes off for the frame drawn without them."""
+
+    def __init__(self):
+        self.axes = []  # (axis name, axes, the labels' fixed pixel coordinate, style)
+        self._sprites = {}
+
+    def capture(self, images):
+        self.axes = []
+        for image in images:
+            ax = image.axes
+            for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+                labels = [t for t in axis.get_ticklabels() if t.get_text()] if axis.get_visible() else []
+                if not labels:
+                    continue
+                t = labels[0]
+                x, y = t.get_transform().transform(t.get_position())
+                style = (t.get_fontsize(), t.get_rotation(), t.get_ha(), t.get_va(), t.get_rotation_mode(),
+                         colors.to_hex(t.get_color()))
+                self.axes.append((name, ax, y if name == "x" else x, style))
+        return self
+
+    def hide(self):
+        for _, ax, _, _ in self.axes:
+            ax.xaxis.set_visible(False)
+            ax.yaxis.set_visible(False)
+
+    @property
+    def smallest(self):
+        """The labels' smallest font size in points (None without labels)."""
+        return min((style[0] for *_, style in self.axes), default=None)
+
+    def sprite(self, text, style, dpi):
+        """(RGBA pixels of ``text`` drawn alone in ``style``, (column, row) of its top-left from its anchor)."""
+        key = (text, style, dpi)
+        if key not in self._sprites:
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
+            from matplotlib.figure import Figure
+
+            size, rotation, ha, va, mode, color = style
+            side = int(2 * (len(text) + 2) * size * dpi / 72) + 8
+            figure = Figure(figsize=(side / dpi, side / dpi), dpi=dpi)
+            FigureCanvasAgg(figure)
+            figure.patch.set_alpha(0)
+            figure.text(0.5, 0.5, text, fontsize=size, rotation=rotation, ha=ha, va=va, rotation_mode=mode,
+                        color=color)
+            figure.canvas.draw()
+            pixels = np.asarray(figure.canvas.buffer_rgba())
+            rows, cols = np.nonzero(pixels[..., 3])
+            if not len(rows):
+                self._sprites[key] = (pixels[:0, :0].copy(), (0, 0))
+            else:
+                r0, r1, c0, c1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+                self._sprites[key] = (pixels[r0:r1, c0:c1].copy(), (c0 - side / 2, r0 - side / 2))
+        return self._sprites[key]
+
+    def placed(self, row_labels, col_labels, dpi, height):
+        """Each label at the ticks of the axes' current limits, as (text, its pixels, top row, left column)
+        in a canvas ``height`` pixels high (rows from the top): columns' labels under the bottom panels,
+        rows' left of the first column."""
+        for name, ax, fixed, style in self.axes:
+            labels = col_labels if name == "x" else row_labels
+            for i, text in enumerate(labels):
+                if name == "x":
+                    x, y = ax.transData.transform((i, 0))[0], fixed
+                else:
+                    x, y = fixed, ax.transData.transform((0, i))[1]
+                pixels, (dc, dr) = self.sprite(text, style, dpi)
+                yield text, pixels, int(round(height - y + dr)), int(round(x + dc))
+
+    def paste(self, buffer, row_labels, col_labels, dpi):
+        """Write the labels into ``buffer``, the canvas's RGBA pixels (rows from the top)."""
+        for _, pixels, row, col in self.placed(row_labels, col_labels, dpi, buffer.shape[0]):
+            _over(buffer, pixels, row, col)
+
+
+def _over(buffer, pixels, row, col):
+    """Composite straight-alpha RGBA ``pixels`` over ``buffer`` with its top-left at (row, col), clipped."""
+    h, w = pixels.shape[:2]
+    r0, c0 = max(row, 0), max(col, 0)
+    r1, c1 = min(row + h, buffer.shape[0]), min(col + w, buffer.shape[1])
+    if r0 >= r1 or c0 >= c1:
+        return
+    src = pixels[r0 - row:r1 - row, c0 - col:c1 - col].astype(np.float32)
+    dst = buffer[r0:r1, c0:c1]
+    alpha = src[..., 3:] / 255.0
+    dst[..., :3] = (src[..., :3] * alpha + dst[..., :3] * (1.0 - alpha) + 0.5).astype(np.uint8)
+    dst[..., 3:] = np.maximum(dst[..., 3:], src[..., 3:].astype(np.uint8))
