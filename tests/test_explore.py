@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mha_core as mha
-from mha_core.explore import (
+from mha_core.explore import (  # noqa: I001
     causal_step,
     cross,
     flops,
@@ -250,3 +250,95 @@ def test_every_explorer_is_a_module_with_a_state_function():
                          (head_grid, "head_grid_state"), (causal_step, "step_state"),
                          (head_view, "head_view_state")):
         assert callable(getattr(module, name)), f"{module.__name__}.{name}"
+
+
+# --- a readout fits its column at every value its controls reach ------------------------------------------
+
+COLUMN_PX, READOUT_PX = 440, 20  # the demo's control column and its readouts' type (demo/classroom.css)
+EM = 0.64  # the widest digit or letter of the sans-serif face, in em (DejaVu Sans: 0.636)
+LONGEST = int(COLUMN_PX / (READOUT_PX * EM))  # characters a line can hold without a break
+
+
+def unbreakable(html):
+    """The longest run of a readout's text that a browser cannot break (no space in it: a span kept on one
+    line, a no-break space, or a number), in characters."""
+    import html as entities
+
+    kept = re.sub(r"<span style='white-space:nowrap'>(.*?)</span>", lambda m: m.group(1).replace(" ", "\xa0"), html)
+    text = entities.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<br>|</t[dh]>", " ", kept)))
+    return max((len(word) for word in re.split(r"[ \t\n]+", text)), default=0), text
+
+
+def assert_fits(html, where):
+    longest, text = unbreakable(html)
+    word = max(re.split(r"[ \t\n]+", text), key=len)
+    assert longest <= LONGEST, (f"{where}: {word!r} is {longest} characters that cannot wrap, about "
+                                f"{longest * READOUT_PX * EM:.0f} px in a {COLUMN_PX} px column")
+
+
+def reachable(low, high, step):
+    """Every value a slider reaches: low, low + step, ..., high."""
+    return [round(low + k * step, 10) for k in range(int(round((high - low) / step)) + 1)]
+
+
+def test_the_softmax_readout_fits_at_every_reachable_temperature_and_score():
+    """Screen 2 at T = 0.05 printed e^(s/T) summed in full: 87 digits, 726 px past its 440 px column."""
+    temperatures = reachable(softmax.MIN_T, softmax.MAX_T, softmax.STEP_T)
+    assert temperatures[0] == 0.05 and temperatures[-1] == 16.0 and len(temperatures) == 320
+    for T in temperatures:
+        for scores in ((10.0, 10.0, 10.0), (-10.0, -10.0, -10.0), (10.0, -10.0, 0.0), (0.0, 0.0, 0.0)):
+            assert_fits(softmax.softmax_state(scores, T)["readout"], f"T = {T}, scores {scores}")
+    for score in reachable(-10.0, 10.0, 0.1):
+        for T in (temperatures[0], temperatures[-1]):
+            assert_fits(softmax.softmax_state((score, 10.0, -10.0), T)["readout"], f"T = {T}, s1 = {score}")
+    for d_k in softmax.D_K_OPTIONS:
+        assert_fits(softmax.softmax_state((4.0, 2.0, 5.0), d_k**0.5, d_k=d_k, linked=True)["readout"], f"d_k {d_k}")
+
+
+def test_the_power_of_ten_keeps_its_digits():
+    assert softmax.power_of_ten(3.0) == ("20.086", None)
+    assert softmax.power_of_ten(200.0) == ("7.226", 86)
+    assert softmax.power_of_ten(math.log(9.99999e7)) == ("1.000", 8), "rounded up to the next power"
+    s = softmax.softmax_state((40.0, 10.0, 10.0), 0.05)  # e^800 overflows a float: its power still shown
+    assert "× 10<sup>347</sup>" in s["readout"] and s["sum_exp"] == math.inf
+
+
+def test_the_shape_readouts_fit_at_every_reachable_value():
+    for d_model in reachable(8, 1024, 8):
+        for h in mha.plots.head_options(d_model):
+            assert_fits(shapes.render("shape_readout.html", d_model=d_model, h=h, d_k=d_model // h), f"{d_model}/{h}")
+    # The note, at every number of heads, panels shown and page (the template itself: a state per case
+    # would compute thousands of blocks), then from the state at every n the demo's screen reaches.
+    for h in sorted({h for d_model in reachable(8, 1024, 8) for h in mha.plots.head_options(d_model)}):
+        for shown in sorted({min(h, s) for s in (1, 2, 3, 4, 6, 8, 16)}):
+            for first in {1, h - shown + 1}:
+                for causal, untrained in ((False, False), (True, True)):
+                    note = shapes.render("shape_note.html", shown=shown, h=h, paged=True, first=first, causal=causal,
+                                         untrained=untrained, untrained_label=mha.plots.UNTRAINED,
+                                         need="constructed heads need a wider d_k" * untrained)
+                    assert_fits(note, f"h = {h}, {shown} shown from {first}")
+    for n in range(1, len(mha.widgets.TOKENS) + 1):
+        s = shapes.shape_state(512, 8, n, True, source="constructed", box=(740, 540), page=8)
+        assert_fits(s["note"], f"n = {n}")
+
+
+def test_the_cross_attention_readout_fits_at_every_reachable_value():
+    for n_q in range(1, 13):
+        for n_k in range(1, 13):
+            for source in ("constructed", "random"):
+                for head in (1, 3):
+                    assert_fits(cross.cross_state(n_q, n_k, head, source)["readout"], f"{n_q} x {n_k}, head {head}")
+
+
+def test_the_notebooks_readouts_have_no_long_unbreakable_run():
+    for d_model in reachable(8, 1024, 8):
+        assert_fits(flops.flop_state(d_model, 64)["readout"], f"FLOPs d_model {d_model}")
+        assert_fits(parameters.parameter_state(d_model)["readout"], f"parameters d_model {d_model}")
+    for n in range(1, 65):
+        assert_fits(flops.flop_state(1024, n)["readout"], f"FLOPs n {n}")
+    for q1 in reachable(-3.0, 3.0, 0.1):
+        for position in (1, 4):
+            assert_fits(causal_step.step_state((q1, -3.0), position)["readout"], f"q1 {q1}")
+    for swapped in (False, True):
+        for token in dict.fromkeys(mha.plots.EXAMPLE_TOKENS):
+            assert_fits(sum_concat.sum_concat_state(swapped, token)["readout"], f"{token}, swapped {swapped}")

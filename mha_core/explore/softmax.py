@@ -18,6 +18,18 @@ D_K_OPTIONS = [1, 4, 16, 64, 256]  # sqrt: 1, 2, 4, 8, 16
 MIN_T, MAX_T, STEP_T = 0.05, 16.0, 0.05
 
 
+def power_of_ten(log_value, digits=3, largest=1e6):
+    """e^``log_value`` as (digits, power of ten or None): ``("20.086", None)`` below ``largest``, else
+    ``("7.225", 86)`` for e^200: a readout as wide whatever the value (e^200 written out took 87 digits)."""
+    if log_value < np.log(largest):
+        return (f"{np.exp(log_value):.{digits}f}", None)
+    exponent = int(np.floor(log_value / np.log(10)))
+    mantissa = 10 ** (log_value / np.log(10) - exponent)
+    if round(mantissa, digits) >= 10:  # 9.9996 rounds up to 10.000: 1.000 x 10^(exponent + 1)
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return (f"{mantissa:.{digits}f}", exponent)
+
+
 def softmax_state(scores, temperature, labels=None, d_k=64, linked=False):
     """The weights softmax(scores / temperature), their entropy, the sum of e^(s/T), the readout and alt text."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -27,12 +39,13 @@ def softmax_state(scores, temperature, labels=None, d_k=64, linked=False):
     positive = w[w > 0]
     entropy = float(-(positive * np.log(positive)).sum())
     k = len(w)
-    sum_exp = float(np.exp(scores / T).sum())
+    log_sum = float(np.logaddexp.reduce(scores / T))  # ln Σ e^(s/T), finite even where the sum is not
+    sum_exp = float(np.exp(log_sum)) if log_sum < 700 else float("inf")
     top = int(np.argmax(w))
     return {
         "scores": scores, "temperature": T, "weights": w, "entropy": entropy, "d_k": d_k, "linked": linked,
-        "sum_exp": sum_exp, "labels": labels,
-        "readout": render("softmax_readout.html", weights=[f"{v:.4f}" for v in w], sum_exp=f"{sum_exp:.3f}",
+        "sum_exp": sum_exp, "log_sum_exp": log_sum, "labels": labels,
+        "readout": render("softmax_readout.html", weights=[f"{v:.4f}" for v in w], sum_exp=power_of_ten(log_sum),
                           entropy=entropy, k=k, log_k=float(np.log(k)), linked=linked, d_k=d_k,
                           root=f"{np.sqrt(d_k):g}"),
         "alt": f"Bar chart of the weights at T = {T:.2f}: " + ", ".join(
