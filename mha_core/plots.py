@@ -21,7 +21,7 @@ from matplotlib.patches import Rectangle
 
 from . import _validate as check
 from . import heads
-from .figures.base import (
+from .figures.base import (  # noqa: F401 (UNTRAINED, example_embeddings, head_options: named here too)
     EXAMPLE_TOKENS,
     MASKED_NOTE,
     PALETTE,
@@ -45,9 +45,9 @@ from .figures.base import (
     weights_norm,
 )
 from .figures.describe import PLACES, describe_panel, describe_rows  # noqa: F401 (named here too)
-from .figures.counts import flop_plot, parameter_plot
+from .figures.counts import flop_plot, parameter_plot  # noqa: F401 (the notebooks call them from here)
 from .figures.grid import build_head_grid
-from .figures.head_view import head_view
+from .figures.head_view import head_view  # noqa: F401 (the notebooks call it from here)
 from .layer import MultiHeadAttention, shared_projection_attention
 
 def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, annotate=None, kind="weights",

@@ -684,20 +684,30 @@ def test_a_new_n_in_the_same_layout_draws_no_token_label_again(monkeypatch):
     assert drawn == ["One n × n = 15 × 15 weight matrix per head\nrandom (untrained) weights"], drawn
     assert e.canvas.builds == builds + 1 and e.state["shown"][0].shape == (15, 15)
     monkeypatch.setattr(Text, "draw", draw)
-    whole = widgets.shape_explorer(d_model=512, h=8, n=16)
-    whole.labels = None  # no labels to paste: the figure is relabelled with ticks and drawn whole
-    whole.controls["n"].value = 15
-    fast, full = _pixels(e.image.value), _pixels(whole.image.value)
+    fast = _pixels(e.image.value)
+    # The same figure drawn whole by matplotlib, its ticks labelled: the labels where the ticks put them.
+    from mha_core.figures import grid
+
+    tokens = widgets.TOKENS[:15]
+    figure = e.figure
+    grid.relabel_head_grid(figure, e.images, tokens, tokens, figure.get_suptitle())
+    e._set_images(e.state)
+    figure.canvas.draw()
+    for image in e.images:
+        figure.draw_artist(image)
+    full = np.asarray(figure.canvas.buffer_rgba())[..., :3].astype(int)
     assert fast.shape == full.shape, "the same figure size"
     assert np.abs(fast - full).mean() < 3, "the pasted labels sit where the whole drawing puts them"
     assert (np.abs(fast - full).max(axis=2) > 128).mean() < 0.01
 
 
-def test_a_new_n_that_needs_other_margins_is_laid_out_again():
+def test_every_n_keeps_the_grids_layout_and_labels_in_the_size_its_tokens_need():
+    """The margins are made once for the widest labels the n slider reaches: past 16 tokens the labels are
+    smaller (6 points, not 8) and no panel moves."""
     e = widgets.shape_explorer(d_model=512, h=8, n=16)
-    e.controls["n"].value = 15
-    e.controls["n"].value = 17  # smaller labels past 16 tokens: new margins, drawn whole with ticks
-    assert e.figure.axes[0].yaxis.get_visible() and e.labels.smallest == 6
-    assert [t.get_text() for t in e.figure.axes[0].get_yticklabels()] == widgets.TOKENS[:17]
+    positions = [image.axes.get_position().bounds for image in e.images]
+    e.controls["n"].value = 17
+    assert [image.axes.get_position().bounds for image in e.images] == positions
+    assert "mha-text-6px" in " ".join(e.image._dom_classes) and e.state["shown"][0].shape == (17, 17)
     e.controls["n"].value = 16
-    assert e.labels.smallest == 8 and "mha-text-8px" in " ".join(e.image._dom_classes)
+    assert "mha-text-8px" in " ".join(e.image._dom_classes)

@@ -89,6 +89,16 @@ class FigureImage:
         self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
         self.refresh()
 
+    def adopt(self, figure, dynamic):
+        """Show ``figure`` from now on, ``dynamic`` its artists drawn over the background, without drawing
+        it: :meth:`relabel` draws the first picture over a :meth:`frame`."""
+        self.figure = figure
+        self.animate(dynamic)
+        if self.drawing:
+            width, _ = figure.canvas.get_width_height()
+            self.widget.layout.width, self.widget.layout.max_width, self.widget.layout.height = (
+                f"{width}px", "100%", "auto")
+
     def frame(self, hidden=()):
         """The figure drawn without its dynamic artists and without ``hidden`` (texts the next layouts
         change): a saved region for :meth:`relabel`."""

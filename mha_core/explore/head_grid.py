@@ -7,8 +7,6 @@ weights' source (constructed or random heads) and for sharing head 1's W_Q, W_K,
 
 import functools
 
-import numpy as np
-
 from .. import heads
 from ..examples import EXAMPLE_TOKENS, PATTERN_TITLES, UNTRAINED
 from ..figures.describe import describe_panel

@@ -186,6 +186,9 @@ class ShapeExplorer(Explorer):
                       "shown": [image.get_array() for image in self.images] if drawn else state["panels"]}
 
     def _draw_notebook(self, state):
+        """The per-head grid: laid out once per number of panels and title (its margins made for the
+        widest labels the n slider reaches), then for each n its panels resized, its title drawn and its
+        token labels, each drawn once, pasted over a frame drawn without them."""
         from ..figures import grid
 
         shown, n, untrained = state["shown_heads"], state["n"], state["untrained"]
@@ -193,44 +196,38 @@ class ShapeExplorer(Explorer):
             self._set_images(state)
             self.canvas.refresh()
             return
-        tokens = state["tokens"]
-        # What the margins depend on besides the labels' length: the panels, the title's lines, and
-        # the labels' size and angle (smaller past 16 tokens, vertical past 10).
-        room = (shown, untrained, n <= 16, n <= 10)
-        longest = max(len(t) for t in tokens)
-        fits = self._room is not None and room == self._room[0] and longest <= self._room[1]
-        if fits and self._layout[0] == shown and self.labels is not None:
-            self._relabel(state)  # the same margins: the labels pasted at their new ticks, no figure drawn
-            return
-        if self._layout is not None and self._layout[0] == shown:  # same panels, new n: re-use the figure
-            figure, self.images = grid.relabel_head_grid(self.figure, self.images, tokens, tokens, state["title"])
-        else:
-            figure, self.images = grid.build_head_grid(shown, tokens, tokens, state["title"],
-                                                       figure_width=self.figure_width, dpi=self.dpi)
-        if not fits:
-            figure.set_layout_engine("constrained")  # margins for these labels (laid out by show's draw)
-            self._room = (room, longest)
-        self._layout = (shown, n, untrained)
-        self._set_images(state)
-        self.canvas.show(figure, self.images)
-        figure.set_layout_engine("none")  # kept while the labels fit the margins: a new n only relabels
-        self.labels, self._frame = grid.TokenLabels().capture(self.images), None
-
-    def _relabel(self, state):
-        """A new n in the same layout: the panels resized, the title set, the token labels (each drawn once)
-        pasted over the frame drawn without them."""
-        from ..figures import grid
-
+        if (shown, untrained) != self._room:
+            widest = self._widest_tokens()
+            if self._room is not None and self._room[0] == shown:  # the same panels: re-use the figure
+                figure, self.images = grid.relabel_head_grid(self.figure, self.images, widest, widest, state["title"])
+            else:
+                figure, self.images = grid.build_head_grid(shown, widest, widest, state["title"],
+                                                           figure_width=self.figure_width, dpi=self.dpi)
+            figure.set_layout_engine("constrained")  # margins for the widest labels, then kept for every n
+            figure.canvas.draw()
+            figure.set_layout_engine("none")
+            self.labels = grid.TokenLabels().capture(self.images)
+            self.labels.hide()
+            self.canvas.adopt(figure, self.images)
+            self._frame = self.canvas.frame(hidden=[figure.suptitle(state["title"], fontsize=12)])
+            self._room = (shown, untrained)
         figure, tokens = self.figure, state["tokens"]
         title = figure.suptitle(state["title"], fontsize=12)
-        if self._frame is None:  # once per layout: the frame without its token labels and title
-            self.labels.hide()
-            self._frame = self.canvas.frame(hidden=[title])
-        grid.resize_head_grid(self.images, len(tokens), len(tokens))
-        self._layout = (state["shown_heads"], state["n"], state["untrained"])
+        grid.resize_head_grid(self.images, n, n)
+        self._layout = (shown, n, untrained)
         self._set_images(state)
         self.canvas.relabel(self._frame, lambda pixels: self.labels.paste(pixels, tokens, tokens, figure.dpi),
-                            [title], text_px=self.labels.smallest * figure.dpi / 72)
+                            [title], text_px=grid.grid_fontsize(n, n) * figure.dpi / 72)
+
+    def _widest_tokens(self):
+        """The tokens, of those the n slider reaches, whose labels need the widest margins: the longest token
+        in characters times the labels' size (smaller past 16 tokens); of equals, the most (vertical labels
+        past 10 reach further down than slanted ones)."""
+        from ..figures.grid import grid_fontsize
+
+        reach = range(1, self.controls["n"].max + 1)
+        n = max(reach, key=lambda n: (grid_fontsize(n, n) * max(len(t) for t in self.tokens[:n]), n))
+        return self.tokens[:n]
 
     def _draw_screen(self, state):
         from ..figures.screen import ReadableHeadGrid

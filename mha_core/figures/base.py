@@ -16,7 +16,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .. import _validate as check
 from .. import drawing
 from ..examples import EXAMPLE_TOKENS, PATTERN_TITLES, UNTRAINED, example_embeddings, head_options  # noqa: F401
 from ..markup import render
@@ -189,15 +188,24 @@ def _cell(value):
     return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
 
 
+def token_label_styles(n_cols, fontsize):
+    """How token labels are written, as Text properties: (the columns', the rows'). Vertical column labels
+    past 10 columns in small type (they do not collide), else at 45 degrees."""
+    steep = n_cols > 10 and fontsize < 9
+    cols = {"rotation": 90 if steep else 45, "fontsize": fontsize, "ha": "center" if steep else "right", "va": "top",
+            "rotation_mode": "default" if steep else "anchor"}
+    rows = {"rotation": 0, "fontsize": fontsize, "ha": "right", "va": "center_baseline", "rotation_mode": "default"}
+    return cols, rows
+
+
 def _token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_cols=True, styled=False):
     """Token labels on the axes; a panel inside a grid gets no axis at all (cheaper to lay out and draw).
     ``styled``: the axes were given their tick style already (a head grid relabelled)."""
-    steep = len(col_labels) > 10 and fontsize < 9  # small panels: vertical labels do not collide
+    cols, rows = token_label_styles(len(col_labels), fontsize)
     ax.xaxis.set_visible(show_cols)
     ax.yaxis.set_visible(show_rows)
     if show_cols:
-        ax.set_xticks(range(len(col_labels)), col_labels, rotation=90 if steep else 45, fontsize=fontsize,
-                      ha="center" if steep else "right", va="top", rotation_mode="default" if steep else "anchor")
+        ax.set_xticks(range(len(col_labels)), col_labels, **cols)
     if show_rows:
         ax.set_yticks(range(len(row_labels)), row_labels, fontsize=fontsize)
     if not styled:

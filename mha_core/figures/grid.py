@@ -5,7 +5,7 @@ used by :func:`mha_core.plots.head_grid` and the explorers."""
 import numpy as np
 from matplotlib import colors
 
-from .base import WEIGHT_LABEL, WorkbookFigure, _token_axes, draw_heatmap, weights_norm
+from .base import WEIGHT_LABEL, WorkbookFigure, _token_axes, draw_heatmap, token_label_styles, weights_norm
 
 def grid_shape(panels):
     """(rows, columns) of a grid of ``panels`` heads: at most 4 columns."""
@@ -25,7 +25,7 @@ def build_head_grid(panels, row_labels, col_labels, title, figure_width=None, dp
     else:
         panel = min((figure_width - 1.6) / cols, 3.0)
     fig = WorkbookFigure(figsize=(cols * panel + 1.6, rows * panel * n_q / max(n_q, n_k) + 1.0), dpi=dpi)
-    fontsize = 8 if max(n_q, n_k) <= 16 else 6
+    fontsize = grid_fontsize(n_q, n_k)
     axes = fig.subplots(rows, cols, squeeze=False)
     images = []
     norm = weights_norm()
@@ -65,7 +65,7 @@ def relabel_head_grid(fig, images, row_labels, col_labels, title):
     which costs about half as much as building a new one.
     """
     n_q, n_k = len(row_labels), len(col_labels)
-    fontsize = 8 if max(n_q, n_k) <= 16 else 6
+    fontsize = grid_fontsize(n_q, n_k)
     cols = grid_shape(len(images))[1]
     resize_head_grid(images, n_q, n_k)
     for k, image in enumerate(images):
@@ -75,16 +75,23 @@ def relabel_head_grid(fig, images, row_labels, col_labels, title):
     return fig, images
 
 
+def grid_fontsize(n_q, n_k):
+    """The token labels' size in a head grid: smaller past 16 tokens."""
+    return 8 if max(n_q, n_k) <= 16 else 6
+
+
 class TokenLabels:
     """A head grid's token labels as pixels: each label is drawn once, alone (a sprite), and pasted where
-    its tick falls for any number of tokens. So a new n in a grid whose layout is kept draws no text:
-    its labels are copied into the canvas (:meth:`paste`) over a frame drawn without them.
+    its tick falls for any number of tokens, in the size and angle :func:`relabel_head_grid` would give
+    it. So a new n in a grid whose layout is kept draws no text: its labels are copied into the canvas
+    (:meth:`paste`) over a frame drawn without them.
 
-    :meth:`capture` reads, after a draw with tick labels, where each labelled axis writes them and how
-    (size, angle, alignment); :meth:`hide` then turns those axes off for the frame drawn without them."""
+    :meth:`capture` reads, after a draw with tick labels, where each labelled axis writes them (the
+    labels' anchors keep their distance from the panel whatever their size); :meth:`hide` then turns
+    those axes off for the frame drawn without them."""
 
     def __init__(self):
-        self.axes = []  # (axis name, axes, the labels' fixed pixel coordinate, style)
+        self.axes = []  # (axis name, axes, the labels' fixed pixel coordinate)
         self._sprites = {}
 
     def capture(self, images):
@@ -93,61 +100,62 @@ class TokenLabels:
             ax = image.axes
             for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
                 labels = [t for t in axis.get_ticklabels() if t.get_text()] if axis.get_visible() else []
-                if not labels:
-                    continue
-                t = labels[0]
-                x, y = t.get_transform().transform(t.get_position())
-                style = (t.get_fontsize(), t.get_rotation(), t.get_ha(), t.get_va(), t.get_rotation_mode(),
-                         colors.to_hex(t.get_color()))
-                self.axes.append((name, ax, y if name == "x" else x, style))
+                if labels:
+                    x, y = labels[0].get_transform().transform(labels[0].get_position())
+                    self.axes.append((name, ax, y if name == "x" else x))
         return self
 
     def hide(self):
-        for _, ax, _, _ in self.axes:
+        for _, ax, _ in self.axes:
             ax.xaxis.set_visible(False)
             ax.yaxis.set_visible(False)
 
-    @property
-    def smallest(self):
-        """The labels' smallest font size in points (None without labels)."""
-        return min((style[0] for *_, style in self.axes), default=None)
-
-    def sprite(self, text, style, dpi):
-        """(RGBA pixels of ``text`` drawn alone in ``style``, (column, row) of its top-left from its anchor)."""
-        key = (text, style, dpi)
-        if key not in self._sprites:
+    def sprites(self, texts, style, dpi):
+        """{text: (RGBA pixels of ``text`` drawn alone in ``style``, (column, row) of its top-left from its
+        anchor)}; the texts not drawn yet are drawn together, in one figure of cells, once."""
+        key = (tuple(sorted(style.items())), dpi)
+        known = self._sprites.setdefault(key, {})
+        missing = sorted(set(texts) - set(known))
+        if missing:
             from matplotlib.backends.backend_agg import FigureCanvasAgg
             from matplotlib.figure import Figure
 
-            size, rotation, ha, va, mode, color = style
-            side = int(2 * (len(text) + 2) * size * dpi / 72) + 8
-            figure = Figure(figsize=(side / dpi, side / dpi), dpi=dpi)
+            side = int(2 * (max(map(len, missing)) + 2) * style["fontsize"] * dpi / 72) + 8  # a cell holds any angle
+            cols = min(len(missing), 8)
+            rows = -(-len(missing) // cols)
+            figure = Figure(figsize=(cols * side / dpi, rows * side / dpi), dpi=dpi)
             FigureCanvasAgg(figure)
             figure.patch.set_alpha(0)
-            figure.text(0.5, 0.5, text, fontsize=size, rotation=rotation, ha=ha, va=va, rotation_mode=mode,
-                        color=color)
+            for k, text in enumerate(missing):
+                r, c = divmod(k, cols)
+                figure.text((c + 0.5) / cols, 1 - (r + 0.5) / rows, text, color="black", **style)
             figure.canvas.draw()
             pixels = np.asarray(figure.canvas.buffer_rgba())
-            rows, cols = np.nonzero(pixels[..., 3])
-            if not len(rows):
-                self._sprites[key] = (pixels[:0, :0].copy(), (0, 0))
-            else:
-                r0, r1, c0, c1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
-                self._sprites[key] = (pixels[r0:r1, c0:c1].copy(), (c0 - side / 2, r0 - side / 2))
-        return self._sprites[key]
+            for k, text in enumerate(missing):
+                r, c = divmod(k, cols)
+                cell = pixels[r * side:(r + 1) * side, c * side:(c + 1) * side]
+                ys, xs = np.nonzero(cell[..., 3])
+                if not len(ys):
+                    known[text] = (cell[:0, :0].copy(), (0, 0))
+                    continue
+                r0, r1, c0, c1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+                known[text] = (cell[r0:r1, c0:c1].copy(), (c0 - side / 2, r0 - side / 2))
+        return known
 
     def placed(self, row_labels, col_labels, dpi, height):
         """Each label at the ticks of the axes' current limits, as (text, its pixels, top row, left column)
         in a canvas ``height`` pixels high (rows from the top): columns' labels under the bottom panels,
         rows' left of the first column."""
-        for name, ax, fixed, style in self.axes:
+        styles = dict(zip("xy", token_label_styles(len(col_labels), grid_fontsize(len(row_labels), len(col_labels)))))
+        sprites = {name: self.sprites(col_labels if name == "x" else row_labels, styles[name], dpi) for name in "xy"}
+        for name, ax, fixed in self.axes:
             labels = col_labels if name == "x" else row_labels
             for i, text in enumerate(labels):
                 if name == "x":
                     x, y = ax.transData.transform((i, 0))[0], fixed
                 else:
                     x, y = fixed, ax.transData.transform((0, i))[1]
-                pixels, (dc, dr) = self.sprite(text, style, dpi)
+                pixels, (dc, dr) = sprites[name][text]
                 yield text, pixels, int(round(height - y + dr)), int(round(x + dc))
 
     def paste(self, buffer, row_labels, col_labels, dpi):
