@@ -9,6 +9,7 @@ drew and encoded it, the bytes crossed the websocket), or, on screen 1, its shap
 was rewritten. Targets (medians): a data change (``seed``) <= 150 ms; a change of
 layout (n, h, n_q, n_k, d_model, the head view's sentence: new tokens, panels or bars, the same figure
 re-used) <= 400 ms.
+In JupyterLab a change of n keeps the head grid's layout: its token labels are pasted, not drawn.
 
 Needs Chromium at /usr/bin/chromium (MHA_CHROMIUM). The load average is printed:
 the machine may be shared.

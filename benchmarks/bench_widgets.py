@@ -9,7 +9,8 @@ all alike), by their medians:
   controls (``.value = ...``), from the callback to ``Image.value`` set;
 - ``full redraw``: the same figure redrawn whole (``canvas.draw()``) and encoded,
   what an explorer without blitting pays per change;
-- ``n``: a layout change through the explorer (a new figure: 16 <-> 15 tokens);
+- ``n``: a layout change through the explorer (16 <-> 15 tokens: the same margins, so the panels are
+  resized, the title drawn and the token labels, each drawn once, pasted as pixels);
 - the other explorers' data-only changes: Problem 4.2's query slider (continuous,
   so it must keep up while dragged), the head grid's "share head 1" switch, the
   concatenate-versus-sum head swap, and the FLOP explorer's n (its bars, curves

@@ -2,8 +2,9 @@
 
 Notation is the exercise sheet's: ``d_model``, ``h``, ``d_k = d_v = d_model / h``,
 ``n`` (or ``n_q``, ``n_k``), ``W_Q``, ``W_K``, ``W_V``, ``W_O``.
-Importing draws nothing and starts no widget: plots and explorers live in
-``mha_core.plots`` and ``mha_core.widgets`` and are imported on first use.
+Importing draws nothing and starts no widget: the figures live in ``mha_core.plots`` (and
+what they are drawn with in ``mha_core.figures``), the explorers in ``mha_core.explore`` (one
+module each, named together by ``mha_core.widgets``), all imported on first use.
 ``mha_core.heads`` builds heads whose W_Q, W_K are written by hand (previous token,
 same word, first token, pronoun, translation), for figures that show real patterns.
 
@@ -70,8 +71,8 @@ def drawing(on=None):
 
 
 def __getattr__(name):
-    # `mha_core.plots` / `mha_core.widgets` load matplotlib and ipywidgets only when asked for.
-    if name in ("plots", "widgets"):
+    # `mha_core.plots`, `.widgets`, `.explore` load matplotlib and ipywidgets only when asked for.
+    if name in ("plots", "widgets", "explore", "figures"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

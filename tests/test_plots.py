@@ -10,6 +10,10 @@ import pytest
 
 import mha_core as mha
 from mha_core import plots
+from mha_core.figures import counts
+from mha_core.figures import screen
+from mha_core.explore import shapes
+from mha_core.figures import head_view as view_figure
 
 TOKENS = plots.EXAMPLE_TOKENS
 
@@ -179,10 +183,10 @@ def test_weight_bars_write_each_value():
 
 def test_shape_table_html_lists_every_row():
     rows = mha.shape_table(512, 8, 10)
-    text = plots.shape_table_html(rows)
+    text = shapes.shape_table_html(rows)
     assert text.startswith("<table") and text.count("<tr>") == len(rows) + 1
     assert "512 × 64" in text and "10 × 10" in text and "W_i^Q" in text
-    assert "&lt;" in plots.shape_table_html([("<b>", (1,), "x")]), "names are escaped"
+    assert "&lt;" in shapes.shape_table_html([("<b>", (1,), "x")]), "names are escaped"
 
 
 def test_figures_show_themselves_as_png():
@@ -233,7 +237,7 @@ def test_under_nbgrader_figures_are_one_line_of_text_not_a_drawing(build, title,
         (lambda: plots.parameter_plot(0), "d_model"),
         (lambda: plots.weight_bars(np.ones((2, 2))), "weights"),
         (lambda: plots.weight_bars([0.5, 0.5], labels=["a"]), "labels"),
-        (lambda: plots.shape_table_html([("a", (1,))]), "rows"),
+        (lambda: shapes.shape_table_html([("a", (1,))]), "rows"),
         (lambda: plots.example_embeddings(0, 4), "n"),
     ],
 )
@@ -337,7 +341,7 @@ def test_head_view_draws_each_heads_row_of_the_constructed_weights():
     np.testing.assert_allclose(parts["weights"], expected[:, it, :], atol=1e-12, err_msg="rows drawn")
     for k, lines in enumerate(parts["lines"]):
         w = expected[k, it]
-        widths, alphas = plots.head_view_style(w)
+        widths, alphas = view_figure.head_view_style(w)
         np.testing.assert_allclose(lines.get_linewidths()[: len(w)], widths, err_msg=f"head {k + 1}'s widths")
         np.testing.assert_allclose(lines.get_colors()[: len(w), 3], alphas, err_msg=f"head {k + 1}'s opacity")
         starts = np.array([segment[0] for segment in lines.get_segments()[: len(w)]])
@@ -354,7 +358,7 @@ def test_head_view_draws_each_heads_row_of_the_constructed_weights():
 
 def test_head_view_widths_and_opacity_grow_with_the_weight():
     w = np.array([0.0, 0.01, 0.1, 0.5, 1.0])
-    widths, alphas = plots.head_view_style(w)
+    widths, alphas = view_figure.head_view_style(w)
     assert (np.diff(widths) > 0).all() and (np.diff(alphas) >= 0).all()
     assert alphas[0] == alphas[1] == 0, "a weight below 0.02 draws no line"
     assert alphas[-1] == 1.0
@@ -390,8 +394,8 @@ def test_head_view_text_is_at_least_14_px():
         (lambda: plots.head_view(list("abc"), np.ones((1, 2, 2)) / 2, 0), "tokens"),
         (lambda: plots.head_view(list("ab"), np.ones((1, 2, 3)) / 3, 0), "key_tokens"),
         (lambda: plots.head_view(list("ab"), np.ones((1, 2, 2)) / 2, 0, head_names=["a", "b"]), "head_names"),
-        (lambda: plots.build_head_view(17, 2), "rows"),
-        (lambda: plots.build_head_view(4, 8), "heads_shown"),
+        (lambda: view_figure.build_head_view(17, 2), "rows"),
+        (lambda: view_figure.build_head_view(4, 8), "heads_shown"),
     ],
 )
 def test_head_view_rejects_bad_arguments(call, name):
@@ -442,9 +446,9 @@ def _overlapping(boxes):
 def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
     box, fs = (740, 560), 15
     tokens = (TOKENS + "so it slept all afternoon while the dog watched birds outside the window".split())[:n]
-    rows, cols, panel, step = plots.fit_head_grid(h, n, max(map(len, tokens)), box, fs)
-    assert rows * cols <= h and panel * step >= n * plots.LABEL_PITCH * fs, "a label has less than LABEL_PITCH text heights"
-    grid = plots.ReadableHeadGrid(box, fs)
+    rows, cols, panel, step = screen.fit_head_grid(h, n, max(map(len, tokens)), box, fs)
+    assert rows * cols <= h and panel * step >= n * screen.LABEL_PITCH * fs, "a label has less than LABEL_PITCH text heights"
+    grid = screen.ReadableHeadGrid(box, fs)
     images = grid.layout(rows, cols, panel, tokens, step)
     grid.title.set_text("title")
     for k, image in enumerate(images):  # the longest names the demo gives its panels
@@ -454,7 +458,7 @@ def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     assert len(images) == rows * cols and sum(ax.get_visible() for ax in fig.axes) == rows * cols + 1  # + colour bar
-    assert plots.min_text_px(fig) >= fs, "a text smaller than asked"
+    assert screen.min_text_px(fig) >= fs, "a text smaller than asked"
     for k in range(rows * cols):
         for labels in (grid.xlabels[k], grid.ylabels[k]):
             boxes = _visible_label_boxes(labels, renderer)
@@ -477,9 +481,9 @@ def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
 
 
 def test_fit_head_grid_shows_more_heads_for_fewer_tokens():
-    shown = [np.prod(plots.fit_head_grid(512, n, 9, (740, 560))[:2]) for n in (1, 4, 8, 12, 16, 23)]
+    shown = [np.prod(screen.fit_head_grid(512, n, 9, (740, 560))[:2]) for n in (1, 4, 8, 12, 16, 23)]
     assert shown == sorted(shown, reverse=True) and shown[0] > shown[-1] == 1
-    assert np.prod(plots.fit_head_grid(3, 1, 9, (740, 560))[:2]) <= 3, "never more panels than heads"
+    assert np.prod(screen.fit_head_grid(3, 1, 9, (740, 560))[:2]) <= 3, "never more panels than heads"
 
 
 def test_min_text_px_reads_the_smallest_text_and_raise_text_enlarges_it():
@@ -489,15 +493,15 @@ def test_min_text_px_reads_the_smallest_text_and_raise_text_enlarges_it():
     big = ax.text(0.5, 0.5, "big", fontsize=20)
     ax.set_xticks([0, 1], ["a", "b"], fontsize=8)
     ax.text(0.1, 0.1, "", fontsize=2)  # empty: not a text anyone reads
-    assert plots.min_text_px(fig) == pytest.approx(8 * 100 / 72)
-    plots.raise_text(fig, 14)
-    assert plots.min_text_px(fig) == pytest.approx(14) and big.get_fontsize() == 20
+    assert screen.min_text_px(fig) == pytest.approx(8 * 100 / 72)
+    screen.raise_text(fig, 14)
+    assert screen.min_text_px(fig) == pytest.approx(14) and big.get_fontsize() == 20
     with pytest.raises(ValueError, match="px"):
-        plots.raise_text(fig, 0)
+        screen.raise_text(fig, 0)
 
 
 def test_readable_heatmap_resizes_one_figure_and_writes_values_only_where_they_fit():
-    heat = plots.ReadableHeatmap((740, 540), 15, xlabel="keys", ylabel="queries")
+    heat = screen.ReadableHeatmap((740, 540), 15, xlabel="keys", ylabel="queries")
     rng = np.random.default_rng(0)
     for n_q, n_k in [(4, 6), (12, 12), (1, 1), (12, 3)]:
         rows, cols = [f"q{i}" for i in range(n_q)], [f"key{j}" for j in range(n_k)]
@@ -514,7 +518,7 @@ def test_readable_heatmap_resizes_one_figure_and_writes_values_only_where_they_f
             assert not written, f"{n_q} x {n_k}: values written in {cell:.0f} px cells"
         for labels in (heat.xlabels, heat.ylabels):
             assert not _overlapping(_visible_label_boxes(labels, renderer))
-        assert np.array_equal(heat.image.get_array(), data) and plots.min_text_px(heat.figure) >= 15
+        assert np.array_equal(heat.image.get_array(), data) and screen.min_text_px(heat.figure) >= 15
         for text in (heat.xlabel, heat.ylabel, heat.title):
             b = text.get_window_extent(renderer)
             assert b.x0 >= -1 and b.x1 <= 741 and b.y0 >= -1 and b.y1 <= 541, f"{text.get_text()!r} is cut"
@@ -537,11 +541,11 @@ def _drawn_numbers(ax):
                                            ((512, 10), (100, 10))])
 def test_update_flops_gives_the_bars_and_curves_of_a_fresh_drawing(before, after):
     fresh = plots.WorkbookFigure()
-    plots.draw_flops(*fresh.subplots(1, 2), *after, plots.head_options(after[0]))
+    counts.draw_flops(*fresh.subplots(1, 2), *after, plots.head_options(after[0]))
     updated = plots.WorkbookFigure()
     left, right = updated.subplots(1, 2)
-    plots.draw_flops(left, right, *before, plots.head_options(before[0]))
-    plots.update_flops(left, right, *after, plots.head_options(after[0]))
+    counts.draw_flops(left, right, *before, plots.head_options(before[0]))
+    counts.update_flops(left, right, *after, plots.head_options(after[0]))
     for a, b in zip(fresh.axes, (left, right)):
         for x, y in zip(_drawn_numbers(a), _drawn_numbers(b)):
             np.testing.assert_equal(x, y)
@@ -549,16 +553,16 @@ def test_update_flops_gives_the_bars_and_curves_of_a_fresh_drawing(before, after
     assert left.texts[0].get_text() == f"{total:,} for every h"
     assert sum(len(bars) for bars in left.containers) == 4 * len(plots.head_options(after[0]))
     legend = [t.get_text() for t in left.get_legend().get_texts()]
-    assert legend == [label for _, label in plots.STAGES], "the legend is kept, never doubled"
+    assert legend == [label for _, label in counts.STAGES], "the legend is kept, never doubled"
     with pytest.raises(ValueError, match="bars"):
-        plots.update_flops(*plots.WorkbookFigure().subplots(1, 2), 64, 12, plots.head_options(64))
+        counts.update_flops(*plots.WorkbookFigure().subplots(1, 2), 64, 12, plots.head_options(64))
 
 
 @pytest.mark.parametrize("before, after", [(64, 768), (768, 64), (512, 96)])
 def test_update_parameters_gives_the_bars_of_a_fresh_drawing(before, after):
-    fresh = plots.draw_parameters(plots.WorkbookFigure().add_subplot(), after, plots.head_options(after))
-    ax = plots.draw_parameters(plots.WorkbookFigure().add_subplot(), before, plots.head_options(before))
-    plots.update_parameters(ax, after, plots.head_options(after))
+    fresh = counts.draw_parameters(plots.WorkbookFigure().add_subplot(), after, plots.head_options(after))
+    ax = counts.draw_parameters(plots.WorkbookFigure().add_subplot(), before, plots.head_options(before))
+    counts.update_parameters(ax, after, plots.head_options(after))
     for x, y in zip(_drawn_numbers(fresh), _drawn_numbers(ax)):
         np.testing.assert_equal(x, y)
     tops = [y + height for x, y, width, height in _bar_geometry(ax)[-1]]
@@ -572,8 +576,8 @@ def test_flop_curves_and_bars_never_cross_their_legends(d_model, n):
     explorers offer (the claim's line used to run through the right panel's legend at d_model = 1024)."""
     fig = plots.WorkbookFigure(figsize=(1180 / 72, 450 / 72), dpi=72)
     left, right = fig.subplots(1, 2)
-    plots.draw_flops(left, right, d_model, n, plots.head_options(d_model))
-    plots.raise_text(fig, 15)
+    counts.draw_flops(left, right, d_model, n, plots.head_options(d_model))
+    screen.raise_text(fig, 15)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     for ax in (left, right):

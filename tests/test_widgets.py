@@ -7,6 +7,8 @@ import pytest
 
 import mha_core as mha
 from mha_core import access, plots, widgets
+from mha_core.figures import screen
+from mha_core.explore import shapes
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,7 @@ def test_shape_explorer_shows_d_k_the_table_and_every_head(explorer):
     s = explorer.state
     assert (s["d_model"], s["h"], s["n"], s["d_k"]) == (64, 8, 6, 8)
     assert "64 / 8 = <b>8</b>" in explorer.readout.value
-    assert explorer.table.value == plots.shape_table_html(mha.shape_table(64, 8, 6))
+    assert explorer.table.value == shapes.shape_table_html(mha.shape_table(64, 8, 6))
     assert len(s["shown"]) == 8 and s["shown"][0].shape == (6, 6)
     x = plots.example_embeddings(6, 64, 0)
     _, expected = mha.MultiHeadAttention.from_seed(64, 8, 0)(x)
@@ -567,7 +569,7 @@ def test_cost_explorer_redraws_two_figures_laid_out_once():
     c.controls["d_model"].value = 128
     assert c.figure is parameters_figure is not flops_figure
     assert c.state["parameters"] == [4 * 128 * 128] * len(plots.head_options(128))
-    assert plots.min_text_px(c.figure) >= 15 and "mha-text-15px" in c.image._dom_classes
+    assert screen.min_text_px(c.figure) >= 15 and "mha-text-15px" in c.image._dom_classes
     c.controls["count"].value = "FLOPs"
     assert c.figure is flops_figure and f"n = 8" in c.canvas.alt
 
@@ -607,11 +609,21 @@ def test_shape_explorer_keeps_its_layout_while_the_labels_fit_and_never_cuts_one
         renderer = figure.canvas.get_renderer()
         labels = [t for ax in figure.axes for axis in (ax.xaxis, ax.yaxis) if axis.get_visible() and ax.get_visible()
                   for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
-        assert set(widgets.TOKENS[:n]) <= {t.get_text() for t in labels}, "every token is labelled"
+        width, height = figure.canvas.get_width_height()
+        # Pasted labels (the same layout, a new n): their pixels' boxes, rows from the top.
+        panels = [image.axes for image in e.images]
+        ticked = [t for t in labels if t.axes in panels]
+        pasted = [] if ticked else list(e.labels.placed(widgets.TOKENS[:n], widgets.TOKENS[:n], figure.dpi, height))
+        assert set(widgets.TOKENS[:n]) <= {t.get_text() for t in labels} | {p[0] for p in pasted}, \
+            "every token is labelled"
+        assert len(pasted) in (0, 6 * n), "each of the 2 rows and 4 columns of panels labels every token"
         for text in [*labels, *figure.texts]:
             box = text.get_window_extent(renderer)
             assert box.x0 >= -1 and box.y0 >= -1 and box.x1 <= figure.bbox.width + 1 and \
                 box.y1 <= figure.bbox.height + 1, f"n={n}: {text.get_text()!r} is cut"
+        for text, pixels, row, col in pasted:
+            assert row >= 0 and col >= 0 and row + pixels.shape[0] <= height and col + pixels.shape[1] <= width, \
+                f"n={n}: {text!r} is cut"
     e.controls["n"].value = 16
     before = positions()
     e.controls["n"].value = 15  # the same room: nothing moves
@@ -641,3 +653,61 @@ def test_an_explorer_redraws_with_one_blas_thread(monkeypatch):
     with e.paused():
         e.controls["n"].value = 7
     assert seen == [{1}, {1}] and blas_threads() == before
+
+
+def test_labels_reach_the_caption_escaped():
+    e = widgets.softmax_playground(scores=(1.0, 2.0), labels=("<b>x</b>", "y & z"))
+    assert "&lt;b&gt;x&lt;/b&gt;" in e.canvas.caption.value and "y &amp; z" in e.canvas.caption.value
+    assert "<b>x</b>" not in e.canvas.caption.value
+
+
+def _pixels(png):
+    import io
+
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB")).astype(int)
+
+
+def test_a_new_n_in_the_same_layout_draws_no_token_label_again(monkeypatch):
+    """The grid's token labels are pasted as pixels (each label drawn once): a new n draws one text, the
+    title, and the picture is the whole drawing's (the layout kept)."""
+    from matplotlib.text import Text
+
+    e = widgets.shape_explorer(d_model=512, h=8, n=16)
+    e.controls["n"].value = 15  # the first change draws the frame without labels once
+    e.controls["n"].value = 16
+    drawn, draw = [], Text.draw
+    monkeypatch.setattr(Text, "draw", lambda self, renderer: drawn.append(self.get_text()) or draw(self, renderer))
+    builds = e.canvas.builds
+    e.controls["n"].value = 15
+    assert drawn == ["One n × n = 15 × 15 weight matrix per head\nrandom (untrained) weights"], drawn
+    assert e.canvas.builds == builds + 1 and e.state["shown"][0].shape == (15, 15)
+    monkeypatch.setattr(Text, "draw", draw)
+    fast = _pixels(e.image.value)
+    # The same figure drawn whole by matplotlib, its ticks labelled: the labels where the ticks put them.
+    from mha_core.figures import grid
+
+    tokens = widgets.TOKENS[:15]
+    figure = e.figure
+    grid.relabel_head_grid(figure, e.images, tokens, tokens, figure.get_suptitle())
+    e._set_images(e.state)
+    figure.canvas.draw()
+    for image in e.images:
+        figure.draw_artist(image)
+    full = np.asarray(figure.canvas.buffer_rgba())[..., :3].astype(int)
+    assert fast.shape == full.shape, "the same figure size"
+    assert np.abs(fast - full).mean() < 3, "the pasted labels sit where the whole drawing puts them"
+    assert (np.abs(fast - full).max(axis=2) > 128).mean() < 0.01
+
+
+def test_every_n_keeps_the_grids_layout_and_labels_in_the_size_its_tokens_need():
+    """The margins are made once for the widest labels the n slider reaches: past 16 tokens the labels are
+    smaller (6 points, not 8) and no panel moves."""
+    e = widgets.shape_explorer(d_model=512, h=8, n=16)
+    positions = [image.axes.get_position().bounds for image in e.images]
+    e.controls["n"].value = 17
+    assert [image.axes.get_position().bounds for image in e.images] == positions
+    assert "mha-text-6px" in " ".join(e.image._dom_classes) and e.state["shown"][0].shape == (17, 17)
+    e.controls["n"].value = 16
+    assert "mha-text-8px" in " ".join(e.image._dom_classes)

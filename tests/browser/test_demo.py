@@ -389,3 +389,53 @@ def test_every_screen_fits_and_reads_from_the_back_at_the_extremes(sized_pages, 
         page.evaluate("() => window.mhaPresenter.showAll({push: false})")  # every screen again, for the next case
     assert not problems, f"at {size}, {extreme} ({chosen}):\n" + "\n".join(problems)
     assert not page.js_errors, page.js_errors
+
+
+# Screen 2's readout column: how wide its readout is drawn against the column it sits in.
+READOUT_WIDTH = """([k]) => {
+    const screen = """ + EXPLORERS + """[k];
+    const column = screen.querySelector('.widget-hbox > .widget-vbox:first-child');
+    const readouts = [...column.querySelectorAll('.widget-html-content')].filter(e => e.offsetParent);
+    const box = column.getBoundingClientRect();
+    const widest = Math.max(...readouts.map(e => e.scrollWidth), ...readouts.map(e => e.getBoundingClientRect().right - box.left));
+    const caption = screen.querySelector('.mha-alt');
+    return {column: box.width, widest, alt: caption ? caption.textContent : ''};
+}"""
+
+
+def test_the_softmax_readout_fits_its_column_at_every_reachable_temperature(voila, projector_page, screenshots):
+    """Every value the temperature slider reaches, a step (0.05) at a time from its smallest, with the scores at
+    their largest and smallest: the readout stays inside its 440 px column (at T = 0.05 the sum of e^(s/T) was
+    written out in 87 digits, 726 px past it)."""
+    page = projector_page
+    load(page, voila)
+    k = SCREENS.index("2. Softmax")
+    cell = screen(page, k)
+    temperature = ui.slider(cell, "temperature T")
+    scores = cell.locator(".widget-slider").filter(has=page.locator("label", has_text=re.compile(r"^s\d")))
+    problems = []
+    for end in ("End", "Home"):  # every score at +10, then at -10
+        for i in range(scores.count()):
+            ui.press(scores.nth(i), end)
+        ui.press(temperature, "Home")
+        values = []
+        value = ui.slider_value(temperature)
+        while True:
+            deadline = time.monotonic() + 30
+            while f"at T = {value}:" not in page.evaluate(READOUT_WIDTH, [k])["alt"]:
+                assert time.monotonic() < deadline, f"screen 2 never showed T = {value}"
+                page.wait_for_timeout(20)
+            width = page.evaluate(READOUT_WIDTH, [k])
+            values.append(value)
+            if width["widest"] > width["column"] + 1:
+                problems.append(f"scores at {end}, T = {value}: the readout is {width['widest']:.0f} px wide in a "
+                                f"{width['column']:.0f} px column")
+                page.screenshot(path=screenshots(f"demo-softmax-T-{value}"))
+            if value == "16.00":
+                break
+            temperature.locator(".noUi-handle").press("ArrowRight")
+            before, value = value, ui.slider_value(temperature)
+            assert value != before, f"the temperature did not move past {before}"
+        assert len(values) == 320, f"the temperature reached {len(values)} values, not 0.05 to 16 by 0.05"
+    assert not problems, "\n".join(problems[:12])
+    assert not page.js_errors, page.js_errors

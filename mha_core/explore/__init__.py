@@ -1,0 +1,42 @@
+"""Interactive explorers (ipywidgets 8) for the workbook's levels and the classroom demo, one module each.
+
+Each module holds a pure function from the controls' values to the state it shows (numbers, shapes,
+which cells are masked, what the readout says, the alt text: no widget, no figure) and a thin view, an
+:class:`~.base.Explorer`, that draws it:
+
+- :mod:`.shapes`: d_model, h, n, causal -> d_k, the shape table, every head's weights (Levels 1, 2, 5);
+- :mod:`.softmax`: scores and a temperature -> softmax weights and entropy (Problem 2.3);
+- :mod:`.flops`, :mod:`.parameters`, :mod:`.cost`: what h costs (Problems 3.1, 4.1; the demo's screen);
+- :mod:`.sum_concat`: concatenate, don't sum (Problem 3.2);
+- :mod:`.head_grid`: every head, own or shared projections (Problem 3.3);
+- :mod:`.causal_step`: one causal query, step by step, from the model's trace (Problem 4.2);
+- :mod:`.cross`: cross-attention, figure s02 (Problem 5.3);
+- :mod:`.head_view`: where one word looks, every head at once (the demo).
+
+Shared: :mod:`.canvas` (the figure shown as PNG and redrawn in place), :mod:`.base` (the container and
+its controls). Each view's ``.controls`` (name -> widget) are kept apart from its outputs, ``.state``
+holds what is shown, ``.image`` is an ``ipywidgets.Image`` of PNG bytes. Nothing here runs in a graded
+cell; when drawing is switched off (:func:`mha_core.drawing`), the explorers compute their state but
+draw nothing.
+"""
+
+from .causal_step import CausalStepExplorer, causal_step_explorer, step_state
+from .cost import CostExplorer, cost_explorer
+from .cross import CrossAttentionExplorer, cross_attention_explorer, cross_state
+from .flops import FlopExplorer, flop_explorer, flop_state
+from .head_grid import HeadGridExplorer, head_grid_explorer, head_grid_state
+from .head_view import HEAD_VIEW_SENTENCES, HeadViewExplorer, head_view_explorer, head_view_state
+from .parameters import ParameterExplorer, parameter_explorer, parameter_state
+from .shapes import ShapeExplorer, shape_explorer, shape_state
+from .softmax import SoftmaxPlayground, softmax_playground, softmax_state
+from .sum_concat import SumConcatExplorer, sum_concat_explorer, sum_concat_state
+
+__all__ = [
+    "CausalStepExplorer", "CostExplorer", "CrossAttentionExplorer", "FlopExplorer", "HeadGridExplorer",
+    "HeadViewExplorer", "ParameterExplorer", "ShapeExplorer", "SoftmaxPlayground", "SumConcatExplorer",
+    "HEAD_VIEW_SENTENCES",
+    "causal_step_explorer", "cost_explorer", "cross_attention_explorer", "flop_explorer", "head_grid_explorer",
+    "head_view_explorer", "parameter_explorer", "shape_explorer", "softmax_playground", "sum_concat_explorer",
+    "cross_state", "flop_state", "head_grid_state", "head_view_state", "parameter_state", "shape_state",
+    "softmax_state", "step_state", "sum_concat_state",
+]

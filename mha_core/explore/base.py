@@ -1,0 +1,125 @@
+"""What every explorer shares: the container that keeps its controls apart from its outputs and
+updates once per change (:class:`Explorer`), the controls used by several explorers, and the
+constructed heads' patterns and sentences.
+
+An explorer's module holds a pure function from the controls' values to the state it shows
+(numbers, shapes, which cells are masked, what the readout says: no widget, no figure) and a
+thin view, an :class:`Explorer`, that draws that state.
+"""
+
+import contextlib
+
+import ipywidgets as widgets
+import traitlets
+
+from .. import heads
+from ..access import aria_script, live
+from ..examples import EXAMPLE_TOKENS
+from .canvas import one_blas_thread
+
+PATTERNS = ("previous", "same word", "first", "pronoun")  # the constructed heads, in order
+
+
+CROSS_PATTERNS = ("translation", "same position", "first")
+
+
+MAX_N = 24
+
+
+MAX_CROSS = 12
+
+
+# Level 2's sentence, continued so that n can grow past 10 with real words.
+TOKENS = EXAMPLE_TOKENS + "so it slept all afternoon while the dog watched birds outside the window".split()
+
+
+# Cross-attention translates English (source, encoder: keys and values) into French (target, decoder: queries).
+ENCODER_TOKENS = heads.EXAMPLE_SOURCE  # keys, n_k <= 12
+
+
+DECODER_TOKENS = heads.EXAMPLE_TARGET  # queries, n_q <= 12
+
+
+SOURCES = [("random (untrained)", "random"), ("constructed heads", "constructed")]
+
+
+def source_control(value="constructed"):
+    """Random or constructed weights: radio buttons, whose state a screen reader announces."""
+    if value not in ("random", "constructed"):
+        raise ValueError(f"source must be 'random' or 'constructed', got {value!r}")
+    return widgets.RadioButtons(options=SOURCES, value=value, description="weights",
+                                tooltip="where the heads' W_Q and W_K come from", orientation="vertical")
+
+
+def switch(description, off, on, value=False):
+    """An on/off choice as two radio buttons (their state is announced), values False and True."""
+    return widgets.RadioButtons(options=[(off, False), (on, True)], value=bool(value), description=description,
+                                style={"description_width": "initial"})
+
+
+def cycled_patterns(base, h):
+    """One constructed pattern per head: ``base`` in order, then "random" for the heads past it."""
+    return tuple(base[:h]) + ("random",) * max(0, h - len(base))
+
+
+def nearest(options, value):
+    """The option closest to ``value`` (the smaller one on a tie)."""
+    return min(options, key=lambda o: (abs(o - value), o))
+
+
+class Explorer(widgets.VBox):
+    """A container of controls and outputs; ``.controls``, ``.state``, ``.image``, ``.canvas``."""
+
+    def __init__(self, controls, outputs, canvas, **kwargs):
+        self.controls = dict(controls)
+        self.canvas = canvas
+        self.state = {}
+        self._paused = False
+        super().__init__(**kwargs)
+        if getattr(self, "readout", None) is not None:
+            live(self.readout)  # its new values are announced
+        self.script = aria_script()  # kept among the children (_with_script); a layout of parts shows it itself
+        # The controls keep their own width (flex 0 0 auto): a long readout beside them wraps instead of
+        # squeezing them (in JupyterLab that hid a slider's value and cut radio labels).
+        self.controls_box = widgets.VBox(list(self.controls.values()), layout=widgets.Layout(flex="0 0 auto"))
+        self.children = [widgets.HBox([self.controls_box, *outputs[:1]]), *outputs[1:]]
+        for control in self.controls.values():
+            control.observe(self._changed, names="value")
+
+    @traitlets.validate("children")
+    def _with_script(self, proposal):
+        """The children, and last the page script that names the sliders (see mha_core.access)."""
+        children = tuple(proposal["value"])
+        script = getattr(self, "script", None)
+        return children if script is None or script in children else children + (script,)
+
+    @property
+    def image(self):
+        return self.canvas.widget
+
+    @property
+    def figure(self):
+        return self.canvas.figure
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Change several controls with one update at the end."""
+        was, self._paused = self._paused, True
+        try:
+            yield
+        finally:
+            self._paused = was
+        if not was:
+            with self.image.hold_sync(), one_blas_thread():
+                self.update()
+
+    def _changed(self, change):
+        if not self._paused:
+            # the new picture and its alt text in one message: the image's view redraws once per
+            # message (a new blob: URL each time), so a later alt text would show the picture again
+            with self.image.hold_sync(), one_blas_thread():
+                self.update(change)
+
+    def update(self, change=None):
+        raise NotImplementedError
+
