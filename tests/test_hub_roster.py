@@ -132,3 +132,18 @@ def test_only_roster_students_sign_up_and_nobody_signs_up_as_the_instructor(tmp_
     sign_in = lambda given: asyncio.run(auth.authenticate(None, {"username": "teacher", "password": given}))
     assert sign_in("the-instructors-password") == "teacher"
     assert sign_in("wrong") is None and sign_in("") is None
+
+
+def test_lateness_reads_as_days_hours_minutes():
+    from autograders.grading.report import late_by
+
+    assert [late_by(s) for s in (None, 0, -5, 20, 59 * 60, 3600 + 5 * 60, 86400 * 2 + 3600)] == [
+        "", "", "", "1 min", "59 min", "1 h 5 min", "2 d 1 h"]
+
+
+def test_due_dates_come_from_their_csv(tmp_path):
+    from autograders.hub.hub import read_due
+
+    path = tmp_path / "due.csv"
+    path.write_text("assignment,duedate\nlevel1_recognition, 2026-12-08 17:00:00 UTC\n\n")
+    assert read_due(path) == {"level1_recognition": "2026-12-08 17:00:00 UTC"} and read_due(None) == {}

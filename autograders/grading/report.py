@@ -163,7 +163,8 @@ def read_results(course, db_url=None):
                 results.rows.append({
                     "student": student, "assignment": assignment.name,
                     "score": round(submission.score - penalty, 4), "max_score": submission.max_score,
-                    "late_penalty": penalty, "needs_manual_grade": submission.needs_manual_grade,
+                    "late_penalty": penalty, "late_by": late_by(submission.total_seconds_late),
+                    "needs_manual_grade": submission.needs_manual_grade,
                     "status": state, "reason": (record.get("reason") or "") if _failure(record) else "", "cells": cells,
                 })
                 if _failure(record):
@@ -180,10 +181,21 @@ def read_results(course, db_url=None):
             results.failed.append((student, assignment, record.get("reason") or ""))
             results.rows.append({
                 "student": student, "assignment": assignment, "score": None, "max_score": None, "late_penalty": None,
-                "needs_manual_grade": False, "status": _failure(record), "reason": record.get("reason") or "",
+                "late_by": "", "needs_manual_grade": False, "status": _failure(record), "reason": record.get("reason") or "",
                 "cells": {},
             })
     return results
+
+
+def late_by(seconds):
+    """How late a submission came, after the assignment's due date (nbgrader's gradebook, from the
+    submission's time: on a hub, the exchange's clock): "" when on time, else e.g. "1 d 2 h 5 min"."""
+    if not seconds or seconds <= 0:
+        return ""
+    minutes = max(1, round(seconds / 60))
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    return " ".join(f"{n} {unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "min")) if n)
 
 
 def add_failed_tests(results, student, assignment, nb, cells):
@@ -226,7 +238,7 @@ def _in_notebook_order(course, assignment, ids):
 
 def write_csv(results, path):
     """One row per submission the intake or the gradebook knows of: student, assignment,
-    status (graded, not graded, failed, refused), score, max_score, late_penalty, reason
+    status (graded, not graded, failed, refused), score, max_score, late_penalty, late_by, reason
     (why it failed or was refused), then one column per graded cell of every assignment
     (empty where not that assignment's)."""
     columns = [gid for ids in results.cells.values() for gid in ids]
@@ -234,11 +246,13 @@ def write_csv(results, path):
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "assignment", "status", "score", "max_score", "late_penalty", "reason", *columns])
+        writer.writerow(["student", "assignment", "status", "score", "max_score", "late_penalty", "late_by", "reason",
+                         *columns])
         for r in results.rows:
             cells = [_number(r["cells"][gid][0]) if gid in r["cells"] else "" for gid in columns]
             writer.writerow([_text(r["student"]), _text(r["assignment"]), r["status"], _number(r["score"]),
-                             _number(r["max_score"]), _number(r["late_penalty"]), _text(r.get("reason", "")), *cells])
+                             _number(r["max_score"]), _number(r["late_penalty"]), r.get("late_by", ""),
+                             _text(r.get("reason", "")), *cells])
     return path
 
 
@@ -371,7 +385,8 @@ def write_report(results, path, course=None):
         ("Success rate per problem", "success rate per problem", plot_success(results)),
         ("Misconceptions", "misconceptions", plot_misconceptions(results)))]
     misconceptions = [{"name": name, "count": n, "where": where[name].most_common()} for name, n in counts.most_common()]
-    page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed,
+    late = [r for r in results.rows if r.get("late_by")]
+    page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed, late=late,
                               other=OTHER, unconfirmed=UNCONFIRMED)
     path.write_text(page, encoding="utf-8")
     return path

@@ -5,12 +5,14 @@ and can no longer sign in.
 Runs after the round trips (pytest keeps file order: test_browser, test_exchange, then this).
 """
 
+import csv
 import sqlite3
 import time
+from datetime import datetime, timezone
 
 from autograders.hub import accounts, hub
 
-from .conftest import INSTRUCTOR, ROSTER, write_roster
+from .conftest import ASSIGNMENT, INSTRUCTOR, ROSTER, write_roster
 
 ALICE, CAROL, DAVE = "mhatalice", "mhatcarol", "mhatdave"
 
@@ -70,8 +72,10 @@ def test_a_longer_roster_adds_students_and_keeps_everything_else(hub_class):
     homes = {name: accounts.home(name).stat().st_ino for name, *_ in ROSTER}
     instructor_password = hub_class.settings.path("secrets", "instructor_password").read_text()
     roster = write_roster(hub_class.roster, [*[p for p in ROSTER if p[0] != CAROL], (DAVE, "Dave", "Late")])
+    due = hub_class.roster.with_name("due.csv")
+    due.write_text(f"assignment,duedate\n{ASSIGNMENT},2026-01-05 17:00:00 UTC\n")
     hub_class.settings.students = []
-    hub.up(hub_class.settings, roster)
+    hub.up(hub_class.settings, roster, due)
 
     # Nothing that existed was touched: Alice's server and kernel kept running through the restart.
     assert server(hub_class, ALICE)["state"]["pid"] == running["state"]["pid"]
@@ -81,6 +85,14 @@ def test_a_longer_roster_adds_students_and_keeps_everything_else(hub_class):
     done = hub_class.nbgrader(INSTRUCTOR, "db", "student", "list")
     assert DAVE in done.stdout and CAROL in done.stdout, done.stdout  # the gradebook keeps Carol
     assert submissions(hub_class) == graded
+    # The due date, set now, marks the earlier submissions late (by the exchange's clock), with how late.
+    done = hub_class.run(INSTRUCTOR, str(hub_class.settings.venv / "bin" / "mha-workbook"), "report",
+                         "--course", str(hub_class.course))
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(hub_class.course / "reports" / "grades.csv") as table:
+        late = {row["student"]: row["late_by"] for row in csv.DictReader(table) if row["assignment"] == ASSIGNMENT}
+    assert late[ALICE].startswith(f"{(datetime.now(timezone.utc) - datetime(2026, 1, 5, 17, tzinfo=timezone.utc)).days} d")
+    assert "Late submissions" in (hub_class.course / "reports" / "report.html").read_text()
     status, listed = hub_class.exchange(INSTRUCTOR, "GET", f"/students/{hub_class.settings.course_id}")
     assert DAVE in {s["username"] for s in listed["students"]}
 

@@ -1,0 +1,87 @@
+"""``hub up`` refuses, before changing anything, when it cannot work: not root, a port taken,
+a roster with errors. Nothing is installed, written or created (the hub's folder does not
+appear, no account is made)."""
+
+import os
+import socket
+
+import pytest
+
+from autograders.hub import accounts, hub
+from autograders.hub.roster import RosterError
+from autograders.hub.settings import HubSettings
+
+
+@pytest.fixture
+def nothing_may_change(monkeypatch, tmp_path):
+    """Settings in a fresh folder, and every step after the checks made to fail the test."""
+    def changed(*args, **kwargs):
+        raise AssertionError("hub up went past its checks")
+
+    for step in ("install_environments", "write_configuration", "create_accounts", "prepare_course", "start_hub"):
+        monkeypatch.setattr(hub, step, changed)
+    return HubSettings(root=str(tmp_path / "state"), prefix=str(tmp_path / "prefix"), port=free_port(),
+                       exchange_port=free_port(), instructor="mhaqteach")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def roster(tmp_path, rows):
+    path = tmp_path / "roster.csv"
+    path.write_text("id,first_name,last_name,email\n" + "".join(f"{r},,,\n" for r in rows))
+    return path
+
+
+def unchanged(settings, ids):
+    assert not os.path.exists(settings.root) and not os.path.exists(settings.prefix)
+    assert not any(accounts.exists(i) for i in ids)
+
+
+def test_not_root_is_refused_first(nothing_may_change, tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(hub.HubError, match="needs root .* run it as root or with sudo"):
+        hub.up(nothing_may_change, roster(tmp_path, ["mhaqann"]))
+    unchanged(nothing_may_change, ["mhaqann"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the remaining checks come after the root check")
+@pytest.mark.parametrize("which", ["port", "hub_port", "proxy_api_port", "exchange_port"])
+def test_a_taken_port_is_refused_by_name(nothing_may_change, tmp_path, which):
+    settings = nothing_may_change
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", getattr(settings, which)))
+        taken.listen()
+        with pytest.raises(hub.HubError, match=f"{getattr(settings, which)} is taken by another program"):
+            hub.up(settings, roster(tmp_path, ["mhaqann"]))
+    unchanged(settings, ["mhaqann"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the remaining checks come after the root check")
+def test_a_roster_with_errors_creates_nothing(nothing_may_change, tmp_path):
+    ids = ["mhaqann", "Mhaqben", "mhaqann", "daemon", "../x"]
+    with pytest.raises(RosterError) as caught:
+        hub.up(nothing_may_change, roster(tmp_path, ids))
+    assert [line.split(":")[0] for line in caught.value.problems] == ["line 3", "line 4", "line 5", "line 6"]
+    unchanged(nothing_may_change, ["mhaqann", "mhaqben"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the remaining checks come after the root check")
+def test_an_instructor_login_that_is_another_account_is_refused(nothing_may_change, tmp_path):
+    nothing_may_change.instructor = "daemon"
+    with pytest.raises(hub.HubError, match="instructor: 'daemon' is an existing system account"):
+        hub.up(nothing_may_change, roster(tmp_path, ["mhaqann"]))
+    unchanged(nothing_may_change, ["mhaqann"])
+
+
+def test_the_cli_prints_the_refusal_in_one_line_and_exits_2(tmp_path, capsys):
+    from autograders.__main__ import main
+
+    assert main(["hub", "up", "--roster", str(tmp_path / "missing.csv"), "--root", str(tmp_path / "s"),
+                 "--prefix", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("make hub: ") and ("needs root" in err or "cannot be read" in err)
+    assert not (tmp_path / "s").exists()
