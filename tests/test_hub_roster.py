@@ -147,3 +147,16 @@ def test_due_dates_come_from_their_csv(tmp_path):
     path = tmp_path / "due.csv"
     path.write_text("assignment,duedate\nlevel1_recognition, 2026-12-08 17:00:00 UTC\n\n")
     assert read_due(path) == {"level1_recognition": "2026-12-08 17:00:00 UTC"} and read_due(None) == {}
+
+
+def test_a_student_off_the_roster_is_refused_by_the_hub_at_start_up():
+    from types import SimpleNamespace
+
+    from autograders.hub.auth import RosterSharedPassword
+
+    auth = RosterSharedPassword(roster={"alice"}, admin_users={"teacher"}, user_password="a-demo-password",
+                                admin_password="x" * 32)
+    auth.add_user(SimpleNamespace(name="alice"))
+    with pytest.raises(ValueError, match="carol is not on the class roster"):
+        auth.add_user(SimpleNamespace(name="carol"))  # JupyterHub deletes her (delete_invalid_users)
+    assert not auth.check_allowed("carol") and auth.check_allowed("teacher")

@@ -16,6 +16,8 @@ admin: here the instructor cannot sign up at all, and signs in with the password
 import hmac
 from pathlib import Path
 
+from jupyterhub.auth import Authenticator
+from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
 from nativeauthenticator import NativeAuthenticator
 from nativeauthenticator.handlers import LoginHandler
 from traitlets import Set, Unicode
@@ -37,8 +39,31 @@ class RosterLoginHandler(LoginHandler):
     statsd = _NoStatsd()
 
 
-class RosterAuthenticator(NativeAuthenticator):
+class OnRoster(Authenticator):
+    """Only the roster's students and the instructor (an admin) sign in. JupyterHub calls
+    ``add_user`` for every user of its database at start-up and deletes those it refuses
+    (``delete_invalid_users``): a student taken off the roster leaves the hub, with their
+    tokens, at the next ``make hub``; their system account, files and grades stay."""
+
     roster = Set(Unicode(), help="the roster's ids: the only students who may sign up and log in").tag(config=True)
+
+    def on_roster(self, username):
+        return username in self.roster or username in self.admin_users
+
+    def check_allowed(self, username, authentication=None):
+        return self.on_roster(username)
+
+    def add_user(self, user):
+        if not self.on_roster(user.name):
+            raise ValueError(f"{user.name} is not on the class roster")
+        return super().add_user(user)
+
+
+class RosterSharedPassword(OnRoster, SharedPasswordAuthenticator):
+    """One shared password for the roster (a demo); the instructor's is their own."""
+
+
+class RosterAuthenticator(OnRoster, NativeAuthenticator):
     instructor_password_file = Unicode(help="the file holding the instructor's password").tag(config=True)
 
     async def authenticate(self, handler, data):
@@ -52,12 +77,6 @@ class RosterAuthenticator(NativeAuthenticator):
     def get_handlers(self, app):
         return [(path, RosterLoginHandler if handler is LoginHandler else handler)
                 for path, handler in super().get_handlers(app)]
-
-    def on_roster(self, username):
-        return username in self.roster or username in self.admin_users
-
-    def check_allowed(self, username, authentication=None):
-        return self.on_roster(username)
 
     def create_user(self, username, password, **kwargs):
         username = self.normalize_username(username)

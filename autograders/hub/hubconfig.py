@@ -2,7 +2,8 @@
 
 ``hub/jupyterhub_config.py`` (copied into the hub's folder) calls ``configure``:
 
-- the pure-Python ``configurable-http-proxy`` from PyPI as the proxy (no Node);
+- the pure-Python ``configurable-http-proxy`` from PyPI as the proxy (no Node), with room
+  for a class's requests at once (``proxy.py``);
 - each person's JupyterLab spawned as their own system user (LocalProcessSpawner),
   students with the students' tools, the instructor with the Formgrader;
 - RosterAuthenticator (NativeAuthenticator on the roster), or a shared demo password;
@@ -47,7 +48,7 @@ def configure(c, settings):
     c.JupyterHub.pid_file = str(root / "jupyterhub.pid")
     c.JupyterHub.cleanup_servers = False
     c.JupyterHub.cleanup_proxy = False
-    c.ConfigurableHTTPProxy.command = [str(bin_dir / "configurable-http-proxy")]
+    c.ConfigurableHTTPProxy.command = [str(bin_dir / "python"), "-m", "autograders.hub.proxy"]  # the PyPI proxy
     c.ConfigurableHTTPProxy.pid_file = str(root / "proxy.pid")
     c.ConfigurableHTTPProxy.auth_token = settings.path("secrets", "proxy_token").read_text().strip()
 
@@ -66,10 +67,10 @@ def configure(c, settings):
     c.Authenticator.delete_invalid_users = True
     instructor_password = settings.path("secrets", "instructor_password")
     if settings.demo_password:
-        c.JupyterHub.authenticator_class = "shared-password"
-        c.SharedPasswordAuthenticator.user_password = settings.demo_password
-        c.SharedPasswordAuthenticator.admin_password = instructor_password.read_text().strip()
-        c.Authenticator.allowed_users = set(settings.students) | {settings.instructor}
+        c.JupyterHub.authenticator_class = "autograders.hub.auth.RosterSharedPassword"
+        c.RosterSharedPassword.roster = set(settings.students)
+        c.RosterSharedPassword.user_password = settings.demo_password
+        c.RosterSharedPassword.admin_password = instructor_password.read_text().strip()
     else:
         c.JupyterHub.authenticator_class = "autograders.hub.auth.RosterAuthenticator"
         c.RosterAuthenticator.roster = set(settings.students)
@@ -105,7 +106,8 @@ def configure(c, settings):
         {"name": "idle-culler", "services": ["idle-culler"],
          "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
         {"name": ADMIN_SERVICE, "services": [ADMIN_SERVICE],
-         "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users"]},
+         "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users", "list:services",
+                    "read:services"]},
         # Every signed-in person may reach the exchange (ngshare itself decides what they may do there).
         {"name": "user", "scopes": ["self", "access:services!service=ngshare"]},
     ]
