@@ -346,3 +346,44 @@ def test_the_benchmarks_baseline_is_the_course_config_without_the_sandbox(tmp_pa
     assert stock.Execute == course.Execute and stock.CourseDirectory == course.CourseDirectory
     with pytest.raises(RuntimeError, match="no sandbox block"):
         stock_config(tmp_path)
+
+
+def test_a_failed_feedback_replaces_the_old_page_and_is_reported(graded, tmp_path, monkeypatch):
+    """A regrade whose feedback cannot be made: the student's old page goes, a page saying the feedback
+    is unavailable and why takes its place; the summary line, the command's status and the report say so;
+    the grades stand. The next grading that makes feedback takes the note off again."""
+    from autograders.grading import feedback_html
+
+    course = tmp_path / "stale"
+    shutil.copytree(graded.pristine, course)
+    key = ("student001", "level1_recognition")
+    page = course / "feedback/student001/level1_recognition/level1_recognition.html"
+    first = grading.grade(course, students=[key[0]], assignments=[key[1]], backend="serial", recheck=False)
+    assert first.graded == [key] and not first.feedback_failed and page.is_file()
+    old = page.read_bytes()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("generate_feedback failed: the <template> is broken & gone")
+
+    monkeypatch.setattr(feedback_html, "generate_feedback", broken)
+    again = grading.grade(course, students=[key[0]], assignments=[key[1]], backend="serial", recheck=False)
+    assert again.graded == [key] and not again.failed
+    assert again.scores[key] == first.scores[key], "the grades stand"
+    assert again.feedback_failed == [(*key, "RuntimeError: generate_feedback failed: the <template> is broken & gone")]
+    assert "feedback unavailable for 1 submission(s)" in again.line()
+    assert sorted(p.name for p in page.parent.iterdir()) == [page.name]
+    raw, text = _text(page)
+    assert page.read_bytes() != old and "feedback unavailable" in text and "the <template> is broken & gone" in text
+    assert "<template>" not in raw, "the reason is escaped"
+    status = (course / grading.STATUS).read_text()
+    assert "broken & gone" in status
+    csv_path, html_path = report.build(course)
+    raw, text = _text(html_path)
+    assert "Feedback unavailable" in text and "student001" in text.split("Feedback unavailable", 1)[1]
+    assert "broken & gone" in text.split("Feedback unavailable", 1)[1]
+    monkeypatch.undo()
+    third = grading.grade(course, students=[key[0]], assignments=[key[1]], backend="serial", recheck=False)
+    assert not third.feedback_failed and "feedback unavailable" not in _text(page)[1]
+    assert "broken & gone" not in (course / grading.STATUS).read_text()
+    _, text = _text(report.build(course)[1])
+    assert "broken & gone" not in text
