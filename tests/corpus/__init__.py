@@ -389,14 +389,20 @@ RECHECK_LOWERED = {
 # show them either (tests/test_corpus.py, every case).
 
 HIDDEN_MARKS = '''\
-MARKS = ["q1_1_head_dim(head_dim, hid" "den=True)", "q1_1_d_k(d_k, hid" "den=True)",
-         "q1_2_output_shape(output_shape, hid" "den=True)", "BEGIN HID" "DEN TESTS"]
+# The hidden tests' code (not their delimiters: the grading modules in the kernel hold those), made at run
+# time from pieces: no constant of this cell's code, and no object but these, holds one.
+MARKS = ["".join(parts) for parts in (("q1_1_head_dim(head_dim, hid", "den=True)"), ("q1_1_d_k(d_k, hid", "den=True)"),
+                                       ("q1_2_output_shape(output_shape, hid", "den=True)"))]
+OWN = {id(mark) for mark in MARKS}
 
 
 def found_in(texts):
-    """How many of ``texts`` (strings, or anything: its str) hold a hidden test's code."""
+    """How many of ``texts`` (strings, or anything: its str) hold a hidden test's code (the marks
+    themselves left out)."""
     count = 0
     for text in texts:
+        if id(text) in OWN:
+            continue
         try:
             text = text if isinstance(text, str) else str(text)
         except Exception:
@@ -433,10 +439,10 @@ def strings_in(roots, budget=400_000):
             stack.extend([item.f_code, item.f_locals, item.f_back])
         elif isinstance(item, types.TracebackType):
             stack.extend([item.tb_frame, item.tb_next])
-        elif hasattr(item, "__dict__") and not isinstance(item, type):
+        elif not isinstance(item, type):
             try:
                 stack.append(vars(item))
-            except TypeError:
+            except Exception:  # no __dict__, or one that raises
                 pass
     return out
 
