@@ -504,7 +504,7 @@ leaks["linecache.cache"] = found_in(strings_in([linecache.cache]))
 leaks["linecache module"] = found_in(strings_in([vars(linecache)]))
 leaks["the shell's compiler caches"] = found_in(strings_in([vars(get_ipython().compile)]))
 modules = [vars(m) for m in list(sys.modules.values()) if m is not None and not m.__name__.startswith("autograders.grading")]
-leaks["sys.modules"] = found_in(strings_in(modules, budget=2_000_000))
+leaks["sys.modules"] = found_in(strings_in(modules, budget=300_000))
 leaked = sum(leaks.values())
 print("cache channels:", leaks)
 print(f"hidden tests found in linecache and sys.modules: {leaked}")
@@ -515,7 +515,7 @@ READ_GC = HIDDEN_MARKS + '''\
 import gc
 gc.collect()
 objects = gc.get_objects()
-leaks["gc.get_objects()"] = found_in(strings_in(objects, budget=3_000_000))
+leaks["gc.get_objects()"] = found_in(strings_in(objects, budget=300_000))
 leaks["gc.garbage"] = found_in(strings_in(gc.garbage))
 del objects
 leaked = sum(leaks.values())
