@@ -159,6 +159,8 @@ def corpus(tmp_path_factory, burner):
         folder = course / "submitted" / case.name / case.assignment
         folder.mkdir(parents=True, exist_ok=True)
         (folder / filename).write_bytes(data)
+        for name, target in case.links:
+            os.symlink(target.format(course=course, root=ROOT), folder / name)
     for path in outside_paths(course, ROOT):
         if os.path.exists(path):
             os.remove(path)

@@ -387,3 +387,30 @@ def test_a_failed_feedback_replaces_the_old_page_and_is_reported(graded, tmp_pat
     assert "broken & gone" not in (course / grading.STATUS).read_text()
     _, text = _text(report.build(course)[1])
     assert "broken & gone" not in text
+
+
+def test_a_submissions_links_are_never_followed(tmp_path):
+    """The grader reads a submission's files with its own rights: a link beside the notebook (to the
+    course's source notebook, its gradebook, /etc/shadow, or nowhere) is left out of the job, never
+    read; a submission or student folder that is itself a link is named, so that grade refuses it.
+    The corpus's linked-files case grades such a submission."""
+    course = tmp_path / "course"
+    secret = course / "source" / "level1" / "level1.ipynb"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("### BEGIN HIDDEN TESTS")
+    folder = course / "submitted" / "bob" / "level1"
+    (folder / "data").mkdir(parents=True)
+    (folder / "level1.ipynb").write_text("{}")
+    (folder / "data" / "x.csv").write_text("1,2")
+    os.symlink(secret, folder / "absolute.txt")
+    os.symlink("../../../source/level1/level1.ipynb", folder / "relative.txt")
+    os.symlink(secret.parent, folder / "folder")
+    os.symlink(tmp_path / "nowhere", folder / "dangling.txt")
+    assert sorted(grading._read_tree(folder, links=False)) == ["data/x.csv", "level1.ipynb"]
+    job = grading.make_job(course, "bob", "level1", "", b"")
+    assert sorted(job["submission"]) == ["data/x.csv", "level1.ipynb"]
+    assert grading.linked_folder(course, "bob", "level1") is None
+    os.symlink(secret.parent, course / "submitted" / "bob" / "level2")
+    os.symlink(course / "submitted" / "bob", course / "submitted" / "eve")
+    assert grading.linked_folder(course, "bob", "level2") == course / "submitted" / "bob" / "level2"
+    assert grading.linked_folder(course, "eve", "level1") == course / "submitted" / "eve"

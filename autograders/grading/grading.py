@@ -102,14 +102,27 @@ def _environment():
 # --- jobs ------------------------------------------------------------------------
 
 
-def _read_tree(directory):
-    """{relative path: (mode, bytes)} of the files under ``directory``."""
+def _read_tree(directory, links=True):
+    """{relative path: (mode, bytes)} of the files under ``directory``. ``links=False`` (a submission):
+    symbolic links are left out, never followed (the grader reads them, with its own rights: a link
+    to the course's source notebook or gradebook, or to /etc/shadow, would hand their contents to the
+    student's kernel); ``rglob`` enters no linked folder either."""
     directory = Path(directory)
     return {
         str(p.relative_to(directory)): (p.stat().st_mode & 0o777, p.read_bytes())
         for p in sorted(directory.rglob("*"))
-        if p.is_file()
+        if p.is_file() and (links or not p.is_symlink())
     }
+
+
+def linked_folder(course, student, assignment):
+    """The submission folder ``submitted/<student>/<assignment>/`` (or its student's folder) when it is
+    a symbolic link, else None: its files would be read wherever it points, as the grader."""
+    folder = Path(course) / "submitted" / student
+    for path in (folder, folder / assignment):
+        if path.is_symlink():
+            return path
+    return None
 
 
 def _write_tree(directory, files):
@@ -156,7 +169,7 @@ def make_job(course, student, assignment, config_text, template, extension=None,
         "assignment": assignment,
         "config": config_text,
         "source": _read_tree(course / "source" / assignment),
-        "submission": _read_tree(course / "submitted" / student / assignment),
+        "submission": _read_tree(course / "submitted" / student / assignment, links=False),
         "gradebook": template,
         "extension": extension,  # seconds, or None
         "feedback": feedback,
@@ -644,6 +657,11 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
             template = templates.get(assignment)
             if not isinstance(template, bytes):
                 early.append(_failed({"student": student, "assignment": assignment}, template or "unknown assignment"))
+                continue
+            link = linked_folder(course, student, assignment)
+            if link is not None:
+                early.append(_failed({"student": student, "assignment": assignment},
+                                     f"refused: {link.relative_to(course)} is a symbolic link, not a folder"))
                 continue
             jobs.append(make_job(course, student, assignment, config_text, template,
                                  _extension_of(gb, student, assignment), feedback, recheck))

@@ -33,6 +33,7 @@ class Case:
     blank: bool = False  # start from the released notebook instead of the source
     filename: str = None  # submitted under another name
     raw: bytes = None  # the file's bytes as they are (not a notebook)
+    links: tuple = ()  # (name, target): symbolic links beside the notebook ({course}, {root} filled in)
 
     @property
     def phrases(self):
@@ -595,3 +596,33 @@ def apply(nb, edits, course, root):  # noqa: F811 (extends the generators above 
             cell["id"] = f"mine-{grade_id}-{len(nb.cells)}"
             nb.cells.insert(index + 1, cell)
     return nb
+
+
+# --- links in a submission: the grader reads a submission's files with its own rights ---
+
+READ_LINKED = '''\
+import os
+names = sorted(os.listdir("."))
+held = []
+for name in names:
+    try:
+        with open(name, "rb") as f:
+            data = f.read()
+    except OSError:
+        continue
+    if b"hidden=True" in data or b"BEGIN SOLUTION" in data or b"root:" in data:
+        held.append(name)
+print(f"my directory holds {names}")
+print(f"files holding hidden tests, solutions or /etc/shadow: {len(held)}")
+why = "B" if held else "A"  # a point only if a link handed the kernel what it points to
+'''
+
+CASES += [
+    Case("linked-files", LEVEL1, "symbolic links beside the notebook to the course's source notebook (absolute and "
+         "relative), its gradebook and /etc/shadow; a cell reads its directory (a point only if one holds them)",
+         edits=(("q1_2_why", "source", READ_LINKED),), zero=("q1_2_why_test",),
+         says="files holding hidden tests, solutions or /etc/shadow: 0",
+         links=(("source.txt", "{course}/source/level1_recognition/level1_recognition.ipynb"),
+                ("relative.txt", "../../../source/level1_recognition/level1_recognition.ipynb"),
+                ("gradebook.txt", "{course}/gradebook.db"), ("shadow.txt", "/etc/shadow"))),
+]  # links
