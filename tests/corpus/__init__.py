@@ -614,12 +614,13 @@ for name in names:
         held.append(name)
 print(f"my directory holds {names}")
 print(f"files holding hidden tests, solutions or /etc/shadow: {len(held)}")
-why = "B" if held else "A"  # a point only if a link handed the kernel what it points to
+why = "B" if held else "A"  # right only if a link handed the kernel what it points to
 '''
 
 CASES += [
     Case("linked-files", LEVEL1, "symbolic links beside the notebook to the course's source notebook (absolute and "
-         "relative), its gradebook and /etc/shadow; a cell reads its directory (a point only if one holds them)",
+         "relative), its gradebook and /etc/shadow; a cell reads its directory (the answer is right only if one "
+         "holds them; the re-check's process has no files, so the score holds either way: its feedback must say 0)",
          edits=(("q1_2_why", "source", READ_LINKED),), zero=("q1_2_why_test",),
          says="files holding hidden tests, solutions or /etc/shadow: 0",
          links=(("source.txt", "{course}/source/level1_recognition/level1_recognition.ipynb"),
