@@ -94,6 +94,8 @@ def _grade(args):
     for student, assignment, grade_id, old, new, _max, message in summary.rechecked:
         change = f"{old:g} -> {new:g} of {_max:g}: " if old is not None else ""
         print(f"re-checked {student}/{assignment} {grade_id}: {change}{message}")
+    for student, assignment, reason in summary.feedback_failed:
+        print(f"NO FEEDBACK {student}/{assignment}: its feedback page says it is unavailable ({reason})")
     print(summary.line())
     if not args.no_report:
         csv_path, html_path = build(course, args.out, args.db)

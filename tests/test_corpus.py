@@ -14,6 +14,7 @@ process per core, niceness ``MHA_CORPUS_BURN_NICE``, default 10; 0 to keep them
 as busy as another engineer's tests would; ``MHA_CORPUS_BURN=0`` to go without).
 """
 
+import html
 import os
 import re
 import shutil
@@ -25,6 +26,7 @@ import pytest
 
 from autograders.editions import editions
 from tests.conftest import cell_text
+from autograders.grading.feedback_html import hidden_lines
 from tests.corpus import CASES, LEVEL1, LEVEL2, RECHECK_LOWERED, outside_paths, submission, world_writable
 
 ROOT = editions.ROOT
@@ -86,10 +88,25 @@ def _gradebook(course):
         }
 
 
+def _pages(course, student, assignment):
+    """{file name: (raw HTML, its text)} of the submission's feedback pages."""
+    folder = course / "feedback" / student / assignment
+    return {p.name: (p.read_text(encoding="utf-8"), html.unescape(re.sub(r"<[^>]+>", "", p.read_text(encoding="utf-8"))))
+            for p in sorted(folder.glob("*.html"))}
+
+
+def _outputs(course, student, assignment):
+    """Everything the autograded notebook's cells printed or raised (not their source)."""
+    return "\n".join(cell_text(cell) for path in sorted((course / "autograded" / student / assignment).glob("*.ipynb"))
+                     for cell in nbformat.read(str(path), as_version=4).cells if cell.cell_type == "code")
+
+
 def _snapshot(course, summary):
     return {
         "summary": summary,
         "feedback": {(c.name, c.assignment): _feedback(course, c.name, c.assignment, summary) for c in CASES},
+        "pages": {(c.name, c.assignment): _pages(course, c.name, c.assignment) for c in CASES},
+        "outputs": {(c.name, c.assignment): _outputs(course, c.name, c.assignment) for c in CASES},
         "gradebook": _gradebook(course),
         "outside": [p for p in outside_paths(course, ROOT) if os.path.exists(p)],
     }
@@ -142,14 +159,16 @@ def corpus(tmp_path_factory, burner):
         folder = course / "submitted" / case.name / case.assignment
         folder.mkdir(parents=True, exist_ok=True)
         (folder / filename).write_bytes(data)
+        for name, target in case.links:
+            os.symlink(target.format(course=course, root=ROOT), folder / name)
     for path in outside_paths(course, ROOT):
         if os.path.exists(path):
             os.remove(path)
     runs = {}
     assert all(process.poll() is None for process in burner), "the CPU burner died before grading"
     try:
-        runs["serial"] = _snapshot(course, grade(course, workers=1, feedback=False))
-        runs["parallel"] = _snapshot(course, grade(course, workers=2, feedback=False))
+        runs["serial"] = _snapshot(course, grade(course, workers=1))
+        runs["parallel"] = _snapshot(course, grade(course, workers=2))
         alone = grade(course, pairs=HONEST, workers=2, feedback=False)
         runs["alone"] = {"summary": alone}
     finally:
@@ -218,3 +237,28 @@ def test_nothing_written_outside_a_submission_appears(corpus, mode):
     else:  # without a mount namespace the world-writable directories are shared (README: the documented gap)
         shared = ("/tmp/", *(d.rstrip("/") + "/" for d in world_writable()))
         assert [p for p in corpus["runs"][mode]["outside"] if not p.startswith(shared)] == []
+
+
+def _hidden_source(assignment):
+    """The code lines of ``assignment``'s hidden tests (the delimiters left out)."""
+    nb = nbformat.read(str(ROOT / "notebooks" / f"{assignment}.ipynb"), as_version=4)
+    lines = {line.strip() for cell in nb.cells for line in hidden_lines(cell.source)}
+    return {line for line in lines if len(line) > 3 and "HIDDEN TESTS" not in line}
+
+
+@pytest.mark.parametrize("mode", ["serial", "parallel"])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.assignment[:6]}-{c.name}" for c in CASES])
+def test_no_feedback_page_or_output_carries_the_hidden_tests(corpus, case, mode):
+    """Every case (those reading the kernel's history, frames, caches and gc first): its feedback
+    page exists, and neither it nor any output of the autograded notebook holds a hidden test's code."""
+    key = (case.name, case.assignment)
+    secrets = _hidden_source(case.assignment)
+    assert any("hidden=True" in s for s in secrets)
+    pages = corpus["runs"][mode]["pages"][key]
+    assert pages, f"{case.name}: no feedback page"
+    for name, (raw, text) in pages.items():
+        leaked = [s for s in secrets if s in raw or s in text]
+        assert not leaked, f"{case.name}: {name} shows hidden test code: {leaked}"
+        assert "feedback unavailable" not in text, f"{case.name}: {text[-2000:]}"
+    leaked = [s for s in secrets if s in corpus["runs"][mode]["outputs"][key]]
+    assert not leaked, f"{case.name}: an output of the autograded notebook holds hidden test code: {leaked}"

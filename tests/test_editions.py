@@ -347,18 +347,18 @@ def test_graded_edition_makes_only_choice_tests_form_only(path):
     choices = choice_checks()
     assert [c.cell_type for c in graded.cells] == [c.cell_type for c in source.cells]
     for before, after in zip(source.cells, graded.cells):
-        calls = re.findall(r"^check\.(\w+)\((\w+)\)$", HIDDEN.sub("", before.source), re.M)
+        calls = re.findall(r"^_checks\.(\w+)\((\w+)\)$", HIDDEN.sub("", before.source), re.M)
         rewritten = [(name, value) for name, value in calls if name in choices and is_test_cell(before)]
         if not rewritten:
             assert after.source == before.source, nbgrader_meta(before).get("grade_id")
             continue
         visible, hidden = after.source.split("### BEGIN HIDDEN TESTS")
         for name, value in rewritten:
-            assert f"form_only(check.{name}, {value})" in visible
-            assert f"check.{name}({value})" not in visible.replace(f"form_only(check.{name}, {value})", "")
-            assert hidden.lstrip("\n").startswith(f"check.{name}({value})\n"), "the full check should lead the hidden tests"
+            assert f"_form_only(_checks.{name}, {value})" in visible
+            assert f"_checks.{name}({value})" not in visible.replace(f"_form_only(_checks.{name}, {value})", "")
+            assert hidden.lstrip("\n").startswith(f"_checks.{name}({value})\n"), "the full check should lead the hidden tests"
         assert HIDDEN.sub("", before.source) != HIDDEN.sub("", after.source)
-    found = {name for c in source.cells if is_test_cell(c) for name in re.findall(r"check\.(\w+)\(", c.source)}
+    found = {name for c in source.cells if is_test_cell(c) for name in re.findall(r"_checks\.(\w+)\(", c.source)}
     assert not (found & choices) or editions.graded_text(path) != path.read_text()
 
 
@@ -623,20 +623,20 @@ def test_nbgrader_validate_of_the_blank_release_names_the_written_problem(small_
 
 def test_release_checks_only_the_form_of_a_choice(small_release):
     """In the release a wrong labelled choice passes the visible test ("Answer recorded"),
-    a blank one says "no answer yet"; the practice edition's test tells at once."""
-    from autograders.checks import level1
+    a blank one says "no answer yet"; the practice edition's test tells at once. Each test cell
+    imports its checks itself: it runs in a namespace holding only the answer."""
     from autograders.checks.feedback import WrongAnswer
 
     released = by_grade_id(read(small_release["released"]))["q1_2_why_test"].source
-    assert "form_only(check.q1_2_why, why)" in released and "hidden=True" not in released
+    assert "_form_only(_checks.q1_2_why, why)" in released and "hidden=True" not in released
     wrong = small_release["wrong_choice"]
-    exec(compile(released, "<release>", "exec"), {"check": level1, "why": wrong})  # noqa: S102 (passes: no exception)
+    exec(compile(released, "<release>", "exec"), {"why": wrong})  # noqa: S102 (passes: no exception)
     with pytest.raises(WrongAnswer, match="no answer yet"):
-        exec(compile(released, "<release>", "exec"), {"check": level1, "why": None})  # noqa: S102
+        exec(compile(released, "<release>", "exec"), {"why": None})  # noqa: S102
     practice = editions.practice_notebook(read(small_release["source"] / LEVEL1.name))
     visible = by_grade_id(practice)["q1_2_why_test"].source
     with pytest.raises(WrongAnswer) as info:
-        exec(compile(visible, "<practice>", "exec"), {"check": level1, "why": wrong})  # noqa: S102
+        exec(compile(visible, "<practice>", "exec"), {"why": wrong})  # noqa: S102
     assert repr(wrong) in str(info.value)
 
 

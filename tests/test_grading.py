@@ -346,3 +346,71 @@ def test_the_benchmarks_baseline_is_the_course_config_without_the_sandbox(tmp_pa
     assert stock.Execute == course.Execute and stock.CourseDirectory == course.CourseDirectory
     with pytest.raises(RuntimeError, match="no sandbox block"):
         stock_config(tmp_path)
+
+
+def test_a_failed_feedback_replaces_the_old_page_and_is_reported(graded, tmp_path, monkeypatch):
+    """A regrade whose feedback cannot be made: the student's old page goes, a page saying the feedback
+    is unavailable and why takes its place; the summary line, the command's status and the report say so;
+    the grades stand. The next grading that makes feedback takes the note off again."""
+    from autograders.grading import feedback_html
+
+    course = tmp_path / "stale"
+    shutil.copytree(graded.pristine, course)
+    key = ("student001", "level1_recognition")
+    page = course / "feedback/student001/level1_recognition/level1_recognition.html"
+    first = grading.grade(course, students=[key[0]], assignments=[key[1]], backend="serial", recheck=False)
+    assert first.graded == [key] and not first.feedback_failed and page.is_file()
+    old = page.read_bytes()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("generate_feedback failed: the <template> is broken & gone")
+
+    monkeypatch.setattr(feedback_html, "generate_feedback", broken)
+    again = grading.grade(course, students=[key[0]], assignments=[key[1]], backend="serial", recheck=False)
+    assert again.graded == [key] and not again.failed
+    assert again.scores[key] == first.scores[key], "the grades stand"
+    assert again.feedback_failed == [(*key, "RuntimeError: generate_feedback failed: the <template> is broken & gone")]
+    assert "feedback unavailable for 1 submission(s)" in again.line()
+    assert sorted(p.name for p in page.parent.iterdir()) == [page.name]
+    raw, text = _text(page)
+    assert page.read_bytes() != old and "feedback unavailable" in text and "the <template> is broken & gone" in text
+    assert "<template>" not in raw, "the reason is escaped"
+    status = (course / grading.STATUS).read_text()
+    assert "broken & gone" in status
+    csv_path, html_path = report.build(course)
+    raw, text = _text(html_path)
+    assert "Feedback unavailable" in text and "student001" in text.split("Feedback unavailable", 1)[1]
+    assert "broken & gone" in text.split("Feedback unavailable", 1)[1]
+    monkeypatch.undo()
+    third = grading.grade(course, students=[key[0]], assignments=[key[1]], backend="serial", recheck=False)
+    assert not third.feedback_failed and "feedback unavailable" not in _text(page)[1]
+    assert "broken & gone" not in (course / grading.STATUS).read_text()
+    _, text = _text(report.build(course)[1])
+    assert "broken & gone" not in text
+
+
+def test_a_submissions_links_are_never_followed(tmp_path):
+    """The grader reads a submission's files with its own rights: a link beside the notebook (to the
+    course's source notebook, its gradebook, /etc/shadow, or nowhere) is left out of the job, never
+    read; a submission or student folder that is itself a link is named, so that grade refuses it.
+    The corpus's linked-files case grades such a submission."""
+    course = tmp_path / "course"
+    secret = course / "source" / "level1" / "level1.ipynb"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("### BEGIN HIDDEN TESTS")
+    folder = course / "submitted" / "bob" / "level1"
+    (folder / "data").mkdir(parents=True)
+    (folder / "level1.ipynb").write_text("{}")
+    (folder / "data" / "x.csv").write_text("1,2")
+    os.symlink(secret, folder / "absolute.txt")
+    os.symlink("../../../source/level1/level1.ipynb", folder / "relative.txt")
+    os.symlink(secret.parent, folder / "folder")
+    os.symlink(tmp_path / "nowhere", folder / "dangling.txt")
+    assert sorted(grading._read_tree(folder, links=False)) == ["data/x.csv", "level1.ipynb"]
+    job = grading.make_job(course, "bob", "level1", "", b"")
+    assert sorted(job["submission"]) == ["data/x.csv", "level1.ipynb"]
+    assert grading.linked_folder(course, "bob", "level1") is None
+    os.symlink(secret.parent, course / "submitted" / "bob" / "level2")
+    os.symlink(course / "submitted" / "bob", course / "submitted" / "eve")
+    assert grading.linked_folder(course, "bob", "level2") == course / "submitted" / "bob" / "level2"
+    assert grading.linked_folder(course, "eve", "level1") == course / "submitted" / "eve"

@@ -109,7 +109,7 @@ def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_pat
         "q1_1_head_dim": "import autograders.checks.level1 as checks, numpy\n"
                          "checks.q1_1_head_dim = lambda *a, **k: print('ok')\nnumpy.allclose = lambda *a, **k: True\n"
                          "def head_dim(d_model, h):\n    return d_model * h",
-        "q1_1_d_k": "check.q1_1_d_k = lambda *a, **k: None\nd_k = 768 // 12",  # right anyway
+        "q1_1_d_k": "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *a, **k: None\nd_k = 768 // 12",  # right anyway
         "q1_2_why": 'why = "A"',  # wrong, and nbgrader said so
     }
     path = graded_copy(tmp_path, "tamper", answers, failed_tests=("q1_2_why_test",))
@@ -358,7 +358,7 @@ IGNORES_ALARM = IN_RECHECK + """\
         pass
 """
 
-WRONG_D_K = "check.q1_1_d_k = lambda *args, **kwargs: None\nd_k = 768 * 12"  # wrong, and the check patched
+WRONG_D_K = "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *args, **kwargs: None\nd_k = 768 * 12"  # wrong, and the check patched
 
 FLOOD = IN_RECHECK + """\
     for _ in range(100_000):  # 100 MB, in the re-check only: there, past the output limit, the cell is stopped

@@ -292,12 +292,13 @@ def build_practice(out="workbook", source=SOURCE, say=print):
 # --- graded edition: the course's source notebooks -------------------------------
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-FORM_IMPORT = "from autograders.checks.forms import form_only"
+FORM_CALL = "_form_only"  # a name no student has a reason to bind (the test cell binds it itself)
+FORM_IMPORT = f"from autograders.checks.forms import form_only as {FORM_CALL}"
 
 
 def check_modules(nb):
     """{name: module} of the check modules ``nb``'s code cells import
-    (``from autograders.checks import level2 as check`` gives ``{"check": level2}``)."""
+    (``from autograders.checks import level2 as _checks`` gives ``{"_checks": level2}``)."""
     found = {}
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -319,7 +320,7 @@ def check_modules(nb):
 
 def form_only_test(source, modules):
     """The graded edition of the test cell ``source``: each visible call of a labelled
-    choice's check (``check.q1_2_why(why)``) becomes ``form_only(check.q1_2_why, why)``
+    choice's check (``_checks.q1_2_why(why)``) becomes ``_form_only(_checks.q1_2_why, why)``
     and the call itself moves to the front of the hidden tests. ``source`` unchanged
     when it has no such call."""
     from ..checks.forms import is_choice
@@ -344,7 +345,7 @@ def form_only_test(source, modules):
         indent = line[: len(line) - len(line.lstrip())]
         value = ast.get_source_segment("\n".join(lines[:begin]), call.args[0])
         visible[node.lineno - 1 : node.lineno] = [
-            f"{indent}{FORM_IMPORT}", f"{indent}form_only({call.func.value.id}.{call.func.attr}, {value})"
+            f"{indent}{FORM_IMPORT}", f"{indent}{FORM_CALL}({call.func.value.id}.{call.func.attr}, {value})"
         ]
         moved.insert(0, line.strip())
     if not moved:

@@ -225,6 +225,62 @@ class SandboxExecute(Execute):
                 output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
                 output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
 
+HIDDEN_BEGIN, HIDDEN_END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
+HIDDEN_ASIDE = "# (hidden tests: run by the grader's clean re-check, not in this kernel)"
+_ASIDE_KEY = "mha_hidden_tests_aside"  # resources: {cell index: the test cell's full source}
+
+
+def visible_part(source):
+    """``source`` with each hidden-test region replaced by one comment line (:data:`HIDDEN_ASIDE`)."""
+    kept, inside = [], False
+    for line in source.split("\n"):
+        if HIDDEN_BEGIN in line:
+            inside = True
+            kept.append(line[: len(line) - len(line.lstrip())] + HIDDEN_ASIDE)
+        elif HIDDEN_END in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+class SetHiddenTestsAside(NbGraderPreprocessor):
+    """Before the student's kernel runs: each test cell keeps only its visible tests, so the hidden
+    tests' code never enters that kernel (its history, ``In``, ``linecache``, frames, ``gc``: nothing a
+    student's cell can read or print into the feedback). The clean re-check runs them, in a process
+    where no student code runs (:mod:`autograders.grading.recheck`); its verdict decides. Used by
+    ``grade`` whenever the re-check runs (``--no-recheck``: the hidden tests run in the kernel)."""
+
+    def preprocess(self, nb, resources):
+        aside = resources.setdefault(_ASIDE_KEY, {})
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
+                aside[index] = cell.source
+                cell.source = visible_part(cell.source)
+        return nb, resources
+
+
+class PutHiddenTestsBack(NbGraderPreprocessor):
+    """After the kernel ran: the test cells' full source again (the autograded notebook, the
+    formgrader and the checksums see the assignment's cells), their outputs those of the visible part."""
+
+    def preprocess(self, nb, resources):
+        for index, source in (resources.pop(_ASIDE_KEY, None) or {}).items():
+            nb.cells[index].source = source
+        return nb, resources
+
+
+def hidden_tests_aside(c):
+    """Wrap the kernel's run in the nbgrader config ``c`` by :class:`SetHiddenTestsAside` and
+    :class:`PutHiddenTestsBack` (once, however often called)."""
+    steps = [s for s in (c.Autograde.autograde_preprocessors if "autograde_preprocessors" in c.Autograde
+                         else Autograde.class_traits()["autograde_preprocessors"].default())
+             if s not in (SetHiddenTestsAside, PutHiddenTestsBack)]
+    at = next(i for i, s in enumerate(steps) if isinstance(s, type) and issubclass(s, Execute))
+    c.Autograde.autograde_preprocessors = [*steps[:at], SetHiddenTestsAside, steps[at], PutHiddenTestsBack,
+                                           *steps[at + 1:]]
+
+
 class RestoreCellMetadata(NbGraderPreprocessor):
     """Give every cell the assignment grades, locks or asks an answer in the nbgrader metadata
     the gradebook has for it (:func:`restore_metadata`), before nbgrader's own steps: those

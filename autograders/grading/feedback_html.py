@@ -451,3 +451,20 @@ def regenerate(course, assignments=None, students=None, db_url=None, progress=Fa
         if bar:
             bar.update(not reason, f"{student}/{assignment}")
     return written, failed
+
+
+def unavailable_pages(assignment, notebooks, reason, when=None):
+    """{``<notebook>.html``: (mode, bytes)}: for each of ``notebooks``, a page saying that its feedback
+    could not be made, and why (``templates/feedback_unavailable.html.j2``, autoescaped). It replaces
+    an older grading's page, which would otherwise stand as if it were this grading's."""
+    import datetime
+
+    import jinja2
+
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True)
+    template = environment.get_template("feedback_unavailable.html.j2")
+    when = when or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return {f"{name}.html": (0o644, template.render(assignment=assignment, notebook=name, reason=ANSI.sub("", reason),
+                                                    when=when).encode("utf-8"))
+            for name in sorted(notebooks)}
+

@@ -72,6 +72,7 @@ class Summary:
     seconds: float = 0.0
     scores: dict = field(default_factory=dict)  # {(student, assignment): {grade_id: (auto_score, max_score)}}
     rechecked: list = field(default_factory=list)  # [(student, assignment, grade_id, old, new, max_score, message)]
+    feedback_failed: list = field(default_factory=list)  # [(student, assignment, reason)]: graded, no feedback page
     workers: int = 0
     backend: str = "local"
     phases: Counter = field(default_factory=Counter)  # {phase: seconds summed over the jobs}: where the time went
@@ -86,7 +87,8 @@ class Summary:
         return (
             f"graded {len(self.graded)}, failed {len(self.failed)}, in {self.seconds:.1f} s "
             f"({self.per_minute:.1f} submissions/min)"
-        ) + (f"; the re-check lowered {len(self.rechecked)} test(s) in {lowered} submission(s)" if self.rechecked else "")
+        ) + (f"; the re-check lowered {len(self.rechecked)} test(s) in {lowered} submission(s)" if self.rechecked else "") + (
+            f"; feedback unavailable for {len(self.feedback_failed)} submission(s)" if self.feedback_failed else "")
 
 
 def _environment():
@@ -100,14 +102,27 @@ def _environment():
 # --- jobs ------------------------------------------------------------------------
 
 
-def _read_tree(directory):
-    """{relative path: (mode, bytes)} of the files under ``directory``."""
+def _read_tree(directory, links=True):
+    """{relative path: (mode, bytes)} of the files under ``directory``. ``links=False`` (a submission):
+    symbolic links are left out, never followed (the grader reads them, with its own rights: a link
+    to the course's source notebook or gradebook, or to /etc/shadow, would hand their contents to the
+    student's kernel); ``rglob`` enters no linked folder either."""
     directory = Path(directory)
     return {
         str(p.relative_to(directory)): (p.stat().st_mode & 0o777, p.read_bytes())
         for p in sorted(directory.rglob("*"))
-        if p.is_file()
+        if p.is_file() and (links or not p.is_symlink())
     }
+
+
+def linked_folder(course, student, assignment):
+    """The submission folder ``submitted/<student>/<assignment>/`` (or its student's folder) when it is
+    a symbolic link, else None: its files would be read wherever it points, as the grader."""
+    folder = Path(course) / "submitted" / student
+    for path in (folder, folder / assignment):
+        if path.is_symlink():
+            return path
+    return None
 
 
 def _write_tree(directory, files):
@@ -154,7 +169,7 @@ def make_job(course, student, assignment, config_text, template, extension=None,
         "assignment": assignment,
         "config": config_text,
         "source": _read_tree(course / "source" / assignment),
-        "submission": _read_tree(course / "submitted" / student / assignment),
+        "submission": _read_tree(course / "submitted" / student / assignment, links=False),
         "gradebook": template,
         "extension": extension,  # seconds, or None
         "feedback": feedback,
@@ -243,6 +258,10 @@ def _run_job(job, root, result):
             gb.update_or_create_student(student)
             gb.update_or_create_submission(assignment, student, extension=datetime.timedelta(seconds=job["extension"]))
 
+    if job.get("recheck", True):  # the hidden tests run in the clean re-check only, never in the student's kernel
+        from .autograde import hidden_tests_aside
+
+        hidden_tests_aside(config)
     app = Autograde(coursedir=coursedir, config=config, log=_job_logger())
     app.force = True
     app.create_student = True
@@ -298,8 +317,14 @@ def _run_job(job, root, result):
         try:
             result["feedback"] = generate_feedback(root, config, assignment, student, _job_logger())
             result["phases"]["feedback"] = time.perf_counter() - started
-        except Exception as error:  # the grades stand; say that the feedback is missing
-            result["warnings"].append(f"no feedback: {type(error).__name__}: {error}"[:500])
+        except Exception as error:  # the grades stand; the old page goes, a page saying why replaces it
+            from .feedback_html import unavailable_pages
+
+            reason = f"{type(error).__name__}: {error}".strip().splitlines()[0][:300]
+            result["feedback_failed"] = reason
+            result["warnings"].append(f"no feedback: {reason}")
+            result["feedback"] = unavailable_pages(assignment, result["notebooks"] or [
+                p.stem for p in (root / "autograded" / student / assignment).glob("*.ipynb")], reason)
 
 
 # --- re-check (autograders/grading/recheck.py, when it exists) ----------------------------
@@ -317,7 +342,8 @@ def _recheck_function():
 
 def _as_checked(value):
     """(score, message, misconception, confirmed) from what ``recheck`` gives for one test cell:
-    score None when it is no finite number (then not confirmed); misconception a known tag or None."""
+    score None when it is no finite number (then not confirmed); misconception a known tag or None.
+    :func:`_failed_hidden` says whether it failed in the hidden tests."""
     from ..checks.misconceptions import NAMES
 
     if isinstance(value, (tuple, list)):
@@ -340,7 +366,15 @@ def _as_checked(value):
     return score, str(message or ""), tag, confirmed
 
 
+def _failed_hidden(value):
+    """True when the re-check's verdict ``value`` failed the test in its hidden tests (which nbgrader's
+    kernel did not run: a wrong answer, not something the re-check lowered)."""
+    return getattr(value, "hidden", None) is True or (isinstance(value, dict) and value.get("hidden") is True)
+
+
 _NOT_CONFIRMED = "the re-check could not confirm this test, so it scores 0"
+HIDDEN_NOTE = "Hidden tests: scored {score:g} of {max_score:g}. {message}\n"
+RECHECKED_NOTE = "Re-checked: scored {score:g} of {max_score:g}. {message}\n"
 RECHECKED = "recheck"  # a test cell's metadata key: the grader's record of a score the re-check lowered
 
 
@@ -398,8 +432,10 @@ def _recheck(gb, root, student, assignment, autograded, settings=None):
         autograded_tests = [g for g in notebook.grades if g.cell_type == "code" and g.auto_score is not None]
         order = {gid: i for i, gid in enumerate(found)}
         for grade in sorted(autograded_tests, key=lambda g: (order.get(g.name, len(order)), g.name)):
+            hidden = False
             if grade.name in found:
                 score, message, tag, confirmed = _as_checked(found[grade.name])
+                hidden = confirmed and _failed_hidden(found[grade.name])
                 if score is None:
                     score, message = 0.0, f"{_NOT_CONFIRMED}: its verdict was not a score"
             else:
@@ -407,15 +443,16 @@ def _recheck(gb, root, student, assignment, autograded, settings=None):
                 message = f"{_NOT_CONFIRMED}: {failure or 'it gave no verdict for this test'}"
             score = min(max(score, 0.0), grade.max_score)
             if score < grade.auto_score:
-                lowered.append((grade.name, grade.auto_score, float(score), grade.max_score, message))
+                if not hidden:  # a hidden test's failure is the answer's, not the re-check lowering a score
+                    lowered.append((grade.name, grade.auto_score, float(score), grade.max_score, message))
                 records[grade.name] = {"score": float(score), "max_score": float(grade.max_score),
                                        "confirmed": confirmed, "misconception": tag}
                 grade.auto_score = float(score)
                 for cell in nb.cells:
                     if cell.metadata.get("nbgrader", {}).get("grade_id") == grade.name and cell.cell_type == "code":
                         cell.outputs.append(nbformat.v4.new_output(
-                            "stream", name="stdout",
-                            text=f"Re-checked: scored {score:g} of {grade.max_score:g}. {message}\n"))
+                            "stream", name="stdout", text=(HIDDEN_NOTE if hidden else RECHECKED_NOTE).format(
+                                score=score, max_score=grade.max_score, message=message)))
                         changed = True
         changed = _record_lowered(nb, records) or changed
         gb.db.commit()
@@ -621,6 +658,11 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
             if not isinstance(template, bytes):
                 early.append(_failed({"student": student, "assignment": assignment}, template or "unknown assignment"))
                 continue
+            link = linked_folder(course, student, assignment)
+            if link is not None:
+                early.append(_failed({"student": student, "assignment": assignment},
+                                     f"refused: {link.relative_to(course)} is a symbolic link, not a folder"))
+                continue
             jobs.append(make_job(course, student, assignment, config_text, template,
                                  _extension_of(gb, student, assignment), feedback, recheck))
     early += [{**_failed({"student": s, "assignment": a}, reason), "stage": "intake"} for s, a, reason in refused or ()]
@@ -663,6 +705,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
                     "ok": result["ok"], "reason": result["reason"], "seconds": round(result.get("seconds", 0.0), 2),
                     "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     **({"stage": result["stage"]} if result.get("stage") else {}),
+                    **({"feedback": result["feedback_failed"]} if result.get("feedback_failed") and result["ok"] else {}),
                 }
                 if bar:
                     bar.update(result["ok"], f"{student}/{assignment}")
@@ -688,6 +731,8 @@ def _record(course, gb, result, summary):
         summary.graded.append((student, assignment))
         summary.scores[(student, assignment)] = scores_of(gb, student, assignment)
         summary.rechecked += [(student, assignment, *r) for r in result["rechecked"]]
+        if result.get("feedback_failed"):
+            summary.feedback_failed.append((student, assignment, result["feedback_failed"]))
     else:
         if autograded.exists():  # as nbgrader does with a submission it could not grade
             shutil.rmtree(autograded)

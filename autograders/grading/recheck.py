@@ -80,13 +80,16 @@ INTERFERED = "the re-check was interfered with"
 class Checked:
     """One test cell's re-check. Unpacks as ``score, max_score, message``. ``misconception``: the
     tag of the check's own ``WrongAnswer`` when the clean run found the answer wrong, else None;
-    ``confirmed``: False when the re-check could not run the test on the student's answers."""
+    ``confirmed``: False when the re-check could not run the test on the student's answers;
+    ``hidden``: the test failed in its hidden tests, which only the re-check runs (``grade`` sets them
+    aside in nbgrader's kernel: a wrong answer, never "tampering")."""
 
     score: float
     max_score: float
     message: str = None
     misconception: str = None
     confirmed: bool = True
+    hidden: bool = False
 
     def __iter__(self):
         return iter((self.score, self.max_score, self.message))
@@ -810,6 +813,7 @@ def _verdict(session, clean, cell, gid, points, nbgrader_cell):
     except Exception as error:  # noqa: BLE001 (a failed test, whatever the exception)
         message = str(error) if type(error).__name__ == "WrongAnswer" else f"{type(error).__name__}: {error}"
         tag = _misconception(error)
+        in_hidden = _failed_line(error, f"<{gid}>") in hidden_line_numbers(cell.source)
     finally:
         session.deadline = None
     used = _used(cell.source)
@@ -819,9 +823,34 @@ def _verdict(session, clean, cell, gid, points, nbgrader_cell):
         return Checked(0.0, points, f"{NOT_CONFIRMED}: {blame[0]}; {message}"[:1000], confirmed=False)
     if nbgrader_cell is None:
         message = f"this test cell is missing from the graded notebook; {message}"
+    elif in_hidden:  # nbgrader's kernel never ran this part: its verdict says nothing about it
+        return Checked(0.0, points, message[:1000], misconception=tag, hidden=True)
     elif _passed_in_nbgrader(nbgrader_cell):
         message = f"{TAMPERING}: {message}"
     return Checked(0.0, points, message[:1000], misconception=tag)
+
+
+def hidden_line_numbers(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS"):
+    """The (1-based) numbers of the lines of ``source`` inside its hidden-test regions."""
+    numbers, inside = set(), False
+    for number, line in enumerate(source.split("\n"), 1):
+        if begin in line:
+            inside = True
+        if inside:
+            numbers.add(number)
+        if end in line:
+            inside = False
+    return numbers
+
+
+def _failed_line(error, filename):
+    """The line of the code compiled as ``filename`` where ``error`` was raised from (its last frame there)."""
+    line, tb = None, error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def _misconception(error):

@@ -90,6 +90,7 @@ class Results:
     tags: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> its misconception tag, or None
     unconfirmed: set = field(default_factory=set)  # {(student, assignment, grade_id)} the re-check could not confirm
     failed: list = field(default_factory=list)  # [(student, assignment, reason)] from the last grading
+    no_feedback: list = field(default_factory=list)  # [(student, assignment, reason)]: graded, feedback unavailable
 
     def misconception_counts(self):
         """{name: number of failed tests whose output carries its tag}, and {name: Counter of problems};
@@ -169,6 +170,8 @@ def read_results(course, db_url=None):
                 })
                 if _failure(record):
                     results.failed.append((student, assignment.name, record.get("reason") or ""))
+                elif record.get("feedback"):
+                    results.no_feedback.append((student, assignment.name, record["feedback"]))
                 for path in sorted((course / "autograded" / student / assignment.name).glob("*.ipynb")):
                     add_failed_tests(results, student, assignment.name, nbformat.read(str(path), as_version=4), cells)
     # A submission that failed before nbgrader recorded it (a refused zip, a notebook
@@ -386,7 +389,8 @@ def write_report(results, path, course=None):
         ("Misconceptions", "misconceptions", plot_misconceptions(results)))]
     misconceptions = [{"name": name, "count": n, "where": where[name].most_common()} for name, n in counts.most_common()]
     late = [r for r in results.rows if r.get("late_by")]
-    page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed, late=late,
+    page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed,
+                              no_feedback=results.no_feedback, late=late,
                               other=OTHER, unconfirmed=UNCONFIRMED)
     path.write_text(page, encoding="utf-8")
     return path

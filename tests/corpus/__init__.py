@@ -33,6 +33,7 @@ class Case:
     blank: bool = False  # start from the released notebook instead of the source
     filename: str = None  # submitted under another name
     raw: bytes = None  # the file's bytes as they are (not a notebook)
+    links: tuple = ()  # (name, target): symbolic links beside the notebook ({course}, {root} filled in)
 
     @property
     def phrases(self):
@@ -107,7 +108,7 @@ CASES = [
     Case("edited-cells", LEVEL1, "a test cell emptied and the setup cell patched (that answer wrong); an answer cell "
          "made markdown (its code right); a test cell made raw (its answer wrong)",
          edits=(("q1_1_d_k", "source", "d_k = 768 * 12"), ("q1_1_d_k_test", "source", "print('all good')"),
-                ("setup", "append", "check.q1_1_d_k = lambda *args, **kwargs: None"),
+                ("setup", "append", "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *args, **kwargs: None"),
                 ("q1_2_output_shape", "type", "markdown"), ("q1_2_why", "source", 'why = "A"'),
                 ("q1_2_why_test", "type", "raw")),
          zero=("q1_1_d_k_test", "q1_2_why_test"), says=("Multiplied instead of divided", "does *not* keep the full width")),
@@ -117,7 +118,7 @@ CASES = [
          edits=(("q1_1_head_dim", "source", "import autograders.checks.level1 as checks\n"
                  "checks.q1_1_head_dim = lambda *args, **kwargs: print('✔ Correct.')\n"
                  "def head_dim(d_model, h):\n    return d_model * h"),
-                ("q1_1_d_k", "source", "check.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 // 12")),
+                ("q1_1_d_k", "source", "checks.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 // 12")),
          zero=("q1_1_head_dim_test",), says="tampering suspected"),
     Case("file-access", LEVEL1, "reads the course's source notebooks and gradebook from disk (a point only if that "
          "works); writes files outside its submission (its answer right)",
@@ -126,6 +127,7 @@ CASES = [
     Case("honest", LEVEL2, "every answer right"),
     Case("patched-allclose", LEVEL2, "numpy.allclose and two checks patched to pass; those answers wrong",
          edits=(("q2_3_softmax", "source", "np.allclose = np.isclose = lambda *args, **kwargs: True\n"
+                 "import autograders.checks.level2 as check\n"
                  "check.q2_3_softmax = check.q2_3_weights = lambda *args, **kwargs: print('✔ Correct.')\n"
                  "def softmax(scores):\n    return scores / scores.sum()"),
                 ("q2_3_weights", "source", "weights = np.array([0.3, 0.3, 0.4])"),
@@ -343,7 +345,7 @@ while time.monotonic() < end:
     pass
 '''
 
-WRONG_D_K_PATCHED = "check.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 * 12"
+WRONG_D_K_PATCHED = "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 * 12"
 
 CASES += [
     Case("recheck-garbage", LEVEL1, "writes garbage to every pipe of the re-check's process, check patched and "
@@ -377,3 +379,251 @@ RECHECK_LOWERED = {
     ("recheck-forged-reply", LEVEL1, "q1_1_d_k_test"): "interfered with",
     ("recheck-hangs-only-there", LEVEL1, "q1_2_output_shape_test"): "could not confirm",
 }
+
+
+# --- the kernel's memory of the hidden tests: history, frames, code, linecache, modules, gc ---
+#
+# Each case reads one group of places where a cell's source could stay in nbgrader's kernel after
+# it ran, in an answer cell after three hidden tests ran (a point only if the hidden tests' code is
+# found), or in a last cell after every test. ``grade`` never sends the hidden tests to that kernel
+# (README, "What the sandbox isolates"): every place is empty of them. The feedback pages must not
+# show them either (tests/test_corpus.py, every case).
+
+HIDDEN_MARKS = '''\
+# The hidden tests' code (not their delimiters: the grading modules in the kernel hold those), made at run
+# time from pieces: no constant of this cell's code, and no object but these, holds one.
+MARKS = ["".join(parts) for parts in (("q1_1_head_dim(head_dim, hid", "den=True)"), ("q1_1_d_k(d_k, hid", "den=True)"),
+                                       ("q1_2_output_shape(output_shape, hid", "den=True)"))]
+OWN = {id(mark) for mark in MARKS}
+
+
+def found_in(texts):
+    """How many of ``texts`` (strings, or anything: its str) hold a hidden test's code (the marks
+    themselves left out)."""
+    count = 0
+    for text in texts:
+        if id(text) in OWN:
+            continue
+        try:
+            text = text if isinstance(text, str) else str(text)
+        except Exception:
+            continue
+        count += any(mark in text for mark in MARKS)
+    return count
+
+
+def strings_in(roots):
+    """Every string (bytes decoded) reachable from ``roots`` that no earlier call of this cell reached:
+    gc's referents all the way (one C call a level), and what gc does not show (a code object's
+    constants, a running frame's code and namespaces). Each object is looked at once in the cell, by
+    the first channel reaching it: a complete walk of the kernel costs a fraction of a second, so the
+    cell ends well within the cell timeout on a loaded machine."""
+    import gc
+    import types
+    out, level = [], list(roots)
+    while level:
+        expand, extra = [], []
+        for item in level:
+            if id(item) in REACHED:
+                continue
+            REACHED[id(item)] = item  # kept alive: its id is not reused while the cell runs
+            kind = type(item)
+            if kind is str:
+                out.append(item)
+            elif kind is bytes or kind is bytearray:
+                out.append(bytes(item).decode("utf-8", "replace"))
+            elif kind is types.CodeType:
+                extra += [*item.co_consts, item.co_filename, item.co_name]
+            elif kind is types.FrameType:
+                extra += [item.f_back, item.f_code, item.f_locals, item.f_globals]
+                expand.append(item)
+            else:
+                expand.append(item)
+        level = gc.get_referents(*expand) + extra
+    return out
+
+
+REACHED = {}
+REACHED.update((id(x), x) for x in (REACHED, MARKS, OWN, *MARKS))
+
+
+leaks = {}
+'''
+
+READ_HISTORY = HIDDEN_MARKS + '''\
+shell = get_ipython()
+leaks["In"] = found_in(In)
+leaks["_ih"] = found_in(_ih)
+leaks["_i, _ii, _iii, _iN"] = found_in(v for k, v in dict(globals()).items() if k.startswith("_i"))
+from IPython.utils.capture import capture_output
+for option in ("", "-g", "-n -o", "-l 1000"):
+    try:
+        with capture_output() as captured:
+            shell.run_line_magic("history", option)
+        leaks[f"%history {option}"] = found_in([captured.stdout])
+    except Exception as error:
+        leaks[f"%history {option}"] = 0
+manager = shell.history_manager
+leaks["history_manager ranges"] = found_in(str(e) for e in manager.get_range(raw=True)) + found_in(
+    str(e) for e in manager.get_range(raw=False))
+leaks["history_manager lists"] = found_in(manager.input_hist_raw) + found_in(manager.input_hist_parsed)
+leaks["history_manager tail, search"] = found_in(str(e) for e in manager.get_tail(10_000, raw=True, include_latest=True)) + \\
+    found_in(str(e) for e in manager.search("*hid*"))
+leaks["Out, _oh"] = found_in(strings_in([Out, _oh]))
+leaked = sum(leaks.values())
+print("history channels:", leaks)
+print(f"hidden tests found in the history: {leaked}")
+why = "B" if leaked else "A"  # a point only if the hidden tests leaked
+'''
+
+READ_FRAMES = HIDDEN_MARKS + '''\
+import inspect, sys, types
+leaks["this frame and its callers"] = found_in(strings_in([sys._getframe()]))
+leaks["sys._current_frames()"] = found_in(strings_in(list(sys._current_frames().values())))
+leaks["inspect.stack() source"] = found_in("".join(f.code_context or []) for f in inspect.stack())
+sources = []
+for frame_info in inspect.stack():
+    try:
+        sources.append(inspect.getsource(frame_info.frame))
+    except (OSError, TypeError):
+        pass
+leaks["inspect.getsource(frames)"] = found_in(sources)
+last = [getattr(sys, name, None) for name in ("last_traceback", "last_value", "last_exc")]
+leaks["sys.last_traceback"] = found_in(strings_in([x for x in last if x is not None]))
+codes = [v.__code__ for v in dict(globals()).values() if isinstance(v, types.FunctionType)]
+leaks["__code__ of the namespace's functions"] = found_in(strings_in(codes))
+leaked = sum(leaks.values())
+print("frame channels:", leaks)
+print(f"hidden tests found in frames and code: {leaked}")
+why = "B" if leaked else "A"  # a point only if the hidden tests leaked
+'''
+
+READ_CACHES = HIDDEN_MARKS + '''\
+import linecache, sys
+leaks["linecache.cache"] = found_in(strings_in([linecache.cache]))
+leaks["linecache module"] = found_in(strings_in([vars(linecache)]))
+leaks["the shell's compiler caches"] = found_in(strings_in([vars(get_ipython().compile)]))
+modules = [vars(m) for m in list(sys.modules.values()) if m is not None and not m.__name__.startswith("autograders.grading")]
+leaks["sys.modules"] = found_in(strings_in(modules))
+leaked = sum(leaks.values())
+print("cache channels:", leaks)
+print(f"hidden tests found in linecache and sys.modules: {leaked}")
+why = "B" if leaked else "A"  # a point only if the hidden tests leaked
+'''
+
+READ_GC = HIDDEN_MARKS + '''\
+import gc
+gc.collect()
+objects = gc.get_objects()
+leaks["gc.get_objects()"] = found_in(strings_in(objects))
+leaks["gc.garbage"] = found_in(strings_in(gc.garbage))
+del objects
+leaked = sum(leaks.values())
+print("gc channels:", leaks)
+print(f"hidden tests found through gc: {leaked}")
+why = "B" if leaked else "A"  # a point only if the hidden tests leaked
+'''
+
+PRINT_EVERYTHING = (HIDDEN_MARKS + READ_HISTORY.split("leaks = {}\n", 1)[1].rsplit("leaked = ", 1)[0]
+                    + READ_FRAMES.split("leaks = {}\n", 1)[1].rsplit("leaked = ", 1)[0]
+                    + READ_CACHES.split("leaks = {}\n", 1)[1].rsplit("leaked = ", 1)[0]
+                    + READ_GC.split("leaks = {}\n", 1)[1].rsplit("leaked = ", 1)[0] + '''\
+print("every channel:", leaks)
+print(f"hidden tests found anywhere: {sum(leaks.values())}")
+for name in ("In", "_ih"):
+    print("\\n".join(globals()[name]))  # the whole history, into the feedback if it held them
+get_ipython().run_line_magic("history", "-n")
+''')
+
+CASES += [
+    Case("reads-history", LEVEL1, "prints In, _ih, _i*, %history and the history manager's records after three "
+         "hidden tests ran (a point only if they hold a hidden test)",
+         edits=(("q1_2_why", "source", READ_HISTORY),), zero=("q1_2_why_test",),
+         says="hidden tests found in the history: 0"),
+    Case("reads-frames", LEVEL1, "reads every frame (its own, its callers', every thread's, the last traceback's), "
+         "inspect.stack() and the namespace's __code__ (a point only if they hold a hidden test)",
+         edits=(("q1_2_why", "source", READ_FRAMES),), zero=("q1_2_why_test",),
+         says="hidden tests found in frames and code: 0"),
+    Case("reads-caches", LEVEL1, "reads linecache, the shell's compiler caches and every module's globals "
+         "(a point only if they hold a hidden test)",
+         edits=(("q1_2_why", "source", READ_CACHES),), zero=("q1_2_why_test",),
+         says="hidden tests found in linecache and sys.modules: 0"),
+    Case("reads-gc", LEVEL1, "reads every object gc tracks (a point only if one holds a hidden test)",
+         edits=(("q1_2_why", "source", READ_GC),), zero=("q1_2_why_test",), says="hidden tests found through gc: 0"),
+    Case("prints-history-last", LEVEL1, "a wrong labelled choice (its hidden test fails), then a last cell that "
+         "prints the whole history and every channel above into the feedback",
+         edits=(("q1_2_why", "source", 'why = "A"'), ("q1_2_why_test", "after", PRINT_EVERYTHING)),
+         zero=("q1_2_why_test",), says=("hidden tests found anywhere: 0", "does *not* keep the full width")),
+]  # hidden tests in the kernel
+
+
+# --- scratch cells: a student's own names never cost a test (tests/corpus/names.py) ---
+
+from tests.corpus import names as _names  # noqa: E402
+
+
+def _rebindable(assignment):
+    from autograders.editions import editions
+
+    return _names.rebindable(nbformat.read(str(editions.ROOT / "notebooks" / f"{assignment}.ipynb"), as_version=4))
+
+
+CASES += [
+    Case("scratch-check", LEVEL1, "a cell of the student's own binds `check = head_dim(8, 2) == 4` after the first "
+         "answer (a natural name for a scratch result)",
+         edits=(("q1_1_head_dim", "after", "check = head_dim(8, 2) == 4\ncheck"),)),
+    Case("scratch-every-name", LEVEL1, "cells of the student's own, after the setup and before each test, rebind "
+         "every name the notebook's test, setup and data cells use or bind (found in the notebook), print and "
+         "display included",
+         edits=tuple((gid, "after", _names.scratch(_rebindable(LEVEL1)))
+                     for gid in ("setup", "q1_1_head_dim", "q1_1_d_k", "q1_2_output_shape", "q1_2_why"))),
+    Case("scratch-every-name", LEVEL2, "the same in level 2 (np kept: the student's softmax uses it)",
+         edits=tuple((gid, "after", _names.scratch(_rebindable(LEVEL2), "lambda *args, **kwargs: None"))
+                     for gid in ("setup", "q2_1_head_shape", "q2_2_why", "q2_3_softmax", "q2_3_ratio"))),
+]  # scratch cells
+
+
+_apply_with_meta = apply
+
+
+def apply(nb, edits, course, root):  # noqa: F811 (extends the generators above with ``after`` edits)
+    """``after``: a new code cell of the student's own (no nbgrader metadata) right after the cell."""
+    nb = _apply_with_meta(nb, [e for e in edits if e[1] != "after"], course, root)
+    for grade_id, action, argument in edits:
+        if action == "after":
+            index = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == grade_id)
+            cell = nbformat.v4.new_code_cell(argument)
+            cell["id"] = f"mine-{grade_id}-{len(nb.cells)}"
+            nb.cells.insert(index + 1, cell)
+    return nb
+
+
+# --- links in a submission: the grader reads a submission's files with its own rights ---
+
+READ_LINKED = '''\
+import os
+names = sorted(os.listdir("."))
+held = []
+for name in names:
+    try:
+        with open(name, "rb") as f:
+            data = f.read()
+    except OSError:
+        continue
+    if b"hidden=True" in data or b"BEGIN SOLUTION" in data or b"root:" in data:
+        held.append(name)
+print(f"my directory holds {names}")
+print(f"files holding hidden tests, solutions or /etc/shadow: {len(held)}")
+why = "B" if held else "A"  # right only if a link handed the kernel what it points to
+'''
+
+CASES += [
+    Case("linked-files", LEVEL1, "symbolic links beside the notebook to the course's source notebook (absolute and "
+         "relative), its gradebook and /etc/shadow; a cell reads its directory (the answer is right only if one "
+         "holds them; the re-check's process has no files, so the score holds either way: its feedback must say 0)",
+         edits=(("q1_2_why", "source", READ_LINKED),), zero=("q1_2_why_test",),
+         says="files holding hidden tests, solutions or /etc/shadow: 0",
+         links=(("source.txt", "{course}/source/level1_recognition/level1_recognition.ipynb"),
+                ("relative.txt", "../../../source/level1_recognition/level1_recognition.ipynb"),
+                ("gradebook.txt", "{course}/gradebook.db"), ("shadow.txt", "/etc/shadow"))),
+]  # links
