@@ -445,7 +445,7 @@ def validation(session_work):
 # (the guard below).
 SLOW_FIXTURES = {
     "tests/conftest.py": {"session_work", "course", "executed_sources", "executed_practice", "practice_dir",
-                          "validation", "kernels"},  # kernels: tests that start kernels or sandboxes themselves
+                          "validation", "kernels", "playwright_browser"},  # kernels: tests that start kernels or sandboxes themselves
     "tests/test_corpus.py": {"corpus"},
     "tests/test_editions.py": {"small_course"},
     "tests/test_feedback_command.py": {"graded"},
@@ -453,8 +453,27 @@ SLOW_FIXTURES = {
     "tests/test_postgres.py": {"graded", "postgres"},
     "tests/test_sandbox.py": {"listener", "grader"},
     "tests/test_zygote.py": {"box"},
-    "tests/browser/conftest.py": {"playwright_browser", "lab_root", "lab", "voila", "lab_page", "projector_page"},
+    "tests/browser/conftest.py": {"lab_root", "lab", "voila", "lab_page", "projector_page"},
 }
+
+
+@pytest.fixture(scope="session")
+def playwright_browser():
+    """Chromium, or a skip (a failure under MHA_REQUIRE_BROWSER) saying what is missing: one for the whole
+    session (Playwright's sync API runs once per process), shared by tests/browser and tests/hub."""
+    from tests.browser import servers
+
+    missing = servers.browser_missing()
+    if missing:
+        if os.environ.get("MHA_REQUIRE_BROWSER"):
+            pytest.fail(f"{missing} (MHA_REQUIRE_BROWSER is set: the browser tests must run)", pytrace=False)
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = servers.launch(playwright)
+        yield browser
+        browser.close()
 
 
 @pytest.fixture(scope="session")

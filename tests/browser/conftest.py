@@ -41,22 +41,6 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def playwright_browser():
-    """Chromium, or a skip (a failure under MHA_REQUIRE_BROWSER) saying what is missing."""
-    missing = servers.browser_missing()
-    if missing:
-        if os.environ.get("MHA_REQUIRE_BROWSER"):
-            pytest.fail(f"{missing} (MHA_REQUIRE_BROWSER is set: the browser tests must run)", pytrace=False)
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = servers.launch(playwright)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="session")
 def lab_root(tmp_path_factory):
     """A student's ``workbook/``: the practice edition as ``make lab`` builds it (blank
     notebooks, ``START.md``), and in ``solved/`` the same notebooks with every answer

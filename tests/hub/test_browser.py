@@ -19,7 +19,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from ..browser import servers
 from . import attacks
 from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT
 from .test_exchange import NOTEBOOK, SOURCE, partly_answered, points_of
@@ -28,19 +27,6 @@ ANN, BEN, MAX = "mhatann", "mhatben", "mhatmax"
 PASSWORD = "a-long-class-password-42"
 SCREENSHOTS = Path(os.environ.get("MHA_SCREENSHOTS", ROOT / "artifacts" / "screenshots"))
 TIMEOUT = 180_000
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    missing = servers.browser_missing()
-    if missing:
-        pytest.fail(f"{missing}: the hub's browser round trip must run", pytrace=False)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = servers.launch(playwright)
-        yield browser
-        browser.close()
 
 
 def shot(page, name):
@@ -158,7 +144,8 @@ def people():
         person.context.close()
 
 
-def test_three_students_round_trip_in_chromium(hub_class, released, chromium, people):
+def test_three_students_round_trip_in_chromium(hub_class, released, playwright_browser, people):
+    chromium = playwright_browser
     base = f"http://127.0.0.1:{hub_class.settings.port}"
     teacher = Person(chromium, base, INSTRUCTOR, hub_class.settings.path("secrets", "instructor_password").read_text())
     students = {name: Person(chromium, base, name) for name in (ANN, BEN, MAX)}
