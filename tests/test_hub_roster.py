@@ -128,8 +128,13 @@ def test_only_roster_students_sign_up_and_nobody_signs_up_as_the_instructor(tmp_
     for name in ("carol", "teacher", "root"):
         assert auth.create_user(name, "a-long-password-1") is None, name
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
-    sign_in = lambda given: asyncio.run(auth.authenticate(None, {"username": "teacher", "password": given}))
+    def sign_in(given):  # in a thread of its own: a session's Playwright may hold this thread's event loop
+        attempt = auth.authenticate(None, {"username": "teacher", "password": given})
+        with ThreadPoolExecutor(1) as thread:
+            return thread.submit(asyncio.run, attempt).result()
+
     assert sign_in("the-instructors-password") == "teacher"
     assert sign_in("wrong") is None and sign_in("") is None
 
