@@ -324,7 +324,7 @@ def test_the_real_recheck_refuses_an_answer_that_switched_the_check_off(tmp_path
     """A submission that replaces own_work.call in its kernel passes nbgrader's run; the clean re-check does not."""
     source = NOTEBOOKS / "level4_synthesis.ipynb"
     nb = nbformat.read(str(source), as_version=4)
-    attack = ("from autograders.checks import feedback\ncheck.own_work.call = feedback.call\n"
+    attack = ("from autograders.checks import feedback, level4\nlevel4.own_work.call = feedback.call\n"
               "def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):\n"
               "    return mha.multi_head_attention(X, None, W_Q, W_K, W_V, W_O, h, causal=causal)[0]\n")
     for cell in nb.cells:
