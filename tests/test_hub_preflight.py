@@ -11,6 +11,8 @@ from autograders.hub import accounts, hub
 from autograders.hub.roster import RosterError
 from autograders.hub.settings import HubSettings
 
+from .browser.servers import free_port
+
 
 @pytest.fixture
 def nothing_may_change(monkeypatch, tmp_path):
@@ -22,12 +24,6 @@ def nothing_may_change(monkeypatch, tmp_path):
         monkeypatch.setattr(hub, step, changed)
     return HubSettings(root=str(tmp_path / "state"), prefix=str(tmp_path / "prefix"), port=free_port(),
                        exchange_port=free_port(), instructor="mhaqteach")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def roster(tmp_path, rows):

@@ -28,9 +28,7 @@ import urllib.request
 from pathlib import Path
 
 from . import accounts
-from .hubconfig import ADMIN_SERVICE
-from .roster import RosterError, login_problem, read_roster
-from .settings import HubSettings
+from .roster import login_problem, read_roster
 
 REPO = Path(__file__).resolve().parents[2]
 HUB_FILES = REPO / "hub"

@@ -28,6 +28,8 @@ import pytest
 from autograders.hub import accounts, hub
 from autograders.hub.settings import HubSettings
 
+from ..browser.servers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = os.environ.get("MHA_HUB_PREFIX", "/opt/mha-workbook-test")
 PEOPLE = "mhat"
@@ -67,12 +69,6 @@ def free_base_port():
         if port < 65000 and not any(hub.port_taken(p) for p in (port, port + 1, port + 2)):
             return port
     raise RuntimeError("no three free ports in a row")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def remove_people():
