@@ -11,7 +11,7 @@ from autograders.hub import accounts, hub
 from autograders.hub.roster import RosterError
 from autograders.hub.settings import HubSettings
 
-from .browser.servers import free_port
+from .browser.servers import hub_ports
 
 
 @pytest.fixture
@@ -22,8 +22,9 @@ def nothing_may_change(monkeypatch, tmp_path):
 
     for step in ("install_environments", "write_configuration", "create_accounts", "prepare_course", "start_hub"):
         monkeypatch.setattr(hub, step, changed)
-    return HubSettings(root=str(tmp_path / "state"), prefix=str(tmp_path / "prefix"), port=free_port(),
-                       exchange_port=free_port(), instructor="mhaqteach")
+    port, exchange_port = hub_ports()
+    return HubSettings(root=str(tmp_path / "state"), prefix=str(tmp_path / "prefix"), port=port,
+                       exchange_port=exchange_port, instructor="mhaqteach")
 
 
 def roster(tmp_path, rows):

@@ -53,6 +53,35 @@ def free_port():
         return s.getsockname()[1]
 
 
+def bindable(port):
+    """True if nothing listens on, or lingers in TIME_WAIT on, ``port``."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_base_port(avoid=()):
+    """A port p with p, p+1 and p+2 free (a hub's proxy, its API, the proxy's API), none in ``avoid``."""
+    for _ in range(100):
+        port = free_port()
+        block = (port, port + 1, port + 2)
+        if port < 65000 and not set(block) & set(avoid) and all(bindable(p) for p in block):
+            return port
+    raise RuntimeError("no three free ports in a row")
+
+
+def hub_ports():
+    """(port, exchange_port) for a hub under test: four free ports that do not overlap."""
+    port = free_base_port()
+    exchange_port = free_port()
+    while exchange_port in (port, port + 1, port + 2) or not bindable(exchange_port):
+        exchange_port = free_port()
+    return port, exchange_port
+
+
 def environment(home, **extra):
     """The environment of a server: this interpreter's bin/ first (nbgrader runs alembic),
     Jupyter's per-user state under ``home``, no BLAS thread pools fighting over 2 cores."""

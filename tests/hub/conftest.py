@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -28,7 +27,7 @@ import pytest
 from autograders.hub import accounts, hub
 from autograders.hub.settings import HubSettings
 
-from ..browser.servers import free_port
+from ..browser.servers import hub_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = os.environ.get("MHA_HUB_PREFIX", "/opt/mha-workbook-test")
@@ -58,17 +57,6 @@ def write_roster(path, people):
     path.write_text("id,first_name,last_name,email\n"
                     + "".join(f"{login},{first},{last},{login}@example.org\n" for login, first, last in people))
     return path
-
-
-def free_base_port():
-    """A port p with p, p+1 and p+2 free (the proxy, the hub's API, the proxy's API)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port < 65000 and not any(hub.port_taken(p) for p in (port, port + 1, port + 2)):
-            return port
-    raise RuntimeError("no three free ports in a row")
 
 
 def remove_people():
@@ -165,8 +153,9 @@ def hub_class():
     remove_people()
     state = Path(tempfile.mkdtemp(prefix="mha-hub-test-"))
     roster = write_roster(state.parent / f"{state.name}-roster.csv", ROSTER)
-    settings = HubSettings(root=str(state / "hub"), prefix=PREFIX, ip="127.0.0.1", port=free_base_port(),
-                           exchange_port=free_port(), instructor=INSTRUCTOR)
+    port, exchange_port = hub_ports()
+    settings = HubSettings(root=str(state / "hub"), prefix=PREFIX, ip="127.0.0.1", port=port,
+                           exchange_port=exchange_port, instructor=INSTRUCTOR)
     try:
         hub.up(settings, roster)
         yield Class(settings, roster)
