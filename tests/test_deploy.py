@@ -33,6 +33,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
+INSTRUCTOR = ROOT / "hub" / "instructor"  # the instructor's configuration, the one-server hub's and the image's
 DOCKERFILE = DEPLOY / "Dockerfile"
 DOCKERIGNORE = DEPLOY / "Dockerfile.dockerignore"  # BuildKit's ignore file for deploy/Dockerfile
 
@@ -413,11 +414,23 @@ def test_students_config_has_no_formgrader_and_the_instructors_has():
     assert students["nbgrader.server_extensions.course_list"] is False
     page = json.loads((ROOT / "lab" / "labconfig" / "page_config.json").read_text())
     assert page["disabledExtensions"].get("@jupyter/nbgrader:formgrader") is True
-    instructors = load_py_config(DEPLOY / "instructor" / "jupyter_server_config.py").ServerApp.jpserver_extensions
+    instructors = load_py_config(INSTRUCTOR / "jupyter_server_config.py").ServerApp.jpserver_extensions
     assert instructors[FORMGRADER] is True
     assert instructors["nbgrader.server_extensions.assignment_list"] is True
-    page = json.loads((DEPLOY / "instructor" / "labconfig" / "page_config.json").read_text())
-    assert not any(on for name, on in page.get("disabledExtensions", {}).items() if "nbgrader" in name)
+    page = json.loads((INSTRUCTOR / "labconfig" / "page_config.json").read_text())
+    disabled = {name for name, off in page.get("disabledExtensions", {}).items() if off}
+    assert disabled == {"@jupyter/nbgrader:formgrader"}, "only the Formgrader's in-Lab tab (blank under a hub) is off"
+
+
+def test_the_instructor_opens_the_formgrader_under_their_own_prefix(tmp_path, monkeypatch):
+    """Course > Formgrader points at the server's own prefix, in a new tab, wherever the hub puts it."""
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("JUPYTERHUB_SERVICE_PREFIX", "/user/prof/")
+    settings_dir = Path(load_py_config(INSTRUCTOR / "jupyter_server_config.py").LabApp.app_settings_dir)
+    assert settings_dir.is_relative_to(tmp_path / "data"), "the rendered settings are not in the user's own folder"
+    menus = json.loads((settings_dir / "overrides.json").read_text())["@jupyterlab/mainmenu-extension:plugin"]["menus"]
+    (item,) = [i for menu in menus if menu["label"] == "Course" for i in menu["items"]]
+    assert item["args"] == {"url": "/user/prof/formgrader", "text": "Formgrader", "newBrowserTab": True}
 
 
 def test_only_instructors_servers_start_with_the_instructors_config():
@@ -425,7 +438,7 @@ def test_only_instructors_servers_start_with_the_instructors_config():
     role = v["custom"]["instructors"]
     destinations = {sources[0].rstrip("/"): dest.rstrip("/") for sources, dest, flags in copies()
                     if not flags and len(sources) == 1}
-    instructor_dir = destinations["deploy/instructor"]
+    instructor_dir = destinations["hub/instructor"]
     assert role["environment"]["JUPYTER_CONFIG_DIR"] == instructor_dir
     assert env_of_image()["JUPYTER_CONFIG_DIR"] != instructor_dir
     assert "JUPYTER_CONFIG_DIR" not in v["singleuser"].get("extraEnv", {}), "set for every user"
@@ -454,3 +467,18 @@ def test_only_instructors_servers_start_with_the_instructors_config():
     members = v["hub"]["config"]["JupyterHub"]["load_groups"][role["group"]]["users"]
     assert members and set(members) <= set(ngshare_values()["ngshare"]["admins"]), \
         "an instructor who cannot create the course in ngshare"
+
+
+@pytest.mark.parametrize("prefix, url", [("/user/prof/", "/user/prof/formgrader"), ("/", "/formgrader"),
+                                         ("", "/formgrader"), ("/hub/x", "/hub/x/formgrader")])
+def test_formgrader_url_follows_the_prefix(prefix, url):
+    from autograders.hub.labsettings import formgrader_url
+
+    assert formgrader_url(prefix) == url
+
+
+def test_a_prefix_that_is_not_a_path_is_refused_by_name():
+    from autograders.hub.labsettings import formgrader_url
+
+    with pytest.raises(ValueError, match="prefix must be a URL path"):
+        formgrader_url("user/prof/")

@@ -154,8 +154,6 @@ def write_configuration(settings):
     for role in (student, instructor):
         shutil.copy(HUB_FILES / "singleuser" / "nbgrader_config.py", role / "nbgrader_config.py")
         (role / "migrated").touch()  # else jupyter_core tries to write this marker into a folder users cannot write
-    overrides = instructor / "settings" / "overrides.json"
-    overrides.write_text(overrides.read_text().replace("{formgrader_url}", f"/user/{settings.instructor}/formgrader"))
     for p in [config, *config.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
 
