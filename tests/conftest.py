@@ -510,10 +510,63 @@ def slow_fixtures(item):
     return found
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     for item in items:
         if slow_fixtures(item):
             item.add_marker(pytest.mark.slow)
+    if getattr(config.option, "dist", "no") != "no":
+        for item, group in share_groups(items).items():
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+# --- two workers (pytest-xdist, ``-n 2 --dist loadgroup``: `make test`) -------------
+# A session or module fixture that grades, executes or serves is computed once per worker that
+# needs it, so the tests sharing one run in the same worker: tests using fixtures of one group
+# below share a worker, and so do tests whose fixtures are linked by a test using both. The hub's
+# tests share one (they create and remove the same system users). Other tests go where there is room.
+SHARED = {
+    "tests/conftest.py": {name: "session work" for name in
+                          ("session_work", "course", "executed_sources", "executed_practice", "practice_dir", "validation")},
+    "tests/browser/conftest.py": {name: "servers" for name in ("lab_root", "lab", "voila", "lab_page", "projector_page")},
+}
+
+
+def share_groups(items):
+    """{item: group name} for the items that must share a worker with others; the rest are free."""
+    parent = {}
+
+    def find(key):
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    keys = {}
+    for item in items:
+        found = []
+        for fixture in slow_fixtures(item):
+            where, name = fixture.split("::")
+            if name == "kernels" or name == "playwright_browser":
+                continue  # no state: a marker, and one Chromium per worker
+            found.append(SHARED.get(where, {}).get(name, where))  # a test file's own fixtures: that file
+        if item.get_closest_marker("hub") or item.nodeid.startswith("tests/hub/"):
+            found.append("hub")
+        for key in found[1:]:
+            parent[find(key)] = find(found[0])
+        if found:
+            keys[item] = found[0]
+    return {item: find(key) for item, key in keys.items()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """A worker's notebook jobs, for the summary printed by the controller."""
+    TIMINGS.extend(tuple(job) for job in getattr(node, "workeroutput", {}).get("timings", ()))
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: hand the timings to the controller
+        session.config.workeroutput["timings"] = list(TIMINGS)
 
 
 # --- the guard: a fast test that starts a kernel fails ---------------------------
