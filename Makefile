@@ -20,14 +20,19 @@ LAB_ENV := JUPYTER_CONFIG_DIR="$(CURDIR)/lab" JUPYTERLAB_SETTINGS_DIR="$(CURDIR)
 lab: practice
 	$(LAB_ENV) $(RUN) -m jupyter lab --notebook-dir=workbook $(ROOT_FLAG)
 
+# Tests run on one worker per core (pytest-xdist; WORKERS=0 for one process): the tests that share
+# a fixture which grades, executes or serves run on the same worker (tests/conftest.py, SHARED).
+WORKERS ?= auto
+XDIST   := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadgroup)
+
 test: $(STAMP)
-	$(RUN) -m pytest
+	$(RUN) -m pytest $(XDIST)
 
 # The fast tier, for development: everything that does not grade, execute notebooks, start
 # kernels, sandboxes, servers or a browser (tests using such a fixture are marked slow; one that
 # starts a kernel anyway fails). Says its wall time, start-up included, and the machine's load.
 check: $(STAMP)
-	@start=$$(date +%s); $(RUN) -m pytest -m "not slow" -q; status=$$?; \
+	@start=$$(date +%s); $(RUN) -m pytest -m "not slow" -q $(XDIST); status=$$?; \
 	echo "make check: $$(( $$(date +%s) - start )) s of wall time (load average $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"; \
 	exit $$status
 
