@@ -1,0 +1,12 @@
+"""Per-student variants: each student's own numbers for the problems whose numbers are arbitrary.
+
+A problem's variants are a vetted pool of entries (:mod:`.pools`: every entry checked by
+:func:`.vetting.vet`); which entry a student gets is a keyed hash (:mod:`.choice`):
+HMAC(course key, course | assignment | problem | student id | generation). Generation
+``"sheet"`` is the sheet's own numbers (the practice edition, ``make lab``); an instructor
+gives a student a new generation in an overrides file (:mod:`.overrides`).
+"""
+
+from .choice import SHEET, VariantError, choose, read_key, seed, write_key
+
+__all__ = ["SHEET", "VariantError", "choose", "read_key", "seed", "write_key"]
