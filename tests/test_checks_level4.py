@@ -7,6 +7,7 @@ import pytest
 
 import mha_core as mha
 from autograders.checks import level4 as check
+from autograders.checks.feedback import WrongAnswer
 from tests.checking import accepts as _accepts
 from tests.checking import rejects as _rejects
 
@@ -228,7 +229,7 @@ def test_output_weighted_sum_of_keys():
 
 # --- Problem 4.3 ---------------------------------------------------------------
 
-ALL_CASES = [(None, *case) for case in check.MHA_CASES] + check.MHA_HIDDEN_CASES
+ALL_CASES = check.MHA_CASES + check.MHA_HIDDEN_CASES
 
 
 def loop_mha(X, W_Q, W_K, W_V, W_O, h, causal=False):
@@ -325,8 +326,8 @@ def test_each_mistake_shows_in_a_visible_case_and_is_told_apart():
     """Every known mistake changes the output of some visible case; where two do, they differ."""
     for mistake in check.MHA_MISTAKES:
         shown = False
-        for n, d_model, h, causal, seed in check.MHA_CASES:
-            X, Ws = check.mha_inputs(None, n, d_model, seed)
+        for batch, n, d_model, h, causal, seed in check.MHA_CASES:
+            X, Ws = check.mha_inputs(batch, n, d_model, seed)
             right = check.mha_variant(X, *Ws, h, causal)
             wrong = check.mha_variant(X, *Ws, h, causal, mistake)
             if wrong.shape == right.shape and check._mha_close(wrong, right):
@@ -409,29 +410,100 @@ def test_multi_head_attention_wrong_kinds_and_shapes(fn, says):
     assert not re.search(r"\d\.\d{3}", message), message
 
 
-def test_multi_head_attention_hidden_tries_a_batch_dimension(capsys):
-    two_d_only = lambda X, *rest: np.stack([loop_mha(x, *rest) for x in X]) if X.ndim == 3 else loop_mha(X, *rest)  # noqa: E731
-    _accepts(check.q4_3_multi_head_attention, two_d_only, capsys)
+def test_the_visible_cases_try_every_kind_of_input_the_hidden_ones_try():
+    """The hidden cases add values (sizes, seeds), never a kind of input the visible test has not tried."""
+    visible = {check.case_kind(*case) for case in check.MHA_CASES}
+    hidden = {check.case_kind(*case) for case in check.MHA_HIDDEN_CASES}
+    assert hidden <= visible, hidden - visible
+    assert {kind[0] for kind in visible} == {"2-D", "batched"} and {kind[1] for kind in visible} == {"causal", "not causal"}
+    assert {"h = 1", "d_k = 1", "n = 1"} <= {word for kind in hidden for word in kind[2:]}
+    assert not set(check.MHA_HIDDEN_CASES) & set(check.MHA_CASES)  # other values: seeds differ at least
+    assert check.MHA_CASES[0][0] is None and not check.MHA_CASES[0][4]  # 2-D, causal off first
 
-    def crashes_with_a_batch(X, W_Q, W_K, W_V, W_O, h, causal=False):
-        n, d_model = X.shape
-        return loop_mha(X, W_Q, W_K, W_V, W_O, h, causal)
 
-    check.q4_3_multi_head_attention(crashes_with_a_batch)
-    _rejects(check.q4_3_multi_head_attention, crashes_with_a_batch, "leading batch dimension", hidden=True)
+def _two_d_only(X, W_Q, W_K, W_V, W_O, h, causal=False):
+    n, d_model = X.shape  # written for (n, d_model) only
+    return student()(X, W_Q, W_K, W_V, W_O, h, causal)
 
-    def mixes_the_batch(X, *rest):  # flattens the batch into one long sequence
-        out = student()(X.reshape(-1, X.shape[-1]), *rest)
-        return out.reshape(X.shape)
 
-    check.q4_3_multi_head_attention(mixes_the_batch)
-    _rejects(check.q4_3_multi_head_attention, mixes_the_batch, "works without a batch dimension but not with one",
-             hidden=True)
+def _flattens_the_batch(X, *rest):  # one long sequence: the batch entries attend to each other
+    return student()(X.reshape(-1, X.shape[-1]), *rest).reshape(X.shape)
 
-    def drops_the_batch(X, *rest):
-        return student()(X[0] if X.ndim == 3 else X, *rest)
 
-    _rejects(check.q4_3_multi_head_attention, drops_the_batch, "should return shape (2, 5, 8)", hidden=True)
+def _drops_the_batch(X, *rest):
+    return student()(X[0] if X.ndim == 3 else X, *rest)
+
+
+def _squeezes(X, W_Q, W_K, W_V, W_O, h, causal=False):  # np.squeeze drops the head axis when h = 1, or n = 1
+    n, d_model = X.shape[-2:]
+    d_k = d_model // h
+    Q, K, V = (np.swapaxes((X @ W).reshape(*X.shape[:-1], h, d_k), -2, -3).squeeze() for W in (W_Q, W_K, W_V))
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if causal:
+        s = np.where(np.tri(n, dtype=bool), s, -np.inf)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    heads = (w / w.sum(-1, keepdims=True)) @ V
+    return np.swapaxes(heads.reshape(*X.shape[:-2], h, n, d_k), -2, -3).reshape(X.shape) @ W_O
+
+
+def _uniform_when_one_wide(X, W_Q, W_K, W_V, W_O, h, causal=False):  # a special case for d_k = 1, wrong
+    if X.shape[-1] == h:
+        return student()(X, W_Q, W_K, W_V, W_O, 1, causal)
+    return student()(X, W_Q, W_K, W_V, W_O, h, causal)
+
+
+def _mask_from_first_row(X, W_Q, W_K, W_V, W_O, h, causal=False):  # a mask that needs n > 1
+    n = X.shape[-2]
+    if causal and n == 1:
+        raise IndexError("index 1 is out of bounds for axis 0 with size 1")
+    return student()(X, W_Q, W_K, W_V, W_O, h, causal)
+
+
+def _only_causal_right(X, W_Q, W_K, W_V, W_O, h, causal=False):
+    return student()(X, W_Q, W_K, W_V, W_O, h, True)
+
+
+def _fails(check_fn, fn, hidden):
+    try:
+        check_fn(fn, hidden=hidden)
+    except WrongAnswer:
+        return True
+    return False
+
+
+FAIRNESS = [student(), loop_mha, einsum_mha, _two_d_only, _flattens_the_batch, _drops_the_batch, _squeezes,
+            _uniform_when_one_wide, _mask_from_first_row, _only_causal_right, student(scale="d_k"), student(mask="triu")]
+
+
+@pytest.mark.parametrize("fn", FAIRNESS, ids=lambda f: getattr(f, "__name__", "student"))
+def test_a_visible_pass_never_meets_a_hidden_zero_for_a_kind_of_input(fn, capsys):
+    """Student-style implementations, right for some kinds of input only: the visible test fails exactly
+    when the hidden one does (the hidden test runs the visible cases too, so only a visible pass matters)."""
+    visible, hidden = _fails(check.q4_3_multi_head_attention, fn, False), _fails(check.q4_3_multi_head_attention, fn, True)
+    assert visible == hidden, (visible, hidden)
+    # kind by kind (against a plain loop, not the check): wrong on a visible case of a kind <=> on a hidden one
+    wrong_visible = {check.case_kind(*case) for case in check.MHA_CASES if not _right_on(fn, case)}
+    wrong_hidden = {check.case_kind(*case) for case in check.MHA_HIDDEN_CASES if not _right_on(fn, case)}
+    assert wrong_hidden <= wrong_visible, wrong_hidden - wrong_visible
+    assert visible == bool(wrong_visible)
+
+
+def _right_on(fn, case):
+    batch, n, d_model, h, causal, seed = case
+    X, Ws = check.mha_inputs(batch, n, d_model, seed)
+    try:
+        with np.errstate(all="ignore"):
+            value = np.asarray(fn(X.copy(), *(W.copy() for W in Ws), h, causal), float)
+    except Exception:
+        return False
+    expected = loop_mha(X, *Ws, h, causal)
+    return value.shape == expected.shape and np.allclose(value, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_the_batch_mistakes_are_named_by_the_visible_test():
+    _rejects(check.q4_3_multi_head_attention, _two_d_only, "leading batch dimension")
+    _rejects(check.q4_3_multi_head_attention, _flattens_the_batch, "works without a batch dimension but not with one")
+    _rejects(check.q4_3_multi_head_attention, _drops_the_batch, "should return shape (2, 5, 8)")
 
 
 def test_the_check_leaves_the_students_arrays_and_its_own_alone(capsys):
@@ -470,3 +542,113 @@ def test_head_split_diagram_checks_its_arguments_and_draws_nothing_under_nbgrade
     monkeypatch.setenv("MHA_CORE_DRAW", "0")
     fig = mha.plots.head_split_diagram()
     assert not fig.axes and "Problem 4.3" in fig.get_suptitle()
+
+
+# --- the classic bugs, named; a shape error inside the function, explained ------------------
+
+
+def classic(bug):
+    """The reshape-and-swap solution with one classic bug: ``K.T`` on (..., h, n, d_k), the softmax's max or sum
+    without keepdims, ``X @ W.T`` (all four W, or the projections only), ``Q @ K`` (no transpose at all)."""
+
+    def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):
+        *batch, n, d_model = X.shape
+        d_k = d_model // h
+        P = (lambda W: W.T) if bug in ("x_W_T", "x_W_T_qkv") else (lambda W: W)
+        Q, K, V = (np.swapaxes((X @ P(W)).reshape(*batch, n, h, d_k), -2, -3) for W in (W_Q, W_K, W_V))
+        if bug == "K.T":
+            scores = Q @ K.T / np.sqrt(d_k)
+        elif bug == "Q @ K":
+            scores = Q @ K / np.sqrt(d_k)
+        else:
+            scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+        if causal:
+            scores = np.where(np.tri(n, dtype=bool), scores, -np.inf)
+        if bug == "max without keepdims":
+            e = np.exp(scores - scores.max(axis=-1))
+        else:
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        weights = e / e.sum(axis=-1) if bug == "sum without keepdims" else e / e.sum(axis=-1, keepdims=True)
+        concat = np.swapaxes(weights @ V, -2, -3).reshape(*batch, n, d_model)
+        return concat @ (W_O.T if bug == "x_W_T" else W_O)
+
+    return multi_head_attention
+
+
+CLASSIC = [
+    ("K.T", "transposed-all-axes", ["`Q @ K.T`", "`K.T` reverses every axis of `K`, shape (2, 5, 4) becomes (4, 5, 2)",
+                                    "np.swapaxes(K, -1, -2), shape (2, 4, 5)"]),
+    ("sum without keepdims", "no-keepdims", ["`e / e.sum(axis=-1)`", "`e.sum(axis=-1)` has shape (2, 5)",
+                                             "add keepdims=True, which gives shape (2, 5, 1)"]),
+    ("max without keepdims", "no-keepdims", ["`scores.max(axis=-1)` has shape (2, 5)", "keepdims=True"]),
+    ("x_W_T", "x-w-transposed", ["X @ W.T instead of X @ W, for every W", "Q = X @ W_Q"]),
+    ("x_W_T_qkv", "x-w-transposed", ["X @ W.T instead of X @ W, for the projections"]),
+    ("Q @ K", "shape-error", ["`Q @ K`", "`Q` has shape (2, 5, 4) and `K` has shape (2, 5, 4)",
+                              "last axis of `Q` (4) to be as long as the second-to-last of `K` (5)"]),
+]
+
+
+@pytest.mark.parametrize("bug, tag, says", CLASSIC, ids=[bug for bug, _, _ in CLASSIC])
+@pytest.mark.parametrize("hidden", [False, True])
+def test_each_classic_bug_gets_named_feedback(bug, tag, says, hidden):
+    with pytest.raises(WrongAnswer) as info:
+        check.q4_3_multi_head_attention(classic(bug), hidden=hidden)
+    message = str(info.value)
+    for phrase in says:
+        assert phrase in message, message
+    assert info.value.misconception == tag
+    assert "operands could not be broadcast" not in message and "gufunc" not in message  # numpy's words, translated
+    if tag != "x-w-transposed":  # a shape error: what the shapes should have been
+        assert "For X of shape (5, 8) and h = 2 (d_k = 4) the shapes should be" in message
+        assert "split into heads (2, 5, 4); scores and weights (2, 5, 5)" in message
+
+
+def test_the_transposed_weights_student_is_what_it_claims():
+    """classic("x_W_T_qkv") is multi-head attention with W_Q, W_K, W_V transposed (a plain loop says so)."""
+    for batch, n, d_model, h, causal, seed in check.MHA_CASES[:2]:
+        X, Ws = check.mha_inputs(batch, n, d_model, seed)
+        np.testing.assert_allclose(classic("x_W_T_qkv")(X, *Ws, h, causal),
+                                   loop_mha(X, Ws[0].T, Ws[1].T, Ws[2].T, Ws[3], h, causal), rtol=1e-10)
+
+
+def test_a_batched_transpose_of_every_axis_is_named_too():
+    def batched_K_T(X, W_Q, W_K, W_V, W_O, h, causal=False):
+        if X.ndim == 3:  # right in 2-D; in a batch, K.T of (batch, h, n, d_k)
+            Q, K = (np.swapaxes((X @ W).reshape(*X.shape[:-1], h, -1), -2, -3) for W in (W_Q, W_K))
+            return Q @ K.T
+        return student()(X, W_Q, W_K, W_V, W_O, h, causal)
+
+    message = _rejects(check.q4_3_multi_head_attention, batched_K_T, "shape (2, 2, 5, 4) becomes (4, 5, 2, 2)")
+    assert "(2, 2, 5, 4)" in message and "np.swapaxes(K, -1, -2), shape (2, 2, 4, 5)" in message
+
+
+@pytest.mark.parametrize("numpy_says, tag, says", [
+    ("operands could not be broadcast together with shapes (2,5,5) (2,5) ", "no-keepdims",
+     ["shapes (2, 5, 5) and (2, 5)", "without keepdims=True", "(2, 5, 1)"]),
+    ("operands could not be broadcast together with remapped shapes [original->remapped]: (2,4,4)->(2,newaxis,"
+     "newaxis) (4,4,2)->(4,newaxis,newaxis)  and requested shape (4,2)", "transposed-all-axes",
+     ["(2, 4, 4) and (4, 4, 2)", "np.swapaxes(K, -1, -2)"]),
+    ("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) "
+     "(size 5 is different from 4)", "shape-error", ["inner sizes differ (5 against 4)"]),
+    ("cannot reshape array of size 80 into shape (5,2,4)", "shape-error", ["80 numbers cannot be reshaped to (5,2,4)"]),
+])
+def test_a_shape_error_known_only_by_its_message_is_explained(numpy_says, tag, says):
+    """The re-check sends back only the exception's type and message: the shapes in numpy's words are used."""
+    from autograders.checks import shape_errors
+
+    found, text = shape_errors.explain(ValueError(numpy_says))
+    assert found == tag
+    for phrase in says:
+        assert phrase in text, text
+    assert shape_errors.explain(ValueError("bad")) is None and shape_errors.explain(IndexError(numpy_says)) is None
+
+
+def test_the_real_numpy_messages_are_the_ones_read():
+    """The messages above are numpy's own: each raised here by the operation it names."""
+    from autograders.checks import shape_errors
+
+    for make in (lambda: np.ones((2, 5, 5)) / np.ones((2, 5)), lambda: np.ones((2, 4, 4)) @ np.ones((4, 4, 2)),
+                 lambda: np.ones((2, 5, 4)) @ np.ones((4, 5, 2)), lambda: np.ones(80).reshape(5, 2, 4)):
+        with pytest.raises(ValueError) as info:
+            make()
+        assert shape_errors.is_shape_error(ValueError(str(info.value))), str(info.value)

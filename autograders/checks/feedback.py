@@ -183,10 +183,13 @@ def as_choice(name, value, options):
     return value.strip().upper()
 
 
-def call(name, func, *args, hint=""):
+def call(name, func, *args, hint="", shapes=""):
     """``func(*args)`` for the student's function ``name``; a blank body, a crash or
     a warning becomes a kind WrongAnswer (a warning on stderr would cost the test).
-    A crash is tagged "raised", or with the tag of ``hint`` (:func:`named`) when it has one."""
+    A crash is tagged "raised", or with the tag of ``hint`` (:func:`named`) when it has one.
+    A shape error inside the function is explained (:mod:`.shape_errors`: the expression,
+    its operands' shapes, the classic bug behind it, with its tag), followed by ``shapes``
+    (what the shapes should be) and ``hint``."""
     unanswered(name, func)
     if not callable(func):
         raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {_describe(func)}.",
@@ -202,6 +205,16 @@ def call(name, func, *args, hint=""):
             "with your code and run the cell.", misconception="no-answer"
         ) from None
     except Exception as exc:  # the student's bug, shown as a message rather than a traceback
+        from .shape_errors import explain
+
+        explained = explain(exc)
+        if explained is not None:
+            tag, text = explained
+            called = shapes or f"(Called as {name}({shown}).)"
+            text = f"{text} {called} {hint}".rstrip()
+            if tag == "shape-error" and tag_of(hint):
+                tag = tag_of(hint)  # a generic shape error where the hint names the likely cause
+            raise WrongAnswer(text, misconception=tag) from None
         raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {name}({shown})). {hint}".rstrip(),
                           misconception=tag_of(hint) or "raised") from None
 

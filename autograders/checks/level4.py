@@ -238,13 +238,27 @@ def q4_2_output(value, hidden=False):
 
 # --- Problem 4.3: multi-head attention, written with numpy (beyond the sheet) ----
 
-# (n, d_model, h, causal, seed): the visible cases, causal off first (most mistakes show there).
-MHA_CASES = [(5, 8, 2, False, 0), (5, 8, 2, True, 1), (6, 12, 3, False, 2), (6, 12, 3, True, 3)]
-# The hidden cases add a leading batch dimension: (batch, n, d_model, h, causal, seed); batch None = none.
+# (batch, n, d_model, h, causal, seed); batch None = X of shape (n, d_model), else (batch, n, d_model).
+# The visible cases try every kind of input the hidden ones try (case_kind): 2-D and batched, causal off
+# and on, h = 1, d_k = 1, n = 1; the hidden cases add values (other sizes and seeds), never a kind, so a
+# visible pass never meets a hidden zero for a kind of input. 2-D, causal off first (most mistakes show there).
+MHA_CASES = [
+    (None, 5, 8, 2, False, 0), (None, 5, 8, 2, True, 1), (None, 6, 12, 3, False, 2), (None, 6, 12, 3, True, 3),
+    (2, 5, 8, 2, False, 12), (2, 5, 8, 2, True, 13), (None, 4, 6, 1, True, 14), (None, 5, 4, 4, False, 15),
+    (None, 1, 8, 2, True, 16),
+]
 MHA_HIDDEN_CASES = [
     (None, 7, 16, 4, True, 4), (None, 4, 6, 1, True, 5), (None, 5, 4, 4, False, 6), (None, 1, 8, 2, True, 7),
     (None, 20, 32, 8, True, 8), (2, 5, 8, 2, False, 9), (2, 5, 8, 2, True, 10), (3, 6, 12, 4, True, 11),
 ]
+
+
+def case_kind(batch, n, d_model, h, causal, seed=None):
+    """The kind of input a case of Problem 4.3 tries (its values aside): the words of :func:`_mha_where`."""
+    return ("batched" if batch else "2-D", "causal" if causal else "not causal", *(
+        word for word, holds in (("h = 1", h == 1), ("d_k = 1", d_model == h), ("n = 1", n == 1)) if holds))
+
+
 MHA_RTOL = 1e-6  # relative to the largest entry of the expected output (float64)
 
 
@@ -289,9 +303,11 @@ def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
     The check recognises a wrong answer by computing these and comparing."""
     n, d_model = X.shape[-2:]
     d_k = d_model // h
+    if mistake == "x_W_T":  # X @ W.T: the transpose of the sheet's X @ W (a square W, so it runs)
+        W_Q, W_K, W_V, W_O = W_Q.T, W_K.T, W_V.T, W_O.T
     split_T = mistake not in ("no_transpose", "split_no_transpose")
     merge_T = mistake not in ("no_transpose", "merge_no_transpose")
-    if mistake == "rows":  # head i's W from rows i*d_k:(i+1)*d_k, transposed to fit
+    if mistake == "rows":  # head i's W from rows i*d_k:(i+1)*d_k, transposed to fit: X @ W.T's columns
         Q, K, V = (np.stack([X @ W[i * d_k:(i + 1) * d_k].T for i in range(h)], axis=-3) for W in (W_Q, W_K, W_V))
     elif mistake == "interleaved":  # head i = every h-th column
         Q, K, V = (np.swapaxes((X @ W).reshape(*X.shape[:-1], d_k, h), -1, -2) for W in (W_Q, W_K, W_V))
@@ -327,6 +343,10 @@ _TOKENS_AND_HEADS = ("Tokens and heads mixed: reshaping (n, d_model) straight to
 _SOFTMAX_AXIS = ("Softmax over the wrong axis: {how}. Each query's weights over the keys must add up to 1: "
                  "normalise along the last axis, with keepdims=True")
 _CAUSAL = "causal mask"
+_TRANSPOSED_W = ("X @ W.T instead of X @ W, for {which}: the transpose of the sheet's convention. Tokens are row "
+                 "vectors, so X (n × d_model) is multiplied on the right: Q = X @ W_Q, K = X @ W_K, V = X @ W_V and "
+                 "the output Concat @ W_O, with no transpose (x @ W.T is PyTorch's nn.Linear, which stores W "
+                 "transposed). A square W hides the slip: the shapes fit, the numbers do not.")
 MHA_MISTAKES = {
     "no_transpose": named("split-without-transpose",
                           _TOKENS_AND_HEADS + ", and swap them back before putting the heads side by side."),
@@ -336,15 +356,17 @@ MHA_MISTAKES = {
                            "then reshape to (n, d_model).")),
     "interleaved": (named("rows-not-columns", "Head i takes every h-th column: head i is the block of columns i·d_k:(i+1)·d_k of X W^Q (and of "
                     "X W^K, X W^V): reshape to (n, h, d_k), not (n, d_k, h).")),
-    "rows": (named("rows-not-columns", "Per-head slices taken from rows instead of columns: head i uses columns i·d_k:(i+1)·d_k of W^Q, W^K and "
-             "W^V (W_i^Q = W_Q[:, i*d_k:(i+1)*d_k], d_model × d_k), not rows.")),
+    "rows": named("x-w-transposed", _TRANSPOSED_W.format(which="the projections (W_Q, W_K, W_V)") + (
+        " The same numbers come from per-head slices taken from rows instead of columns: head i uses columns "
+        "i·d_k:(i+1)·d_k of W^Q, W^K and W^V (W_Q[:, i*d_k:(i+1)*d_k], d_model × d_k), not rows.")),
     "softmax_queries": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(
         how="the weights are normalised over the queries (down each column)") + "."),
     "softmax_heads": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + "."),
-    "softmax_no_keepdims": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(
+    "softmax_no_keepdims": named("no-keepdims", _SOFTMAX_AXIS.format(
         how="without keepdims, row j's sum divides column j") + "."),
-    "softmax_no_keepdims_max": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(
+    "softmax_no_keepdims_max": named("no-keepdims", _SOFTMAX_AXIS.format(
         how="without keepdims, row j's maximum and sum act on column j") + "."),
+    "x_W_T": named("x-w-transposed", _TRANSPOSED_W.format(which="every W (W_Q, W_K, W_V and W_O)")),
     "scale_d_k": named("scaled-by-d-k", "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k."),
     "no_scale": named("no-scaling", "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax."),
     "scale_d_model": named("scaled-with-d-model", "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width."),
@@ -370,6 +392,15 @@ MHA_MISTAKES = {
 
 def _mha_where(X, h, causal):
     return f"For X of shape {X.shape}, h = {h}, causal={causal}"
+
+
+def _mha_shapes(X, h):
+    """What the shapes inside multi_head_attention should be, for X and h (said after a shape error)."""
+    *batch, n, d_model = X.shape
+    d_k = d_model // h
+    return (f"For X of shape {X.shape} and h = {h} (d_k = {d_k}) the shapes should be: X @ W_Q, X @ W_K, X @ W_V "
+            f"{(*batch, n, d_model)}; split into heads {(*batch, h, n, d_k)}; scores and weights {(*batch, h, n, n)}, "
+            f"their row sums {(*batch, h, n, 1)} with keepdims=True; the heads side by side {(*batch, n, d_model)}.")
 
 
 def _mha_output(value, X, h, causal):
@@ -436,14 +467,15 @@ def _mha_mistake(value, X, Ws, h, causal, expected):
 
 def q4_3_multi_head_attention(fn, hidden=False):
     """Problem 4.3: the student's ``multi_head_attention`` against mha_core's, on random inputs."""
-    cases = [(None, *case) for case in MHA_CASES] + (MHA_HIDDEN_CASES if hidden else [])
+    cases = MHA_CASES + (MHA_HIDDEN_CASES if hidden else [])
     for batch, n, d_model, h, causal, seed in cases:
         X, Ws = mha_inputs(batch, n, d_model, seed)
         expected = mha.multi_head_attention(X, None, *Ws, h, causal=causal)[0]
         hint = "" if batch is None else named("batch-dimension", f"Here X has a leading batch dimension, shape {X.shape} = "
                                               "(batch, n, d_model): write it for X of shape (..., n, d_model), n and "
                                               "d_model from X.shape[-2:].")
-        value = own_work.call("multi_head_attention", fn, X.copy(), *(W.copy() for W in Ws), h, causal, hint=hint)
+        value = own_work.call("multi_head_attention", fn, X.copy(), *(W.copy() for W in Ws), h, causal, hint=hint,
+                              shapes=_mha_shapes(X, h))
         value = _mha_output(value, X, h, causal)
         if _mha_close(value, expected):
             continue

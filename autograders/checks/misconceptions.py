@@ -51,6 +51,10 @@ NAMES = {
     "mask-wrong-way": "causal mask the wrong way round or after the softmax",
     "rows-not-columns": "per-head slices from rows instead of columns",
     "batch-dimension": "a leading batch dimension not handled",
+    "no-keepdims": "a sum or maximum without keepdims (broadcast over the wrong axis)",
+    "transposed-all-axes": ".T on a 3-D array (every axis reversed, not the last two)",
+    "x-w-transposed": "X @ W.T instead of X @ W (the transpose of the sheet's convention)",
+    "shape-error": "a shape error inside the student's function",
     "not-own-work": "the library called instead of written with numpy",
     "raised": "the student's function raised an error",
 }

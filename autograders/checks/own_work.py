@@ -56,18 +56,18 @@ def _refuse(name, uses):
     return wrong
 
 
-def call(name, func, *args, hint=""):
+def call(name, func, *args, hint="", shapes=""):
     """``feedback.call(name, func, *args)``, refusing (:class:`NotOwnWork`) a ``func`` that
     refers to or runs code of ``mha_core`` or ``autograders``."""
     if func is None or func is Ellipsis or not callable(func):
-        return feedback.call(name, func, *args, hint=hint)  # "no answer yet" / "should be a function"
+        return feedback.call(name, func, *args, hint=hint, shapes=shapes)  # "no answer yet" / "should be a function"
     remote = _is_remote(func)
     uses = source_references(_remote_sources(func), name) if remote else references(func)
     if uses:
         raise _refuse(name, uses)
     watch = Watch(ignore=_TRANSPORT if remote else ())
     try:
-        result = feedback.call(name, watch.wrap(func), *args, hint=hint)
+        result = feedback.call(name, watch.wrap(func), *args, hint=hint, shapes=shapes)
     except WrongAnswer:
         if watch.uses:  # a crash inside mha_core (e.g. called with the wrong arguments): the cause is the call
             raise _refuse(name, watch.uses) from None
