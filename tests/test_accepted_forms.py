@@ -178,7 +178,7 @@ ACCEPTED = {
     # Level 5
     "q5_1_d_k_limit": (level5.q5_1_d_k_limit, numbers(512 / 512)),
     "q5_1_sweet_spot_heads": (level5.q5_1_sweet_spot_heads, numbers(512 // 64)),
-    "q5_1_refutation": (level5.q5_1_refutation, ["C", "c", " C "]),
+    "q5_1_refutation": (level5.q5_1_refutation, ["D", "d", " D "]),
     "q5_2_attention_output": (level5.q5_2_attention_output, [
         lambda w, v: w @ v, output_loop, lambda w, v: np.einsum("ij,jd->id", w, v), lambda w, v: (w @ v).tolist(),
     ]),
@@ -186,7 +186,7 @@ ACCEPTED = {
     "q5_3_score_shape": (level5.q5_3_score_shape, shapes((4, 6)) + [mha.MultiHeadAttention.from_seed(64, 4).trace(
         np.ones((4, 64)), np.ones((6, 64))).scores[0].shape]),
     "q5_3_output_shape": (level5.q5_3_output_shape, shapes((4, 64)) + [(4, 64.0), (4, 16 * 4)]),
-    "q5_3_unchanged": (level5.q5_3_unchanged, ["B", "b"]),
+    "q5_3_unchanged": (level5.q5_3_unchanged, ["D", "d"]),
 }
 
 ROWS = [(cell, i) for cell, (_, forms) in ACCEPTED.items() for i in range(len(forms))]

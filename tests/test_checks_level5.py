@@ -138,11 +138,11 @@ def test_a_function_that_only_works_for_the_visible_case_fails_the_hidden_one():
     [
         ("q5_1_d_k_limit", 2, "= 1"),
         ("q5_1_sweet_spot_heads", 16, "8"),
-        ("q5_1_refutation", "A", '"C"'),
+        ("q5_1_refutation", "A", '"D"'),
         ("q5_2_power", "B", '"C"'),
         ("q5_3_score_shape", (6, 4), "(4, 6)"),
         ("q5_3_output_shape", (6, 64), "(4, 64)"),
-        ("q5_3_unchanged", "C", '"B"'),
+        ("q5_3_unchanged", "C", '"D"'),
     ],
 )
 def test_hidden_checks_never_give_the_answer_away(cell, wrong, secret):

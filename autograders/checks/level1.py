@@ -123,7 +123,7 @@ WHY_MISCONCEPTIONS = {
     "A": named("head-full-width", 'That is the misconception "every head keeps the full width". Each head does '
                "*not* keep the full width d_model: it works in d_v = d_model/h. (And W^O does not average heads: "
                "it mixes the concatenated features.)"),
-    "C": named("matrix-confused", 'That is the misconception "softmax fixes the width". Softmax makes each row of *weights* sum to 1; '
+    "C": named("softmax-sets-width", 'That is the misconception "softmax fixes the width". Softmax makes each row of *weights* sum to 1; '
          "it says nothing about the width of the output."),
     "D": named("heads-summed", 'That is the misconception "the heads are summed". The heads are concatenated, not summed: summing '
          "would blur their h different views into one."),

@@ -162,7 +162,7 @@ WHY_MISCONCEPTIONS = {
          "nearly uniform (the signal is killed)."),
     "C": named("scaling-as-softmax", 'That is the misconception "scaling normalises the scores". Making weights '
                "sum to 1 is softmax's job; scaling changes the size of the scores, not their sum."),
-    "D": named("scaling-as-softmax", 'That is the misconception "the scale is the number of heads". A coincidence of this example: '
+    "D": named("scale-is-h", 'That is the misconception "the scale is the number of heads". A coincidence of this example: '
          "√64 = 8 = h here. The scale depends on d_k, the length of the dot product, whatever the number of heads."),
 }
 

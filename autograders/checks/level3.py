@@ -37,7 +37,7 @@ def q3_1_claim(value, hidden=False):
     if choice == "C":
         raise WrongAnswer(
             'That is the opposite slip, "narrow heads are h times cheaper": each head is h times narrower, '
-            "but there are h of them. Multiply one head's cost by h.", misconception="heads-cost-more"
+            "but there are h of them. Multiply one head's cost by h.", misconception="one-head-for-all"
         )
     correct("The h heads and their 1/h width cancel." if not hidden else "Hidden checks passed too.")
 
@@ -174,8 +174,9 @@ def q3_2_wrong_step(value, hidden=False):
     choice = as_choice("wrong_step", value, STEP_OPTIONS)
     if choice in ("A", "B"):
         raise WrongAnswer(
-            f"Step {choice} is right: d_k = d_model/h = 512/8 = 64, so each W_i^V is 512×64 and each head is "
-            "10×64. Look at what happens to the 8 heads afterwards.", misconception="symptom-for-cause"
+            f"Step {choice} is right: each head is d_k = d_model/h = 512/8 = 64 wide, not d_model = 512, so each "
+            "W_i^V is 512×64 and each head is 10×64. Look at what happens to the 8 heads afterwards.",
+            misconception="head-full-width"
         )
     if choice == "D":
         raise WrongAnswer(
@@ -274,7 +275,8 @@ def q3_3_shared_outcome(value, hidden=False):
     if choice == "D":
         raise WrongAnswer(
             'That is the misconception "sharing breaks the shapes". The shapes still fit: shared matrices have the '
-            "same d_model×d_k shape as separate ones. The problem is what the heads compute, not their shapes."
+            "same d_model×d_k shape as separate ones. The problem is what the heads compute, not their shapes.",
+            misconception="sharing-breaks-shapes"
         )
     correct("Same Q, K, V, so byte-for-byte identical heads: 2 heads paid for, 1 view." if not hidden
             else "Hidden checks passed too.")

@@ -90,28 +90,32 @@ def q5_1_sweet_spot_heads(value, hidden=False):
 
 
 def q5_1_refutation(value, hidden=False):
-    """The statement that refutes "more heads is always better": C."""
+    """The statement that refutes "more heads is always better": D."""
     value = as_choice("refutation", value, OPTIONS)
     if hidden:
-        if value != "C":
+        if value != "D":
             raise _hidden_mismatch("refutation")
         return correct("(hidden test)")
-    if value == "C":
+    if value == "D":
         return correct("The width is shared: more heads means narrower heads, down to d_k = 1. Not a free lunch.")
     if value == "A":
         raise WrongAnswer(
-            "A is the claim itself: \"more heads is always better\", \"heads are free\". Cost and parameters "
-            "do not grow with h, but something else shrinks: what happens to d_k?", misconception="heads-free"
+            "A is the misconception \"heads are free\": the counts are right, and W^O does receive 512 numbers per "
+            "token, but each comes from a head whose weights were computed from one-number queries and keys. What "
+            "those weights cannot single out never reaches W^O: what can one such head attend to?",
+            misconception="heads-free"
         )
     if value == "B":
         raise WrongAnswer(
-            "B is the misconception \"heads cost parameters\": Problem 4.1 shows the count is 4 d_model² "
-            "whatever h is. Each head's matrices are d_model × d_k, and d_k shrinks as h grows.",
-            misconception="heads-cost-more"
+            "B is the misconception \"one-number heads attend uniformly\": the scores q_i k_j of one-number queries "
+            "and keys still differ from key to key (the figure above has bright columns, not flat rows). Something "
+            "is lost all the same: what does a head with d_k = 1 have left to compare tokens with?",
+            misconception="narrow-heads-uniform"
         )
     raise WrongAnswer(
-        "D is the misconception \"h heads make it h× slower\": Problem 3.1 shows the h and the 1/h cancel. "
-        "The price of more heads is elsewhere.", misconception="heads-cost-more"
+        "C is the misconception \"heads cost parameters\": the concatenation of the h heads is h·d_k = d_model wide, "
+        "not h·d_model, so W^O stays d_model × d_model and the count is 4 d_model² whatever h is (Problem 4.1).",
+        misconception="heads-cost-more"
     )
 
 
@@ -234,7 +238,7 @@ def q5_2_power(value, hidden=False):
         raise WrongAnswer(
             "B is the misconception \"the output can leave the range of the values\": the weights are "
             "non-negative and each row sums to 1, so the output is a weighted average of the values.",
-            misconception="creates-information"
+            misconception="beyond-the-values"
         )
     raise WrongAnswer(
         "D is the misconception \"more heads create variety\": with identical inputs every head sees "
@@ -316,13 +320,13 @@ def q5_3_output_shape(value, hidden=False):
 
 
 def q5_3_unchanged(value, hidden=False):
-    """Why multi-head works unchanged for n_k ≠ n_q: B."""
+    """Why multi-head works unchanged for n_k ≠ n_q: D."""
     value = as_choice("why_unchanged", value, OPTIONS)
     if hidden:
-        if value != "B":
+        if value != "D":
             raise _hidden_mismatch("why_unchanged")
         return correct("(hidden test)")
-    if value == "B":
+    if value == "D":
         return correct("Heads, concatenation and W^O act on the width; n_q and n_k never enter them.")
     if value == "A":
         raise WrongAnswer(
@@ -335,6 +339,6 @@ def q5_3_unchanged(value, hidden=False):
             "n_q of them.", misconception="cross-attention-square"
         )
     raise WrongAnswer(
-        "D is the misconception \"heads split the tokens\": every head sees every token; heads split the "
-        "width d_model into h slices of d_k.", misconception="cross-attention-square"
+        "B is the misconception \"heads split the tokens\": every head sees every token; heads split the "
+        "width d_model into h slices of d_k.", misconception="heads-split-tokens"
     )

@@ -1,0 +1,144 @@
+"""The workbook's labelled choices: right letters balanced, every misconception tag on the option it names.
+
+Each option's text is read from the source notebook's problem cell ("- **A.** ..." or "- **A** — ..."),
+the right letter from its solution cell, the tag from the check's own message for that letter. A tag
+says which misconception the report counts: :data:`MARKERS` gives, per tag, words that an option
+showing that misconception must hold (written per tag, not per option, so a tag attached to the wrong
+option fails here).
+"""
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from autograders.checks import level1, level2, level3, level5
+from autograders.checks.feedback import WrongAnswer
+from autograders.checks.forms import choice_form
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+# grade_id: (notebook, check)
+CHOICES = {
+    "q1_2_why": ("level1_recognition", level1.q1_2_why),
+    "q2_2_why": ("level2_application", level2.q2_2_why),
+    "q3_1_claim": ("level3_analysis", level3.q3_1_claim),
+    "q3_2_wrong_step": ("level3_analysis", level3.q3_2_wrong_step),
+    "q3_3_shared_outcome": ("level3_analysis", level3.q3_3_shared_outcome),
+    "q5_1_refutation": ("level5_mastery", level5.q5_1_refutation),
+    "q5_2_power": ("level5_mastery", level5.q5_2_power),
+    "q5_3_unchanged": ("level5_mastery", level5.q5_3_unchanged),
+}
+
+# tag: a pattern the text of an option carrying it must match (the misconception, in the option's words)
+MARKERS = {
+    "head-full-width": r"full width|512 \\times 64|width 64",
+    "heads-summed": r"added together|summed",
+    "softmax-sets-width": r"[Ss]oftmax normalises.*width",
+    "scaled-by-d-k": r"dividing by \$d_k\$",
+    "scaling-as-softmax": r"sum to 1",
+    "scale-is-h": r"number of heads",
+    "heads-cost-more": r"\$h\$ times the single-head work|\$W\^O\$ grow with \$h\$",
+    "one-head-for-all": r"only \$1/h\$",
+    "symptom-for-cause": r"W\^O \\in",
+    "shared-projections-differ": r"still differ|average out",
+    "sharing-breaks-shapes": r"shape no longer fits",
+    "heads-free": r"Nothing is lost",
+    "narrow-heads-uniform": r"uniform",
+    "creates-information": r"weights alone|number of heads",
+    "beyond-the-values": r"beyond the values",
+    "cross-attention-square": r"square again|one row per key",
+    "heads-split-tokens": r"slice of the encoder's tokens",
+}
+
+
+def _cells(notebook):
+    return json.loads((NOTEBOOKS / f"{notebook}.ipynb").read_text())["cells"]
+
+
+def _source(cell):
+    return "".join(cell["source"])
+
+
+def options(notebook, grade_id):
+    """{letter: text} of the options listed in the markdown above the answer cell ``grade_id``."""
+    cells = _cells(notebook)
+    index = next(i for i, c in enumerate(cells) if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+    for cell in reversed(cells[:index]):
+        items = re.findall(r"^\s*- \*\*([A-D])\.?\*\*\.?\s*(?:—\s*)?(.*?)(?=^\s*- \*\*[A-D]|\n\s*\n|\Z)",
+                           _source(cell), re.M | re.S)
+        found = {letter: " ".join(text.split()) for letter, text in items}
+        if found:
+            return found
+        steps = dict(re.findall(r"\*\*\(([A-D])\)\*\* ([^*]+)", _source(cell)))  # 3.2: the steps of the pass
+        if steps:
+            return steps
+    raise AssertionError(f"no options above {grade_id}")
+
+
+def right_letter(notebook, grade_id):
+    cell = next(c for c in _cells(notebook) if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+    (letter,) = re.findall(r'^\w+ = "([A-D])"$', _source(cell), re.M)
+    return letter
+
+
+def tag_for(check, letter):
+    try:
+        check(letter)
+    except WrongAnswer as wrong:
+        return wrong.misconception
+    return None
+
+
+def test_the_right_letters_are_balanced_over_the_workbook():
+    letters = Counter(right_letter(notebook, gid) for gid, (notebook, _) in CHOICES.items())
+    assert set(letters) == {"A", "B", "C", "D"}, letters
+    assert max(letters.values()) - min(letters.values()) <= 1, letters
+
+
+@pytest.mark.parametrize("grade_id", CHOICES)
+def test_the_check_and_the_solution_agree_and_every_option_is_offered(grade_id, capsys):
+    notebook, check = CHOICES[grade_id]
+    _, labels = choice_form(check)
+    offered = options(notebook, grade_id)
+    assert sorted(offered) == sorted(labels), (offered, labels)
+    right = right_letter(notebook, grade_id)
+    check(right)
+    check(right, hidden=True)
+    assert capsys.readouterr().out.count("✔") == 2
+    for letter in labels:
+        if letter != right:
+            with pytest.raises(WrongAnswer):
+                check(letter, hidden=True)
+
+
+@pytest.mark.parametrize("grade_id", CHOICES)
+def test_each_tag_names_the_misconception_of_its_own_option(grade_id):
+    notebook, check = CHOICES[grade_id]
+    _, labels = choice_form(check)
+    texts = options(notebook, grade_id)
+    right = right_letter(notebook, grade_id)
+    for letter in labels:
+        if letter == right:
+            continue
+        tag = tag_for(check, letter)
+        assert tag is not None, f"{grade_id} {letter}: a wrong option with no misconception tag"
+        assert tag in MARKERS, f"{grade_id} {letter}: {tag} has no marker here"
+        assert re.search(MARKERS[tag], texts[letter]), f"{grade_id} {letter} is tagged {tag}: {texts[letter]}"
+    if grade_id != "q3_2_wrong_step":  # (3.2's options are the steps of a pass: the right one is the mistake)
+        for tag, marker in MARKERS.items():  # no misconception's words in the right answer's text
+            assert not re.search(marker, texts[right]), (grade_id, tag)
+
+
+def test_the_markers_are_not_vacuous():
+    """Each marker matches the option it is meant for and no option of the same question tagged otherwise
+    (the right one included)."""
+    for grade_id, (notebook, check) in CHOICES.items():
+        texts = options(notebook, grade_id)
+        for letter, text in texts.items():
+            tag = tag_for(check, letter)
+            if tag in MARKERS:
+                others = [other for o, other in texts.items() if o != letter and tag_for(check, o) != tag]
+                assert not any(re.search(MARKERS[tag], other) for other in others), (grade_id, letter, tag)
