@@ -20,8 +20,10 @@ reads the "Re-checked: ..." line, which a student's own cell could print too.
     python -m autograders report --course course --out course/reports
 """
 
+import ast
 import base64
 import csv
+import importlib
 import functools
 import io
 import json
@@ -89,6 +91,8 @@ class Results:
     messages: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> message of a failed test
     tags: dict = field(default_factory=dict)  # (student, assignment, grade_id) -> its misconception tag, or None
     unconfirmed: set = field(default_factory=set)  # {(student, assignment, grade_id)} the re-check could not confirm
+    choices: dict = field(default_factory=dict)  # (student, assignment, answer grade_id) -> the letter chosen, or None
+    predictions: dict = field(default_factory=dict)  # (student, assignment) -> {prediction id: value} (checks.predictions)
     failed: list = field(default_factory=list)  # [(student, assignment, reason)] from the last grading
     no_feedback: list = field(default_factory=list)  # [(student, assignment, reason)]: graded, feedback unavailable
 
@@ -173,7 +177,9 @@ def read_results(course, db_url=None):
                 elif record.get("feedback"):
                     results.no_feedback.append((student, assignment.name, record["feedback"]))
                 for path in sorted((course / "autograded" / student / assignment.name).glob("*.ipynb")):
-                    add_failed_tests(results, student, assignment.name, nbformat.read(str(path), as_version=4), cells)
+                    nb = nbformat.read(str(path), as_version=4)
+                    add_failed_tests(results, student, assignment.name, nb, cells)
+                    add_answers(results, student, assignment.name, nb)
     # A submission that failed before nbgrader recorded it (a refused zip, a notebook
     # nbgrader rejects) has no gradebook row: it gets a row of its own all the same.
     known = {(r["student"], r["assignment"]) for r in results.rows}
@@ -216,6 +222,114 @@ def add_failed_tests(results, student, assignment, nb, cells):
                 results.tags[key], unconfirmed = verdict_of_cell(cell)
                 if unconfirmed:
                     results.unconfirmed.add(key)
+
+
+def choice_check(grade_id):
+    """The check of the labelled choice whose answer cell is ``grade_id`` (``q5_1_refutation``), or None."""
+    from ..checks import forms
+
+    match = re.match(r"q(\d+)_\d+_", grade_id or "")
+    if not match:
+        return None
+    try:
+        module = importlib.import_module(f"autograders.checks.level{match[1]}")
+    except ImportError:
+        return None
+    check = getattr(module, grade_id, None)
+    return check if forms.is_choice(check) else None
+
+
+def add_answers(results, student, assignment, nb):
+    """Add what the autograded notebook ``nb`` answered to ``results``: the letter of each labelled choice
+    (the literal its answer cell assigns, read, never run; None when it is not one of the options) and
+    the prediction cells' values (:func:`autograders.checks.predictions.read`)."""
+    from ..checks import forms, predictions
+
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        check = choice_check(grade_id) if cell.cell_type == "code" else None
+        if check is not None:
+            _, options = forms.choice_form(check)
+            value = _literal(cell.source)
+            letter = value.strip().upper() if isinstance(value, str) else None
+            results.choices[student, assignment, grade_id] = letter if letter in options else None
+    found = predictions.read(nb)
+    if found:
+        results.predictions[student, assignment] = found
+
+
+def _literal(source):
+    """The literal the last top-level assignment of ``source`` gives, or None."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    value = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                value = None
+    return value
+
+
+def item_analysis(results, top=3):
+    """Per graded question (cell) of every assignment, in notebook order: the share of graded submissions
+    with full, partial and no points, the ``top`` misconceptions of its failed tests, and for a labelled
+    choice how often each option was chosen. Cells not graded yet (a written answer before manual
+    grading) are left out of the shares."""
+    items = []
+    for assignment, ids in results.cells.items():
+        rows = [r for r in results.rows if r["assignment"] == assignment and r["status"] == "graded"]
+        for grade_id in ids:
+            scored = [(r["student"], *r["cells"][grade_id]) for r in rows if grade_id in r["cells"]]
+            scored = [(student, score, top_score, kind) for student, score, top_score, kind in scored
+                      if score is not None and top_score]
+            if not scored:
+                continue
+            full = sum(1 for _, score, top_score, _ in scored if score >= top_score)
+            none = sum(1 for _, score, _, _ in scored if score <= 0)
+            n = len(scored)
+            tags = Counter()
+            for student, *_ in scored:
+                key = (student, assignment, grade_id)
+                if key in results.messages:
+                    tags[UNCONFIRMED if key in results.unconfirmed else misconception_name(results.tags.get(key)) or OTHER] += 1
+            answer = grade_id[:-len("_test")] if grade_id.endswith("_test") else None
+            check = choice_check(answer)
+            chosen = None
+            if check is not None:
+                from ..checks import forms
+
+                _, options = forms.choice_form(check)
+                picks = Counter(results.choices.get((student, assignment, answer)) for student, *_ in scored)
+                chosen = [(option, picks.get(option, 0)) for option in options] + [("none", picks.get(None, 0))]
+            items.append({"assignment": assignment, "grade_id": grade_id, "label": problem_label(grade_id), "n": n,
+                          "full": full / n, "partial": (n - full - none) / n, "none": none / n,
+                          "written": scored[0][3] != "code", "tags": tags.most_common(top), "chosen": chosen})
+    return items
+
+
+def prediction_summary(results):
+    """Per prediction (:data:`autograders.checks.predictions.PREDICTIONS`) that some submission holds: its
+    question, how many predicted right, wrong, and how many gave none (or one of the wrong kind)."""
+    from ..checks import predictions
+
+    summary = {}
+    for (_, assignment), found in sorted(results.predictions.items()):
+        for prediction_id, value in found.items():
+            if prediction_id not in predictions.PREDICTIONS:
+                continue
+            entry = summary.setdefault(prediction_id, {
+                "id": prediction_id, "assignment": assignment,
+                "question": predictions.PREDICTIONS[prediction_id].question, "right": 0, "wrong": 0, "none": 0})
+            verdict = predictions.judge(prediction_id, value)
+            entry["none" if verdict is None else "right" if verdict else "wrong"] += 1
+    for entry in summary.values():
+        made = entry["right"] + entry["wrong"]
+        entry["share"] = "" if not made else f"{100 * entry['right'] / made:.0f}%"
+    return list(summary.values())
 
 
 def _failure(record):
@@ -356,6 +470,37 @@ def plot_misconceptions(results, top=20):
     return _figure_png(fig)
 
 
+def plot_items(items):
+    """The item analysis: a bar per question, the shares with full (green), partial (amber) and no points (red)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 0.28 * max(4, len(items)) + 1.0))
+    labels = [f"{item['label']}{' (written)' if item['written'] else ''}" for item in items]
+    left = [0.0] * len(items)
+    for key, colour, name in (("full", "#55A868", "full points"), ("partial", "#DD8452", "partial"),
+                              ("none", "#C44E52", "no points")):
+        values = [100 * item[key] for item in items]
+        ax.barh(range(len(items)), values, left=left, color=colour, label=name, edgecolor="white")
+        left = [a + b for a, b in zip(left, values)]
+    for i, item in enumerate(items):
+        ax.text(101, i, f"n = {item['n']}", va="center", fontsize=7)
+    ax.set_yticks(range(len(items)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 112)
+    ax.set_xlabel("graded submissions (%)")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.45, 1.0), ncol=3, fontsize=8, frameon=False)
+    ax.set_title("Item analysis: points per question", pad=22)
+    fig.tight_layout()
+    return _figure_png(fig)
+
+
+def _items_alt(items):
+    """The plot's alt text: what it shows, and the three questions with the most students without points."""
+    worst = sorted(items, key=lambda item: -item["none"])[:3]
+    hardest = "; ".join(f"{item['label']}: {100 * item['none']:.0f}% no points" for item in worst)
+    return (f"Item analysis, a bar per question ({len(items)}): the share of graded submissions with full, partial "
+            f"and no points. Most without points: {hardest or 'none'}. The table below gives every number.")
+
+
 # --- report.html ---------------------------------------------------------------------
 
 
@@ -387,10 +532,15 @@ def write_report(results, path, course=None):
         ("Score distribution per level", "score distribution per level", plot_scores(results)),
         ("Success rate per problem", "success rate per problem", plot_success(results)),
         ("Misconceptions", "misconceptions", plot_misconceptions(results)))]
+    items = item_analysis(results)
+    item_plot = {"alt": _items_alt(items), "png": base64.b64encode(plot_items(items)).decode()} if items else None
+    for item in items:
+        item["shares"] = [f"{100 * item[key]:.0f}%" for key in ("full", "partial", "none")]
     misconceptions = [{"name": name, "count": n, "where": where[name].most_common()} for name, n in counts.most_common()]
     late = [r for r in results.rows if r.get("late_by")]
     page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed,
-                              no_feedback=results.no_feedback, late=late,
+                              no_feedback=results.no_feedback, late=late, items=items, item_plot=item_plot,
+                              predictions=prediction_summary(results),
                               other=OTHER, unconfirmed=UNCONFIRMED)
     path.write_text(page, encoding="utf-8")
     return path
