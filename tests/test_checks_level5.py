@@ -107,6 +107,9 @@ def test_the_function_check_reports_an_exception_kindly_and_needs_no_traceback()
 
     message = _rejects(check.q5_2_attention_output, buggy, "raised ValueError", "weights of shape (4, 4)")
     assert "Traceback" not in message
+    # the shape error explained: the expression, its operands' shapes, what @ needs
+    assert "`weights @ values.T` raised ValueError: `weights` has shape (4, 4) and `values.T` has shape (3, 4)" in message
+    assert "the last axis of `weights` (4) to be as long as the second-to-last of `values.T` (3)" in message
 
 
 def test_the_function_check_does_not_let_the_student_change_its_inputs():
