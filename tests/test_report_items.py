@@ -65,7 +65,7 @@ def test_the_item_analysis_counts_by_hand(entries):
     assert test["tags"][0] == ("more heads are free or always better", 2)  # bob and dee
     assert dict(test["tags"][1:]) == {"one-number heads taken to attend uniformly": 1,
                                       "answer of the wrong kind (type or shape)": 1}
-    assert test["chosen"] == [("A", 2), ("B", 1), ("C", 0), ("D", 1), ("none", 1)]
+    assert test["chosen"] == [("A", 2), ("B", 1), ("C", 0), ("D (right)", 1), ("none", 1)]
     # the written answer: eve's is not graded yet, so 4: ann full, bob and dee partial, cy none
     assert (written["n"], written["full"], written["partial"], written["none"]) == (4, 0.25, 0.5, 0.25)
     assert written["written"] and written["chosen"] is None and written["tags"] == []
@@ -86,7 +86,7 @@ def test_the_report_shows_the_item_analysis_its_plot_and_the_predictions(entries
     page = report.write_report(results(), tmp_path / "report.html").read_text()
     section = page[page.index("<h2>Item analysis</h2>"):page.index("<h2>Late submissions</h2>")]
     assert "<td>5.1 refutation</td><td class=n>5</td><td class=n>20%</td><td class=n>0%</td><td class=n>80%</td>" in section
-    assert "more heads are free or always better (2)" in section and "A: 2, B: 1, C: 0, D: 1, none: 1" in section
+    assert "more heads are free or always better (2)" in section and "A: 2, B: 1, C: 0, D (right): 1, none: 1" in section
     assert "5.1 explain (written)" in section
     assert "<td>predict_9_1_weight</td>" in section and "the weight on cat?" in section and "67%" in section
     (img,) = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)">', section)

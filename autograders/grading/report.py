@@ -304,11 +304,29 @@ def item_analysis(results, top=3):
 
                 _, options = forms.choice_form(check)
                 picks = Counter(results.choices.get((student, assignment, answer)) for student, *_ in scored)
-                chosen = [(option, picks.get(option, 0)) for option in options] + [("none", picks.get(None, 0))]
+                right = _right_option(check, options)
+                chosen = [(f"{option} (right)" if option == right else option, picks.get(option, 0)) for option in options]
+                chosen.append(("none", picks.get(None, 0)))
             items.append({"assignment": assignment, "grade_id": grade_id, "label": problem_label(grade_id), "n": n,
                           "full": full / n, "partial": (n - full - none) / n, "none": none / n,
                           "written": scored[0][3] != "code", "tags": tags.most_common(top), "chosen": chosen})
     return items
+
+
+def _right_option(check, options):
+    """The option the check accepts (its hidden test, output silenced), or None."""
+    import contextlib
+
+    from ..checks.feedback import WrongAnswer
+
+    for option in options:
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                check(option, hidden=True)
+        except WrongAnswer:
+            continue
+        return option
+    return None
 
 
 def prediction_summary(results):
