@@ -652,3 +652,18 @@ def test_the_real_numpy_messages_are_the_ones_read():
         with pytest.raises(ValueError) as info:
             make()
         assert shape_errors.is_shape_error(ValueError(str(info.value))), str(info.value)
+
+
+def test_an_array_that_misbehaves_when_read_falls_back_to_numpys_words():
+    class Hostile(np.ndarray):
+        @property
+        def shape(self):  # what the explanation reads; numpy itself does not
+            raise RuntimeError("no")
+
+    def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):
+        Q, K = np.ones((2, 5, 4)), np.ones((2, 5, 4)).view(Hostile)
+        return Q @ K  # a shape error whose operand cannot be read
+
+    message = _rejects(check.q4_3_multi_head_attention, multi_head_attention, "raised ValueError",
+                       "inner sizes differ (5 against 4)")
+    assert "Traceback" not in message and "`Q` has shape" not in message

@@ -46,8 +46,11 @@ def explain(exc):
     when ``exc`` is not one. ``tag`` is ``transposed-all-axes``, ``no-keepdims`` or ``shape-error``."""
     if not is_shape_error(exc):
         return None
-    where = _student_frame(exc.__traceback__)
-    found = _from_source(exc, *where) if where else None
+    try:  # the student's objects are read (an array subclass could do anything): numpy's words if that fails
+        where = _student_frame(exc.__traceback__)
+        found = _from_source(exc, *where) if where else None
+    except Exception:
+        found = None
     return found or _from_message(str(exc))
 
 
