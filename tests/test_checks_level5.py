@@ -2,6 +2,7 @@
 misconception, wrong types get a "should be" message, hidden checks keep the
 answer to themselves; and the self-test's flash cards."""
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -120,20 +121,33 @@ def test_the_function_check_does_not_let_the_student_change_its_inputs():
     _rejects(check.q5_2_attention_output, in_place)
 
 
-def test_a_function_that_only_works_for_the_visible_case_fails_the_hidden_one():
+def test_a_function_right_for_square_weights_only_fails_the_visible_test_too():
+    """The visible cases try every kind of shape the hidden ones try: no visible pass, then a hidden zero."""
     def square_only(weights, values):
         n_q, n_k = weights.shape
         return weights @ values if n_q == n_k else np.zeros((n_q, values.shape[1]))
 
-    check.q5_2_attention_output(square_only)  # the visible cases are square
-    message = _rejects(check.q5_2_attention_output, square_only, "hidden", hidden=True)
+    message = _rejects(check.q5_2_attention_output, square_only, "weights of shape (3, 5)")
     assert "@" not in message and "einsum" not in message
+    _rejects(check.q5_2_attention_output, square_only, hidden=True)
 
     def crashes_unless_square(weights, values):
         return weights @ values[: len(weights)]
 
-    check.q5_2_attention_output(crashes_unless_square)
-    _rejects(check.q5_2_attention_output, crashes_unless_square, "raised ValueError", "hidden test", hidden=True)
+    _rejects(check.q5_2_attention_output, crashes_unless_square, "raised ValueError", "weights of shape (3, 5)")
+
+
+def test_the_visible_cases_try_every_kind_the_hidden_ones_try():
+    import inspect
+
+    source = inspect.getsource(check.q5_2_attention_output)
+    start = source.index("cases = (")
+    visible = source[start:source.index("if not hidden", start)]
+    for kind in ("softmax", "dirichlet", "one-hot", "uniform"):
+        assert f'"{kind}"' in visible, kind
+    shapes = [tuple(map(int, m)) for m in re.findall(r"\((\d+), (\d+), (\d+), \"", visible)]
+    assert any(q < k for q, k, _ in shapes) and any(q > k for q, k, _ in shapes)
+    assert any(q == 1 for q, _, _ in shapes) and any(d == 1 for _, _, d in shapes)
 
 
 @pytest.mark.parametrize(

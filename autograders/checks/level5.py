@@ -186,7 +186,10 @@ def q5_2_attention_output(func, hidden=False):
     name = "attention_output"
     rng = np.random.default_rng(52 if not hidden else 5200)
     cases = (
-        [(4, 4, 3, "softmax", False), (4, 4, 3, "softmax", True)]
+        # every kind of input the hidden cases try, once (n_q < n_k, n_q > n_k, n_q = 1, d_v = 1; sharp, flat,
+        # one-hot and uniform weights): a visible pass is not undone by a new kind there, only by new values
+        [(4, 4, 3, "softmax", False), (4, 4, 3, "softmax", True), (3, 5, 2, "dirichlet", False),
+         (5, 2, 1, "one-hot", False), (1, 4, 3, "uniform", True)]
         if not hidden
         else [
             (n_q, n_k, d_v, kind, same)
