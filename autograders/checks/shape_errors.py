@@ -13,7 +13,8 @@ When the error was raised in this process, the traceback gives the line of the s
 the exact expression (Python's column positions) and the shapes of the names in it (read from the
 frame's variables: nothing of the student's is run again). When only the message is known (the
 re-check runs the function in another process and sends back its type and message), the shapes
-in numpy's message are used. Nothing here imports the rest of the checks.
+in numpy's message are used. Nothing here imports the rest of the checks (no import cycle with
+:mod:`.feedback`, which calls :func:`explain`).
 """
 
 import ast
@@ -23,9 +24,12 @@ import re
 
 import numpy as np
 
-_LIBRARY_DIRS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) + os.sep for m in (np,)) + (
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,  # autograders/
-)
+import mha_core
+
+# numpy's site-packages, mha_core/ and autograders/: a frame in these is not the student's
+_LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(np.__file__))) + os.sep,
+                 os.path.dirname(os.path.abspath(mha_core.__file__)) + os.sep,
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
 _BROADCAST = re.compile(r"operands could not be broadcast together with (?:remapped )?shapes?(?: \[original->remapped\])?:? (.*)")
 _SHAPE = re.compile(r"\((\d+(?:,\d+)*),?\)")
 _MATMUL = re.compile(r"matmul: Input operand (\d) has a mismatch in its core dimension (\d).*\(size (\d+) is different from (\d+)\)")

@@ -1,6 +1,14 @@
 """A class's results, from the gradebook and the autograded notebooks: ``grades.csv``
 and ``report.html`` (score distribution per level, success rate per problem, how
-often each named misconception occurred, the submissions that could not be graded).
+often each named misconception occurred, the item analysis, the class's predictions,
+the submissions that could not be graded).
+
+The item analysis (:func:`item_analysis`, plotted by :func:`plot_items`, a bar per question):
+per graded cell, the share of graded submissions with full, partial and no points, its most
+frequent misconception tags, and for a labelled choice how often each option was chosen (the
+literal of the answer cell, read, never run). The predictions (:func:`prediction_summary`):
+per "predict first" cell, how many students predicted right, read with
+:func:`autograders.checks.predictions.read` and judged by its entry.
 
 A misconception is data: a check that recognises a wrong answer raises its
 ``WrongAnswer`` with a tag (``autograders/checks/misconceptions.py``), and the failed
