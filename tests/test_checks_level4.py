@@ -570,7 +570,7 @@ def classic(bug):
             e = np.exp(scores - scores.max(axis=-1, keepdims=True))
         weights = e / e.sum(axis=-1) if bug == "sum without keepdims" else e / e.sum(axis=-1, keepdims=True)
         concat = np.swapaxes(weights @ V, -2, -3).reshape(*batch, n, d_model)
-        return concat @ (W_O.T if bug == "x_W_T" else W_O)
+        return concat @ (W_O.T if bug in ("x_W_T", "W_O.T") else W_O)
 
     return multi_head_attention
 
@@ -583,6 +583,7 @@ CLASSIC = [
     ("max without keepdims", "no-keepdims", ["`scores.max(axis=-1)` has shape (2, 5)", "keepdims=True"]),
     ("x_W_T", "x-w-transposed", ["X @ W.T instead of X @ W, for every W", "Q = X @ W_Q"]),
     ("x_W_T_qkv", "x-w-transposed", ["X @ W.T instead of X @ W, for the projections"]),
+    ("W_O.T", "x-w-transposed", ["X @ W.T instead of X @ W, for W_O (Concat @ W_O.T)"]),
     ("Q @ K", "shape-error", ["`Q @ K`", "`Q` has shape (2, 5, 4) and `K` has shape (2, 5, 4)",
                               "last axis of `Q` (4) to be as long as the second-to-last of `K` (5)"]),
 ]

@@ -8,6 +8,7 @@ mistake on another problem's test cannot hide behind a cell that fails anyway.
 
 import contextlib
 import io
+import linecache
 
 import pytest
 
@@ -22,6 +23,14 @@ CASES = [
 ]
 
 
+def _compiled(source, name):
+    """``source`` compiled as IPython compiles a cell: under a file name of its own, its lines in
+    linecache (a check that explains a shape error reads the student's line, as in a kernel)."""
+    filename = f"<cell {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    return compile(source, filename, "exec")
+
+
 def graded_cell_errors(path, replace=None):
     """Run the setup, data, answer and test cells of ``path``, the answer cell
     ``replace[0]`` holding ``replace[1]``; return {test grade_id: the WrongAnswer it raised, or None}."""
@@ -32,11 +41,11 @@ def graded_cell_errors(path, replace=None):
             continue
         source = replace[1] if replace and gid == replace[0] else cell.source
         if not is_test_cell(cell):
-            exec(source, namespace)
+            exec(_compiled(source, gid), namespace)
             continue
         try:
             with contextlib.redirect_stdout(io.StringIO()):
-                exec(source, namespace)
+                exec(_compiled(source, gid), namespace)
             results[gid] = None
         except WrongAnswer as wrong:
             results[gid] = wrong

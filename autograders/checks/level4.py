@@ -305,6 +305,8 @@ def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
     d_k = d_model // h
     if mistake == "x_W_T":  # X @ W.T: the transpose of the sheet's X @ W (a square W, so it runs)
         W_Q, W_K, W_V, W_O = W_Q.T, W_K.T, W_V.T, W_O.T
+    if mistake == "W_O_T":
+        W_O = W_O.T
     split_T = mistake not in ("no_transpose", "split_no_transpose")
     merge_T = mistake not in ("no_transpose", "merge_no_transpose")
     if mistake == "rows":  # head i's W from rows i*d_k:(i+1)*d_k, transposed to fit: X @ W.T's columns
@@ -367,6 +369,7 @@ MHA_MISTAKES = {
     "softmax_no_keepdims_max": named("no-keepdims", _SOFTMAX_AXIS.format(
         how="without keepdims, row j's maximum and sum act on column j") + "."),
     "x_W_T": named("x-w-transposed", _TRANSPOSED_W.format(which="every W (W_Q, W_K, W_V and W_O)")),
+    "W_O_T": named("x-w-transposed", _TRANSPOSED_W.format(which="W_O (Concat @ W_O.T)")),
     "scale_d_k": named("scaled-by-d-k", "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k."),
     "no_scale": named("no-scaling", "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax."),
     "scale_d_model": named("scaled-with-d-model", "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width."),
