@@ -8,6 +8,7 @@ its messages never give the answer away. The known wrong answers are data: each 
 wrong answer does to its message, tagged with its misconception (:mod:`.misconceptions`).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -110,7 +111,7 @@ def _truth(name, value):
     unanswered(name, value)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise WrongAnswer(f"`{name}` should return True or False, got {type(value).__name__} {value!r:.60}.",
+    raise WrongAnswer(f"`{name}` should be a function returning True or False (a bool), got {type(value).__name__} {value!r:.60}.",
                       misconception="wrong-kind")
 
 
@@ -198,7 +199,7 @@ def _head_matrix(name, value, d_k=None):
     array = as_array(name, value)
     if array.ndim != 2 or array.shape[0] != by_hand.D_MODEL or (d_k is not None and array.shape[1] != d_k):
         width = "d_k" if d_k is None else str(d_k)
-        raise WrongAnswer(f"`{name}` should have shape (d_model, {width}) = ({by_hand.D_MODEL}, {width}): one row per "
+        raise WrongAnswer(f"`{name}` should be an array of shape (d_model, {width}) = ({by_hand.D_MODEL}, {width}): one row per "
                           f"entry of a token's embedding (5 words + 6 positions), got shape {array.shape}.",
                           misconception="wrong-kind")
     return array
@@ -272,7 +273,7 @@ def q4_4_average_query(value, hidden=False):
     """Problem 4.4 (b): a query q whose output over KEYS, VALUES is within 0.05 of (v_2 + v_4) / 2."""
     q = as_array("query", value)
     if q.size != by_hand.KEYS.shape[1] or q.ndim > 2:
-        raise WrongAnswer(f"`query` should be a vector of {by_hand.KEYS.shape[1]} numbers (d_k), got shape {q.shape}.",
+        raise WrongAnswer(f"`query` should be an array of {by_hand.KEYS.shape[1]} numbers (a vector of width d_k), got shape {q.shape}.",
                           misconception="wrong-kind")
     q = q.reshape(-1)
     target = _target()
@@ -321,13 +322,12 @@ def _learned():
 
 def _head(name, value, model):
     unanswered(name, value)
-    example = f"({len(model.layers)}, {model.h})"
     try:
         layer, head = (int(v) if float(v) == int(v) else None for v in value)
     except (TypeError, ValueError):
         layer = head = None
     if layer is None or head is None or isinstance(value, str):
-        raise WrongAnswer(f"`{name}` should be a head as (layer, head), two whole numbers like {example}, got "
+        raise WrongAnswer(f"`{name}` should be a whole number pair (layer, head), each counted from 1, got "
                           f"{type(value).__name__} {value!r:.60}.", misconception="wrong-kind")
     if (layer, head) not in model.heads:
         counted_from_0 = (layer + 1, head + 1) in model.heads
@@ -338,34 +338,38 @@ def _head(name, value, model):
     return layer, head
 
 
+ROLE_SEQUENCES = 400  # the evaluation sequences the roles are read from (enough: the heads are clear-cut)
+
+
 def roles(model, independent=False):
     """``(previous-token head, induction head)`` of ``model``: the head that puts most weight on position
-    i - 1, and the second-layer head whose last query puts most weight on the token after A. With
+    i - 1, and the last-layer head whose last query puts most weight on the token after A. With
     ``independent``, the patterns come from the training code's own forward pass, not from mha_core."""
-    from mha_core.learned import evaluation_set, induction_score, previous_token_score
+    from mha_core.learned import evaluation_set, head_scores
 
+    data = evaluation_set(size=ROLE_SEQUENCES)
+    last_layer = [hd for hd in model.heads if hd[0] == len(model.layers)]
     if not independent:
-        previous = max(model.heads, key=lambda head: previous_token_score(model, head))
-        induction = max((hd for hd in model.heads if hd[0] == len(model.layers)), key=lambda hd: induction_score(model, hd))
-        return previous, induction
+        scores = head_scores(model, data)
+        return (max(model.heads, key=lambda hd: scores[hd][0]), max(last_layer, key=lambda hd: scores[hd][1]))
     from mha_core.learned.train import _attention_forward
 
-    tokens, _, j = evaluation_set()
+    tokens, _, j = data
     x = model.E[tokens] + model.P[: tokens.shape[1]]
     patterns = []
     for weights in model.layers:
         out, cache = _attention_forward(x, weights, model.h)
-        patterns.append(cache[4])  # A: (batch, h, n, n)
+        patterns.append(cache[4])  # the weights A: (batch, h, n, n)
         x = x + out
-    n = tokens.shape[1]
-    rows = np.arange(1, n)
+    rows = np.arange(1, tokens.shape[1])
     previous = max(model.heads, key=lambda hd: patterns[hd[0] - 1][:, hd[1] - 1, rows, rows - 1].mean())
-    last = patterns[-1][:, :, -1]  # (batch, h, n)
-    induction = (len(model.layers), int(last[np.arange(len(j)), :, j + 1].mean(axis=0).argmax()) + 1)
+    induction = max(last_layer, key=lambda hd: patterns[-1][np.arange(len(j)), hd[1] - 1, -1, j + 1].mean())
     return previous, induction
 
 
+@functools.lru_cache(maxsize=None)
 def _roles(hidden):
+    """The shipped model and its roles, read once per process (the weights never change)."""
     model = _learned()
     return model, roles(model, independent=hidden)
 

@@ -5,8 +5,8 @@
 The notebooks only load the weights (:func:`load`); they never train.
 """
 
-from .model import TinyModel, head_titles, induction_score, load, patterns, previous_token_score
+from .model import TinyModel, head_scores, head_titles, induction_score, load, patterns, previous_token_score
 from .task import LETTERS, N, VOCAB, evaluation_set, induction_batch, spelled
 
 __all__ = ["LETTERS", "N", "TinyModel", "VOCAB", "evaluation_set", "induction_batch", "induction_score", "load",
-           "head_titles", "patterns", "previous_token_score", "spelled"]
+           "head_scores", "head_titles", "patterns", "previous_token_score", "spelled"]
