@@ -17,7 +17,7 @@ ANSWERS = {
     "q3_4_max_rank": (check.q3_4_max_rank, ("max_rank",)),
     "q3_5_permutation_test": (check.q3_5_permutation_test, ("permutation_test",)),
     "q3_5_why_positions": (check.q3_5_why_positions, ("why_positions",)),
-    "q4_4_previous_token": (check.q4_4_previous_token, ("W_Q", "W_K")),
+    "q4_4_previous_token": (check.q4_4_previous_token, ("head",)),
     "q4_4_average_query": (check.q4_4_average_query, ("query",)),
     "q5_4_previous_token_head": (check.q5_4_previous_token_head, ("previous_token_head",)),
     "q5_4_induction_head": (check.q5_4_induction_head, ("induction_head",)),
@@ -90,7 +90,7 @@ def test_why_positions(capsys):
 def test_the_constructed_previous_token_head_passes_at_every_sentence(capsys):
     W_Q, W_K = by_hand.previous_token_head()
     for hidden in (False, True):
-        check.q4_4_previous_token(W_Q, W_K, hidden=hidden)
+        check.q4_4_previous_token((W_Q, W_K), hidden=hidden)
     assert capsys.readouterr().out.count("✔ Correct.") == 2
     for words in check.VISIBLE_SENTENCES + check.HIDDEN_SENTENCES:  # recomputed here, by hand
         X = by_hand.one_hot_embeddings(words)
@@ -103,6 +103,11 @@ def test_the_constructed_previous_token_head_passes_at_every_sentence(capsys):
 def test_the_hidden_sentences_differ_from_the_visible_ones():
     assert by_hand.SENTENCE == check.VISIBLE_SENTENCES[0] and check.VISIBLE_SENTENCES[1] != by_hand.SENTENCE
     assert all(s not in check.VISIBLE_SENTENCES for s in check.HIDDEN_SENTENCES)
+
+
+def test_a_head_that_is_not_a_pair_is_the_wrong_kind():
+    rejects(check.q4_4_previous_token, np.zeros((11, 7)), "should be a pair (W_Q, W_K)")
+    rejects(check.q4_4_previous_token, None, "no answer yet")
 
 
 def test_the_one_hot_embeddings():

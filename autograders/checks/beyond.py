@@ -230,8 +230,13 @@ def _pattern_mistake(weights):
             f"position i - 1, for every i > 0).")
 
 
-def q4_4_previous_token(W_Q, W_K, hidden=False):
-    """Problem 4.4 (a): W_Q, W_K so that the head puts >= 0.9 on position i - 1 for every i > 0."""
+def q4_4_previous_token(head, hidden=False):
+    """Problem 4.4 (a): ``head = (W_Q, W_K)`` so that the head puts >= 0.9 on position i - 1 for every i > 0."""
+    unanswered("head", head)
+    if not isinstance(head, (tuple, list)) or len(head) != 2:
+        raise WrongAnswer(f"`head` should be a pair (W_Q, W_K) of two arrays, got {type(head).__name__} {head!r:.60}.",
+                          misconception="wrong-kind")
+    W_Q, W_K = head
     W_Q = _head_matrix("W_Q", W_Q)
     W_K = _head_matrix("W_K", W_K, d_k=W_Q.shape[1])
     for index, words in enumerate(HIDDEN_SENTENCES if hidden else VISIBLE_SENTENCES):
