@@ -49,10 +49,10 @@ def _rank_mistake(value, n, d_k):
 
 def _rank_of_scores(n, d_k, seed):
     """The rank of Q_i K_i^T for random Q_i, K_i (n × d_k): numpy's, counted from the singular values."""
-    if n * min(n, d_k) > 200_000:  # too large to factor quickly: the product of full-rank factors
-        return min(n, d_k)
     rng = np.random.default_rng([seed, n, d_k])
     Q, K = rng.normal(size=(2, n, d_k))
+    if n > 64:  # Q has full column rank d_k, so rank(Q K^T) = rank(K): two thin SVDs, not an n x n one
+        return int(min(np.linalg.matrix_rank(Q), np.linalg.matrix_rank(K)))
     return int(np.linalg.matrix_rank(Q @ K.T))
 
 
