@@ -453,6 +453,7 @@ SLOW_FIXTURES = {
     "tests/test_postgres.py": {"graded", "postgres"},
     "tests/test_sandbox.py": {"listener", "grader"},
     "tests/test_zygote.py": {"box"},
+    "tests/test_learned.py": {"retrained"},  # retrains the learned heads (about 15 s of CPU)
     "tests/browser/conftest.py": {"lab_root", "lab", "voila", "lab_page", "projector_page"},
 }
 

@@ -31,7 +31,7 @@ import pytest
 
 import mha_core as mha
 from autograders.checks import feedback
-from autograders.checks import level1, level2, level3, level4, level5
+from autograders.checks import beyond, level1, level2, level3, level4, level5
 from autograders.checks.feedback import WrongAnswer
 from tests import reference
 from tests.checking import rejects
@@ -49,6 +49,19 @@ COST_1 = 1 * 2 * 10 * 10 * 512
 Q_4_2, K_4_2, V_4_2 = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0]], [[1.0, 0.0], [0.0, 2.0], [3.0, 0.0], [0.0, 4.0]]
 OUT_4_2, W_4_2 = reference.attention(Q_4_2, K_4_2, V_4_2)  # one head, the query sees all 4 keys
 SCALED_4_2 = [sum(a * b for a, b in zip(Q_4_2[0], k)) / math.sqrt(2) for k in K_4_2]
+
+
+def _head_4_4(c=20.0):
+    """A previous-token head by hand (Problem 4.4): q_i = c e_i, k_j = e_{j+1}, from the positions (columns 5..10)."""
+    W_Q, W_K = np.zeros((11, 7)), np.zeros((11, 7))
+    for i in range(6):
+        W_Q[5 + i, i], W_K[5 + i, i + 1] = c, 1.0
+    return W_Q, W_K
+
+
+HEAD_4_4 = _head_4_4()
+_KEYS_4_4 = np.array([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]]) / 2
+QUERY_4_4 = 20 * (_KEYS_4_4[1] + _KEYS_4_4[3])  # equal large scores for k_2 and k_4
 
 
 def numbers(x, decimals=4):
@@ -187,6 +200,22 @@ ACCEPTED = {
         np.ones((4, 64)), np.ones((6, 64))).scores[0].shape]),
     "q5_3_output_shape": (level5.q5_3_output_shape, shapes((4, 64)) + [(4, 64.0), (4, 16 * 4)]),
     "q5_3_unchanged": (level5.q5_3_unchanged, ["D", "d"]),
+    # Beyond the sheet (autograders.checks.beyond)
+    "q3_4_max_rank": (beyond.q3_4_max_rank, [
+        lambda n, d_k: min(n, d_k), lambda n, d_k: n if n < d_k else d_k, lambda n, d_k: float(min(n, d_k)),
+        lambda n, d_k: np.int64(np.minimum(n, d_k)),
+    ]),
+    "q3_5_permutation_test": (beyond.q3_5_permutation_test, [
+        lambda f, X, perm: bool(np.allclose(f(X[perm]), f(X)[perm])), lambda f, X, perm: np.allclose(f(X[perm]), f(X)[perm]),
+        lambda f, X, perm: all(np.allclose(f(X[perm])[i], f(X)[p]) for i, p in enumerate(perm)),
+        lambda f, X, perm: bool(np.abs(f(X[perm]) - f(X)[perm]).max() < 1e-8),
+    ]),
+    "q3_5_why_positions": (beyond.q3_5_why_positions, ["D", "d", " D "]),
+    "q4_4_previous_token": (beyond.q4_4_previous_token, [HEAD_4_4, list(HEAD_4_4), tuple(W.tolist() for W in HEAD_4_4), (HEAD_4_4[0] * 2, HEAD_4_4[1]),
+                             (HEAD_4_4[0].astype(np.float32), HEAD_4_4[1].astype(int))]),
+    "q4_4_average_query": (beyond.q4_4_average_query, vectors(QUERY_4_4) + [(QUERY_4_4 * 3).tolist()]),
+    "q5_4_previous_token_head": (beyond.q5_4_previous_token_head, [(1, 2), [1, 2], (1.0, 2.0), np.array([1, 2])]),
+    "q5_4_induction_head": (beyond.q5_4_induction_head, [(2, 2), [2, 2], (np.int64(2), 2.0)]),
 }
 
 ROWS = [(cell, i) for cell, (_, forms) in ACCEPTED.items() for i in range(len(forms))]
@@ -387,6 +416,13 @@ HIDDEN_TRIALS = {
     "q5_3_score_shape": ["real cross-attention pass"],
     "q5_3_output_shape": ["real cross-attention pass"],
     "q5_3_unchanged": LETTER,
+    "q3_4_max_rank": ["other $n$ and $d_k$", "from $n = d_k = 1$ to $n = 1000$", "the rank numpy finds"],
+    "q3_5_permutation_test": ["other inputs and permutations", "4 to 9 tokens"],
+    "q3_5_why_positions": LETTER,
+    "q4_4_previous_token": ["other sentences of 6 of these words", "plain numpy"],
+    "q4_4_average_query": ["recomputes the output with plain Python"],
+    "q5_4_previous_token_head": ["the training code's own forward pass"],
+    "q5_4_induction_head": ["the training code's own forward pass"],
 }
 
 

@@ -63,6 +63,24 @@ NAMES = {
     "shape-error": "a shape error inside the student's function",
     "not-own-work": "the library called instead of written with numpy",
     "raised": "the student's function raised an error",
+    # beyond the sheet (autograders.checks.beyond)
+    "attends-to-itself": "a previous-token head that attends to the token itself",
+    "attends-to-first": "a previous-token head that attends to the first token",
+    "too-flat": "the right pattern, too flat (scores not scaled up)",
+    "words-not-positions": "a pattern of positions built from the words",
+    "query-from-values": "a query built from the values, not the keys",
+    "one-key-only": "a query that picks one key instead of two",
+    "rank-is-n": "the scores' rank taken as n (the d_k bottleneck forgotten)",
+    "rank-ignores-n": "the scores' rank taken as d_k even when n is smaller",
+    "output-not-permuted": "equivariance tested without permuting the output",
+    "permutation-inverted": "the output permuted with the inverse permutation",
+    "exact-float-equality": "floats compared exactly instead of within a tolerance",
+    "causal-equivariant": "a causal mask taken to keep permutation equivariance",
+    "permutation-mixes-tokens": "permuting the tokens taken to mix them",
+    "positions-make-heads-differ": "positions taken to make the heads differ",
+    "positions-for-rank": "positions taken to lift the rank bottleneck",
+    "heads-swapped": "the previous-token and induction heads swapped",
+    "head-pattern-misread": "a learned head's pattern misread",
 }
 
 TAG_LINE = "[misconception: {}]"  # the first line of a tagged error's value (not shown to the student)

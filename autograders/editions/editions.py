@@ -366,7 +366,9 @@ def graded_notebook(nb):
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            cell.source = form_only_test(cell.source, modules)
+            # a test cell's own import names its checks (a notebook may import two modules as _checks)
+            own = check_modules(nbformat.from_dict({"cells": [cell]}))
+            cell.source = form_only_test(cell.source, {**modules, **own})
     return nb
 
 
