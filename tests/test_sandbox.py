@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from autograders.grading import autograde, sandbox
-from autograders.grading.settings import DEFAULT, Settings
+from autograders.common.settings import DEFAULT, Settings
 from tests.corpus import world_writable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -848,7 +848,7 @@ def test_world_writable_directories_are_private_to_the_kernel(kernels):
 READONLY_FALLBACK = r"""
 import os, sys, tempfile
 from autograders.grading import autograde, sandbox
-from autograders.grading.settings import DEFAULT, Settings
+from autograders.common.settings import DEFAULT, Settings
 sandbox._unshare(sandbox.CLONE_NEWNS)
 sandbox._mount(None, "/", None, sandbox.MS_REC | sandbox.MS_PRIVATE)
 top = tempfile.mkdtemp()

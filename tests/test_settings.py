@@ -1,4 +1,4 @@
-"""The limits of grading, in one place (autograders/grading/settings.py): read once from the
+"""The limits of grading, in one place (autograders/common/settings.py): read once from the
 course's nbgrader_config.py, and what they say is what nbgrader's kernel and the re-check enforce."""
 
 import dataclasses
@@ -10,7 +10,7 @@ import pytest
 
 from autograders.editions import editions
 from autograders.grading import recheck as rc
-from autograders.grading.settings import CONFIG_NAMES, DEFAULT, Settings
+from autograders.common.settings import CONFIG_NAMES, DEFAULT, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"

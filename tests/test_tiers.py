@@ -105,7 +105,7 @@ def test_the_kernel_commands_are_recognised():
     for argv in ([python, "-m", "ipykernel_launcher", "-f", "kernel.json"],
                  [python, "-m", "autograders.grading.sandbox", "--memory=0", "--", python, "-c", "pass"],
                  [python, "-I", "-S", "/x/autograders/grading/zygote.py", "run", "/tmp/socket", "--", "true"],
-                 [python, "-m", "autograders.grading.recheck", "serve", "3", "4"],
+                 [python, "-m", "autograders.grading.student_side", "serve", "3", "4"],
                  [python, "-m", "nbgrader", "autograde", "level1_recognition"],
                  [python, "-m", "nbgrader", "validate", "level1.ipynb"],
                  [python, "-m", "autograders", "grade", "--course", "course"],

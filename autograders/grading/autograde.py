@@ -34,9 +34,10 @@ from nbgrader.converters import Autograde
 from nbgrader.preprocessors import DeduplicateIds, Execute, NbGraderPreprocessor, OverwriteCells
 from traitlets import Bool, Integer, List, Unicode, default
 
+from ..common import regions
+from ..common.settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 from .output_cap import OUTPUT_MARK
 from .provisioner import SandboxKernelSpecs
-from .settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 
 TIMEOUT_ENAME = "CellTimeoutError"
 CRASH_ENAME = "KernelCrashed"
@@ -54,7 +55,7 @@ def _has_error(cell, ename):
 class SandboxExecute(Execute):
     """nbgrader's Execute in a sandboxed kernel, where a bad cell costs only itself."""
 
-    # The course's settings (autograders.grading.settings: their defaults, and what each means).
+    # The course's settings (autograders.common.settings: their defaults, and what each means).
     notebook_timeout = Integer(DEFAULT.notebook_timeout, help="seconds the whole notebook may run (0: no limit)").tag(config=True)
     memory_limit = Integer(DEFAULT.memory, help="address space of a kernel, bytes (0: no limit)").tag(config=True)
     file_size_limit = Integer(DEFAULT.file_size, help="largest file a kernel may write, bytes").tag(config=True)
@@ -225,23 +226,13 @@ class SandboxExecute(Execute):
                 output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
                 output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
 
-HIDDEN_BEGIN, HIDDEN_END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 HIDDEN_ASIDE = "# (hidden tests: run by the grader's clean re-check, not in this kernel)"
 _ASIDE_KEY = "mha_hidden_tests_aside"  # resources: {cell index: the test cell's full source}
 
 
 def visible_part(source):
     """``source`` with each hidden-test region replaced by one comment line (:data:`HIDDEN_ASIDE`)."""
-    kept, inside = [], False
-    for line in source.split("\n"):
-        if HIDDEN_BEGIN in line:
-            inside = True
-            kept.append(line[: len(line) - len(line.lstrip())] + HIDDEN_ASIDE)
-        elif HIDDEN_END in line:
-            inside = False
-        elif not inside:
-            kept.append(line)
-    return "\n".join(kept)
+    return regions.replace_hidden(source, HIDDEN_ASIDE)
 
 
 class SetHiddenTestsAside(NbGraderPreprocessor):
@@ -254,7 +245,7 @@ class SetHiddenTestsAside(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         aside = resources.setdefault(_ASIDE_KEY, {})
         for index, cell in enumerate(nb.cells):
-            if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
+            if cell.cell_type == "code" and regions.regions(cell.source):
                 aside[index] = cell.source
                 cell.source = visible_part(cell.source)
         return nb, resources

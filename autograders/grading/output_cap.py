@@ -17,7 +17,7 @@ import threading
 from traitlets import Integer
 from traitlets.config import Configurable
 
-from .settings import DEFAULT
+from ..common.settings import DEFAULT
 
 OUTPUT_MARK = "[output limit:"
 CHUNK = 8192  # characters a capped stream gathers before handing them on

@@ -20,7 +20,7 @@ capabilities instead) and execs the kernel. The kernel talks to
 nbgrader over Unix sockets (zmq's ``ipc`` transport) in a private directory,
 which is also its working directory and home, so a new network namespace does
 not cut it off. Each kernel reports what it got in ``$MHA_SANDBOX`` (JSON).
-The re-check's student side (:mod:`autograders.grading.recheck`) runs in the same
+The re-check's student side (:mod:`autograders.grading.student_side`) runs in the same
 sandbox. This module imports the standard library only (the launcher runs it as a
 plain script); nbgrader's side is :mod:`autograders.grading.autograde`.
 """
@@ -44,11 +44,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: autograders/ and mha_core/
 
 if __package__:
-    from .settings import DEFAULT, MiB
-else:  # run as a plain script (see launch): the settings module beside this file, by its path
+    from ..common.settings import DEFAULT, MiB
+else:  # run as a plain script (see launch): the settings module (autograders/common/settings.py), by its path
     import importlib.util
 
-    _spec = importlib.util.spec_from_file_location("_mha_grading_settings", Path(__file__).with_name("settings.py"))
+    _spec = importlib.util.spec_from_file_location("_mha_settings", Path(__file__).resolve().parents[1] / "common" / "settings.py")
     _settings = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_settings)
     DEFAULT, MiB = _settings.DEFAULT, _settings.MiB
@@ -504,12 +504,12 @@ class Sandbox:
     """One private directory (and, as root, one throwaway user) for one process.
 
     ``command(inner)`` is the launcher's command line that runs ``inner`` inside
-    it, under ``settings`` (:class:`~autograders.grading.settings.Settings`: its limits,
+    it, under ``settings`` (:class:`~autograders.common.settings.Settings`: its limits,
     its hidden directories, namespaces or not, the zygote or not); ``close()`` kills whatever the user left running and removes the directory.
     """
 
     def __init__(self, settings=DEFAULT, copy_from=None):
-        self.settings = settings  # the limits, the directories to hide (autograders.grading.settings)
+        self.settings = settings  # the limits, the directories to hide (autograders.common.settings)
         self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
         self.work = self.root / "work"
         self.work.mkdir()
