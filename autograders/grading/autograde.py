@@ -132,6 +132,13 @@ class SandboxExecute(Execute):
         return any(o.get("output_type") == "stream" and o.get("name") == name for o in cell.get("outputs", []))
 
     # -- running the notebook, replacing a dead or stuck kernel --
+    #
+    # nbclient's executor (``NotebookClient.execute``) runs a notebook in one kernel from start to end and
+    # has no hook to replace a dead kernel and go on with the next cell, so this loop stays ours. It calls
+    # nbclient's public steps (``setup_kernel``, ``wait_for_reply``, ``execute_cell``, ``preprocess_cell``,
+    # ``reset_execution_trackers``, ``set_widgets_metadata``) as nbconvert's ``ExecutePreprocessor.preprocess``
+    # does, re-initialising the client the same way; one private step, ``_check_assign_resources``, is read
+    # from nbconvert 7.17.2 with nbclient 0.11.0 (pyproject.toml pins both ranges).
 
     def preprocess(self, nb, resources=None, km=None):
         from nbclient import NotebookClient
@@ -306,7 +313,14 @@ class RestoreMissingCells(OverwriteCells):
     """nbgrader's OverwriteCells, robust to what students do to cells: a deleted test
     cell is added back even when the cells around it were deleted too, and pasted
     copies of a cell do not fail the submission (nbgrader's own code raises in both
-    cases and the whole submission is lost)."""
+    cases and the whole submission is lost).
+
+    nbgrader documents no hook for where a missing cell goes: this overrides
+    ``add_missing_grade_cells`` / ``add_missing_task_cells`` and uses ``gradebook``,
+    ``notebook_id``, ``assignment_id`` and ``missing_cell_transform`` as nbgrader 0.9.6's
+    ``OverwriteCells.preprocess`` sets them (pyproject.toml pins nbgrader below 0.10). A
+    preprocessor of our own before OverwriteCells would lose nbgrader's note in the added
+    cell (OverwriteCells rewrites a locked cell's source) and copy its cell-making code."""
 
     def preprocess(self, nb, resources):
         # DeduplicateIds leaves ``nbgrader: {}`` on all but the last copy of a pasted
