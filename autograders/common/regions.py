@@ -3,9 +3,9 @@
 A test cell's hidden tests sit between a line holding ``BEGIN HIDDEN TESTS`` and one holding
 ``END HIDDEN TESTS`` (nbgrader's delimiters; ``### `` in front by convention)::
 
-    _checks.q2_2_scaled_score(scaled_score)
+    _checks.q9_9_example(answer)
     ### BEGIN HIDDEN TESTS
-    _checks.q2_2_scaled_score(scaled_score, hidden=True)
+    _checks.q9_9_example(answer, hidden=True)
     ### END HIDDEN TESTS
 
 Lines end as Python's compiler ends them (``\\n``, ``\\r\\n`` or a lone ``\\r``), so a region's line
