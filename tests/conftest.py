@@ -578,7 +578,7 @@ def pytest_sessionfinish(session):
 # multiprocessing "spawn" pool (grading's). The session's own slow work (the "slow work"
 # threads of Pool, busy in a full run while fast tests run) is not the test's.
 KERNEL_COMMAND = re.compile(
-    r"(?:^|\s)(?:-m\s+)?(?:ipykernel_launcher|ipykernel|autograders\.grading\.(?:sandbox|zygote|recheck))(?:\s|$)"
+    r"(?:^|\s)(?:-m\s+)?(?:ipykernel_launcher|ipykernel|autograders\.grading\.(?:sandbox|zygote|student_side))(?:\s|$)"
     r"|zygote\.py\s+run\b"
     r"|\bnbgrader\s+(?:autograde|validate)\b"
     r"|\b(?:-m\s+)?autograders\s+(?:grade|regrade)\b"

@@ -84,10 +84,10 @@ def test_autograde_and_validate_start_headless_kernels(where, tmp_path):
 def test_a_grading_job_runs_with_drawing_off_and_leaves_the_environment_as_it_was(monkeypatch):
     import os
 
-    from autograders.grading import grading
+    from autograders.grading import jobs
 
     monkeypatch.delenv("MHA_CORE_DRAW", raising=False)
     seen = []
-    monkeypatch.setattr(grading, "_run_job", lambda job, root, result: seen.append(os.environ.get("MHA_CORE_DRAW")))
-    grading.run_job({"student": "s", "assignment": "a"})
+    monkeypatch.setattr(jobs, "_run_job", lambda job, root, result: seen.append(os.environ.get("MHA_CORE_DRAW")))
+    jobs.run_job(jobs.Job("s", "a"))
     assert seen == ["0"] and "MHA_CORE_DRAW" not in os.environ

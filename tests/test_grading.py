@@ -7,6 +7,7 @@ One small class (3 students x levels 1-2, one of them blank) is built once for t
 module and graded twice: by ``nbgrader autograde "*"`` and by :func:`grade`.
 """
 
+import dataclasses
 import html
 import os
 import re
@@ -20,7 +21,7 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import grading, report
+from autograders.grading import backends, grading, jobs, report, verdicts
 from autograders.grading.feedback_html import HideHiddenTests, hidden_lines
 from benchmarks.bench_grading import gradebook_rows, make_class
 
@@ -235,7 +236,7 @@ def test_recheck_lowers_a_score_it_does_not_confirm(graded, tmp_path, monkeypatc
         calls.append((source, autograded, settings))
         return {"q1_1_d_k_test": {"score": 0.0, "message": "tampering: the answer did not hold up"}}
 
-    monkeypatch.setitem(sys.modules, "autograders.grading.recheck", types.SimpleNamespace(recheck=recheck))
+    monkeypatch.setattr(verdicts, "_recheck_notebook", recheck)
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
     assert calls and summary.scores[("student001", "level1_recognition")]["q1_1_d_k_test"][0] == 0.0
     assert type(calls[0][2]).__name__ == "Settings"  # the course's limits, as the job read them
@@ -260,17 +261,17 @@ def test_another_gradebook_url_gets_the_definitions_and_the_same_scores(graded, 
 
 def _crash_or_echo(job):
     """A job function for the pool test: kills its worker process for student "crash"."""
-    if job["student"] == "crash":
+    if job.student == "crash":
         os._exit(3)
-    return {**grading._failed(job, None), "ok": True}
+    return dataclasses.replace(jobs.failed(job, None), ok=True)
 
 
 def test_a_job_that_kills_its_worker_fails_alone(kernels):
-    jobs = [{"student": s, "assignment": "a"} for s in ("a1", "crash", "b1", "c1", "d1")]
-    results = list(grading._local(jobs, 2, _crash_or_echo))
-    assert sorted(r["student"] for r in results) == sorted(j["student"] for j in jobs), "each job reported once"
-    assert {r["student"]: r["ok"] for r in results} == {"a1": True, "crash": False, "b1": True, "c1": True, "d1": True}
-    assert "died" in next(r["reason"] for r in results if r["student"] == "crash")
+    queued = [jobs.Job(s, "a") for s in ("a1", "crash", "b1", "c1", "d1")]
+    results = list(backends.local(queued, 2, _crash_or_echo))
+    assert sorted(r.student for r in results) == sorted(j.student for j in queued), "each job reported once"
+    assert {r.student: r.ok for r in results} == {"a1": True, "crash": False, "b1": True, "c1": True, "d1": True}
+    assert "died" in next(r.reason for r in results if r.student == "crash")
 
 
 def test_report_csv_and_html(graded, tmp_path):
@@ -406,9 +407,9 @@ def test_a_submissions_links_are_never_followed(tmp_path):
     os.symlink("../../../source/level1/level1.ipynb", folder / "relative.txt")
     os.symlink(secret.parent, folder / "folder")
     os.symlink(tmp_path / "nowhere", folder / "dangling.txt")
-    assert sorted(grading._read_tree(folder, links=False)) == ["data/x.csv", "level1.ipynb"]
+    assert sorted(jobs.read_tree(folder, links=False)) == ["data/x.csv", "level1.ipynb"]
     job = grading.make_job(course, "bob", "level1", "", b"")
-    assert sorted(job["submission"]) == ["data/x.csv", "level1.ipynb"]
+    assert sorted(job.submission) == ["data/x.csv", "level1.ipynb"]
     assert grading.linked_folder(course, "bob", "level1") is None
     os.symlink(secret.parent, course / "submitted" / "bob" / "level2")
     os.symlink(course / "submitted" / "bob", course / "submitted" / "eve")

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import gradebooks, grading, report
+from autograders.grading import backends, gradebooks, grading, report
 from benchmarks.bench_grading import gradebook_rows, make_class
 from tests.test_grading import HARD_CODED, _answer
 
@@ -201,20 +201,20 @@ def graded(postgres, tmp_path_factory):
     shutil.copytree(pristine, lite)
     url = postgres.create_database("class")
 
-    results, local = {}, grading._local
+    results, local = {}, backends.local
 
     def recording(jobs, workers, function=None):
         for result in local(jobs, workers, function):
-            results[(result["student"], result["assignment"])] = result
+            results[result.key] = result
             yield result
 
     def replaying(jobs, workers, function=None):
-        return (results[grading._key(job)] for job in jobs)
+        return (results[job.key] for job in jobs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(grading, "_local", recording)
+        patch.setattr(backends, "local", recording)
         summary = grading.grade(pg, db_url=url, workers=2)
-        patch.setattr(grading, "_local", replaying)
+        patch.setattr(backends, "local", replaying)
         reference = grading.grade(lite, workers=2)
     return {"pg": pg, "sqlite": lite, "url": url, "summary": summary, "reference": reference,
             "pg_rows": gradebook_rows(url), "sqlite_rows": gradebook_rows(f"sqlite:///{lite}/gradebook.db")}

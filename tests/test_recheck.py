@@ -15,8 +15,9 @@ import nbformat
 import numpy as np
 import pytest
 
+from autograders.grading import protocol
 from autograders.grading import recheck as rc
-from autograders.grading.settings import Settings
+from autograders.common.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"
@@ -219,7 +220,7 @@ def receive_from(data, close=True, seconds=2.0):
     writer = threading.Thread(target=write)
     writer.start()
     try:
-        return rc._receive(read_fd, time.monotonic() + seconds)
+        return protocol.receive(read_fd, time.monotonic() + seconds)
     finally:
         os.close(read_fd)
         writer.join()
@@ -271,8 +272,8 @@ def test_well_formed_replies_pass():
     assert rc.check_reply({"seq": 3, "done": True}, "run", 3) == ("done", True)
     assert rc.check_reply({"seq": 3, "value": {"tuple": [6, 768]}}, "get", 3) == ("value", {"tuple": [6, 768]})
     kind, info = rc.check_reply({"seq": 3, "raised": {"type": "ZeroDivisionError", "message": "x"}}, "call", 3)
-    assert kind == "raised" and isinstance(rc._raised(info), ZeroDivisionError)
-    assert not isinstance(rc._raised({"type": "SystemExit", "message": ""}), SystemExit)  # only Exceptions by name
+    assert kind == "raised" and isinstance(protocol.raised(info), ZeroDivisionError)
+    assert not isinstance(protocol.raised({"type": "SystemExit", "message": ""}), SystemExit)  # only Exceptions by name
 
 
 FAKE_SIDE = """\
@@ -405,7 +406,7 @@ class FakeGrade:
 
 
 class FakeGradebook:
-    """What ``grading._recheck`` uses of nbgrader's Gradebook: one notebook's grades."""
+    """What ``verdicts.apply_recheck`` uses of nbgrader's Gradebook: one notebook's grades."""
 
     def __init__(self, grades):
         self.grades = grades
@@ -428,15 +429,15 @@ VERDICTS = {  # what the re-check does: {test: the score it must end with}
 
 @pytest.mark.parametrize("verdict", VERDICTS)
 def test_points_come_only_from_the_rechecks_verdict(tmp_path, monkeypatch, verdict):
-    from autograders.grading import grading
+    from autograders.grading import verdicts
 
     function, expected = VERDICTS[verdict]
-    monkeypatch.setattr(grading, "_recheck_function", lambda: function)
     autograded = graded_copy(tmp_path, "autograded", {}).parent
     nbgrader_scores = {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 1.0 if verdict != "says-more-than-nbgrader" else 0.0}
     grades = [FakeGrade(gid, score, TESTS[gid]) for gid, score in nbgrader_scores.items()]
     grades.append(FakeGrade("q1_2_why_explain", None, 1.0, "markdown"))  # manual: not the re-check's
-    lowered = grading._recheck(FakeGradebook(grades), tmp_path, "student", "level1_recognition", autograded)
+    lowered = verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", "level1_recognition", autograded,
+                                     check=function)
     assert {g.name: g.auto_score for g in grades} == {**expected, "q1_2_why_explain": None}
     assert {r[0] for r in lowered} == {gid for gid, score in expected.items() if score < nbgrader_scores[gid]}
     assert all("could not confirm" in r[-1] for r in lowered)

@@ -10,7 +10,7 @@ import pytest
 from autograders.checks import level1
 from autograders.checks.feedback import WrongAnswer
 from autograders.checks.misconceptions import NAMES
-from autograders.grading import grading, report
+from autograders.grading import grading, report, verdicts
 from autograders.grading import recheck as rc
 from tests.test_recheck import LEVEL1, TESTS, FakeGrade, FakeGradebook, graded_copy
 
@@ -62,10 +62,10 @@ def test_a_lowered_cell_counts_the_rechecks_tag_or_unconfirmed_and_fakes_change_
         _cell(nb, gid).metadata[grading.RECHECKED] = dict(FORGED_RECORD)
     nbformat.write(nb, str(path))
 
-    verdicts = {gid: verdict for gid, (_, verdict, _) in SCENARIO.items()}
-    monkeypatch.setattr(grading, "_recheck_function", lambda: lambda s, a, **_: verdicts)
+    given = {gid: verdict for gid, (_, verdict, _) in SCENARIO.items()}
+    check = lambda s, a, **_: given  # noqa: E731
     grades = [FakeGrade(gid, nbgrader, TESTS[gid]) for gid, (nbgrader, _, _) in SCENARIO.items()]
-    lowered = grading._recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent)
+    lowered = verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent, check=check)
     assert {r[0] for r in lowered} == {gid for gid, (nbgrader, _, _) in SCENARIO.items() if nbgrader > 0}
 
     counts, where = _results_of(path, grades).misconception_counts()
@@ -95,10 +95,10 @@ def test_a_report_of_the_same_cells_without_the_printed_lines_counts_the_same(tm
                 if cell.cell_type == "code":
                     cell.outputs = [_stream(FAKE_LINES)]
             nbformat.write(nb, str(path))
-        verdicts = {gid: verdict for gid, (_, verdict, _) in SCENARIO.items()}
-        monkeypatch.setattr(grading, "_recheck_function", lambda: lambda s, a, **_: verdicts)
+        given = {gid: verdict for gid, (_, verdict, _) in SCENARIO.items()}
+        check = lambda s, a, **_: given  # noqa: E731
         grades = [FakeGrade(gid, nbgrader, TESTS[gid]) for gid, (nbgrader, _, _) in SCENARIO.items()]
-        grading._recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent)
+        verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent, check=check)
         counts.append(_results_of(path, grades).misconception_counts()[0])
     assert counts[0] == counts[1] and sum(counts[0].values()) == len(SCENARIO)
 
@@ -111,9 +111,9 @@ def test_a_report_of_the_same_cells_without_the_printed_lines_counts_the_same(tm
 ])
 def test_a_test_the_recheck_could_not_confirm_is_its_own_category(tmp_path, monkeypatch, verdict):
     path = graded_copy(tmp_path, "autograded", {})
-    monkeypatch.setattr(grading, "_recheck_function", lambda: verdict)
+    check = verdict
     grades = [FakeGrade(gid, points, points) for gid, points in TESTS.items()]
-    grading._recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent)
+    verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent, check=check)
     counts, _ = _results_of(path, grades).misconception_counts()
     assert counts == {report.UNCONFIRMED: len(TESTS)}
 
@@ -124,10 +124,9 @@ def test_a_forged_record_is_taken_off_even_when_nothing_is_lowered(tmp_path, mon
     for cell in nb.cells:
         cell.metadata[grading.RECHECKED] = dict(FORGED_RECORD)
     nbformat.write(nb, str(path))
-    monkeypatch.setattr(grading, "_recheck_function",
-                        lambda: lambda s, a, **_: {gid: rc.Checked(p, p) for gid, p in TESTS.items()})
+    check = lambda s, a, **_: {gid: rc.Checked(p, p) for gid, p in TESTS.items()}  # noqa: E731
     grades = [FakeGrade(gid, points, points) for gid, points in TESTS.items()]
-    assert grading._recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent) == []
+    assert verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent, check=check) == []
     assert not any(grading.RECHECKED in c.metadata for c in nbformat.read(str(path), as_version=4).cells)
 
 

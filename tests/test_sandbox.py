@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from autograders.grading import autograde, sandbox
-from autograders.grading.settings import DEFAULT, Settings
+from autograders.common.settings import DEFAULT, Settings
 from tests.corpus import world_writable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -505,8 +505,8 @@ def grader(listener):
                  "mounted": str(ROOT / "autograders"), "world_writable": list(world_writable()), "ww_name": ww_name,
                  "hidden": [course, str(ROOT / "notebooks"), str(ROOT / "tests")],
                  "secret_files": [f"{course}/source/hidden.txt", str(ROOT / "notebooks" / "level1_recognition.ipynb")]}
-        command = [*launcher, f"--memory={512 * MiB}", f"--file-size={1 * MiB}", f"--workdir={work}", f"--keep={home}",
-                   f"--hide={course}", "--", sys.executable, "-c", OBSERVE, json.dumps(inner)]
+        launch = sandbox.Launch(Settings(memory=512 * MiB, file_size=1 * MiB, hide=(course,)), workdir=work, keep=home)
+        command = [*launcher, launch.to_json(), "--", sys.executable, "-c", OBSERVE, json.dumps(inner)]
         cfg = {"uid": uid, "reach": reach, "stage": tempfile.mkdtemp(dir=stage), "course": course, "home": str(home),
                "env": env, "port": port, "control_files": [str(visible), f"{course}/source/hidden.txt"],
                "readable": [python, str(ROOT / "autograders" / "grading" / "sandbox.py")], "probe": not observe, **options}
@@ -695,10 +695,10 @@ def test_restore_metadata_two_renamed_in_one_gap_by_order_and_kind():
 # --- the kernel's file system: an allow-list ---------------------------------------
 
 
-def _launcher(work, keep, uid, code, pythonpath, cwd=None, extra=()):
+def _launcher(work, keep, uid, code, pythonpath, cwd=None, settings=DEFAULT):
     """Run ``code`` in the launcher (as root: the throwaway ``uid``) with ``pythonpath``; return its stdout."""
-    command = [sys.executable, "-m", "autograders.grading.sandbox", f"--workdir={work}", f"--keep={keep}", *extra]
-    command += [f"--uid={uid}"] if uid is not None else []
+    launch = sandbox.Launch(settings, workdir=work, keep=keep, uid=uid)
+    command = [sys.executable, "-m", "autograders.grading.sandbox", launch.to_json()]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(pythonpath)
     result = subprocess.run([*command, "--", sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=cwd or work,
@@ -848,7 +848,7 @@ def test_world_writable_directories_are_private_to_the_kernel(kernels):
 READONLY_FALLBACK = r"""
 import os, sys, tempfile
 from autograders.grading import autograde, sandbox
-from autograders.grading.settings import DEFAULT, Settings
+from autograders.common.settings import DEFAULT, Settings
 sandbox._unshare(sandbox.CLONE_NEWNS)
 sandbox._mount(None, "/", None, sandbox.MS_REC | sandbox.MS_PRIVATE)
 top = tempfile.mkdtemp()

@@ -1,8 +1,9 @@
-"""The limits of grading, in one place (autograders/grading/settings.py): read once from the
+"""The limits of grading, in one place (autograders/common/settings.py): read once from the
 course's nbgrader_config.py, and what they say is what nbgrader's kernel and the re-check enforce."""
 
 import dataclasses
 import time
+import sys
 from pathlib import Path
 
 import nbformat
@@ -10,7 +11,7 @@ import pytest
 
 from autograders.editions import editions
 from autograders.grading import recheck as rc
-from autograders.grading.settings import CONFIG_NAMES, DEFAULT, Settings
+from autograders.common.settings import CONFIG_NAMES, DEFAULT, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"
@@ -107,3 +108,26 @@ def test_a_course_limits_reach_the_recheck(tmp_path, kernels):
         "q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0, "q1_2_output_shape_test": 1.0, "q1_2_why_test": 0.0}
     assert "`q1_1_d_k` printed more than 3000 characters" in results["q1_1_d_k_test"].message
     assert "`q1_2_why` ran past the 2 s limit" in results["q1_2_why_test"].message
+
+
+def test_the_settings_reach_the_launcher_as_one_json_argument(tmp_path):
+    """The sandbox's launcher gets the settings as one JSON argument (read back whole), not as
+    options parsed one by one: what the course set arrives as the same Settings."""
+    from autograders.grading import sandbox
+
+    settings = Settings(memory=5 * 1024**2, file_size=7, processes=9, open_files=11, hide=(str(tmp_path),),
+                        namespaces=False, zygote=False, output_limit=123)
+    box = sandbox.Sandbox(settings)
+    try:
+        command = box.command(["true"], own=[str(box.work / "f")])
+        assert command[:3] == [sys.executable, "-m", "autograders.grading.sandbox"] and command[4:] == ["--", "true"]
+        launch, inner = sandbox.parse(command[3:])
+        assert inner == ["true"] and launch.settings == settings
+        assert (launch.workdir, launch.keep, launch.uid, launch.own) == (str(box.work), str(box.root), box.uid,
+                                                                         [str(box.work / "f")])
+    finally:
+        box.close()
+    for bad in (["--memory=5", "--", "true"], ['{"workdir": "/w", "memory": 5}', "--", "true"],
+                ['{"settings": {}}', "--", "true"], ['{"workdir": "/w"}', "true"], ['{"workdir": "/w"}', "--"]):
+        with pytest.raises(SystemExit):
+            sandbox.parse(bad)

@@ -103,9 +103,9 @@ def test_a_fast_test_that_starts_a_kernel_fails_and_is_named(pytester):
 def test_the_kernel_commands_are_recognised():
     python = sys.executable
     for argv in ([python, "-m", "ipykernel_launcher", "-f", "kernel.json"],
-                 [python, "-m", "autograders.grading.sandbox", "--memory=0", "--", python, "-c", "pass"],
+                 [python, "-m", "autograders.grading.sandbox", '{"workdir": "/tmp/w"}', "--", python, "-c", "pass"],
                  [python, "-I", "-S", "/x/autograders/grading/zygote.py", "run", "/tmp/socket", "--", "true"],
-                 [python, "-m", "autograders.grading.recheck", "serve", "3", "4"],
+                 [python, "-m", "autograders.grading.student_side", "serve", "3", "4"],
                  [python, "-m", "nbgrader", "autograde", "level1_recognition"],
                  [python, "-m", "nbgrader", "validate", "level1.ipynb"],
                  [python, "-m", "autograders", "grade", "--course", "course"],

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from autograders.grading import sandbox, zygote
-from autograders.grading.settings import Settings
+from autograders.common.settings import Settings
 
 
 def _inside(box, code, **kwargs):

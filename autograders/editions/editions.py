@@ -41,14 +41,15 @@ from pathlib import Path
 
 import nbformat
 
-from ..grading.settings import DEFAULT
+from ..common.regions import first_hidden_line
+from ..common.settings import DEFAULT
 from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "notebooks"
 MANIFEST = ".manifest.json"
 COURSE_ID = "mha-workbook"
-CELL_TIMEOUT = DEFAULT.cell_timeout  # seconds per cell, for nbgrader's autograde and validate (grading/settings.py)
+CELL_TIMEOUT = DEFAULT.cell_timeout  # seconds per cell, for nbgrader's autograde and validate (common/settings.py)
 
 # Marks that must not survive into a student's copy.
 LEAKS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
@@ -326,7 +327,8 @@ def form_only_test(source, modules):
     from ..checks.forms import is_choice
 
     lines = source.split("\n")
-    begin = next((i for i, line in enumerate(lines) if HIDDEN_BEGIN in line), len(lines))
+    begin = first_hidden_line(source)
+    begin = len(lines) if begin is None else begin
     try:
         tree = ast.parse("\n".join(lines[:begin]))
     except SyntaxError:

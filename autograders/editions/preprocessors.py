@@ -9,8 +9,9 @@ the graded release drops it. Both run alongside nbgrader's own preprocessors
 A rubric is a markdown cell tagged ``rubric`` right after a written answer, whose
 first line is ``**Rubric 2.2 (q2_2_explain, 2 points)**``: how the grader scores
 that answer. The practice edition folds it into a collapsed "Rubric" callout; the
-release drops it. At grading, autograde puts it back for the grader and every other
-HTML page leaves it out: :mod:`autograders.grading.rubrics`.
+release drops it (the format: :mod:`autograders.common.rubric_cells`). At grading,
+autograde puts it back for the grader and every other HTML page leaves it out:
+:mod:`autograders.grading.rubrics`.
 """
 
 import re
@@ -30,13 +31,10 @@ from nbgrader.preprocessors import (
 )
 from traitlets import Unicode
 
+from ..common.rubric_cells import RUBRIC_HEADING, RUBRIC_TAG, is_rubric, plain_rubrics, rubric_of  # noqa: F401 (theirs too)
+
 WORKED_SOLUTION_TAG = "worked-solution"
 SOLUTION_HEADING = re.compile(r"^\*\*Solution (?P<level>\d+)\.(?P<problem>\d+)\*\*[ \t]*\n?")
-RUBRIC_TAG = "rubric"
-RUBRIC_HEADING = re.compile(
-    r"^\*\*Rubric (?P<problem>\d+\.\d+) \((?P<grade_id>[A-Za-z0-9_-]+), "
-    r"(?P<points>\d+(?:\.\d+)?|\d*½) points?\)\*\*[ \t]*\n?"
-)
 
 
 def is_worked_solution(cell):
@@ -122,36 +120,11 @@ class FoldWorkedSolutions(NbGraderPreprocessor):
 # --- rubrics -----------------------------------------------------------------
 
 
-def is_rubric(cell):
-    return cell.cell_type == "markdown" and RUBRIC_TAG in cell.metadata.get("tags", [])
-
-
-def rubric_of(cell):
-    """``(problem, grade_id, points)`` of a rubric whose first line is ``**Rubric 2.2 (q2_2_explain, 2 points)**``."""
-    match = RUBRIC_HEADING.match(cell.source)
-    if match is None:
-        first = cell.source.splitlines()[0] if cell.source else ""
-        raise ValueError(
-            f"a rubric cell should start with '**Rubric <level>.<problem> (<grade_id>, <points> points)**', not {first!r}"
-        )
-    points = match["points"]
-    return match["problem"], match["grade_id"], float(points[:-1] or 0) + 0.5 if points.endswith("½") else float(points)
-
-
-def _plain_rubrics(nb):
-    """The rubric cells of ``nb``; an error if one is an nbgrader cell (nbgrader would grade or lock it)."""
-    found = [cell for cell in nb.cells if is_rubric(cell)]
-    for cell in found:
-        if "nbgrader" in cell.metadata:
-            raise RuntimeError(f"rubric cell {cell.get('id')!r} must not be an nbgrader cell")
-    return found
-
-
 class DropRubrics(NbGraderPreprocessor):
     """Remove the rubric cells (for the graded release)."""
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
-        dropped = _plain_rubrics(nb)
+        dropped = plain_rubrics(nb)
         nb.cells = [cell for cell in nb.cells if not any(cell is r for r in dropped)]
         return nb, resources
 
@@ -163,7 +136,7 @@ class FoldRubrics(NbGraderPreprocessor):
                       help="The callout's visible summary").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
-        for cell in _plain_rubrics(nb):
+        for cell in plain_rubrics(nb):
             problem, _, points = rubric_of(cell)
             body = RUBRIC_HEADING.sub("", cell.source, count=1).strip("\n")
             shown = f"{points:g} point" + ("" if points == 1 else "s")

@@ -1,7 +1,12 @@
-"""Grading the class: intake of submissions (``intake``), grading jobs and their backends
-(``grading``), gradebooks (``gradebooks``), the class report (``report``), the feedback pages
-(``feedback_html``), and the isolation of students' code: the sandboxed launcher
-(``sandbox``), its warm forking process (``zygote``) and the re-check (``recheck``)."""
+"""Grading the class, in the order a submission goes through it: intake (``intake``), the
+command and its summary (``grading``), a job each (``jobs``: typed Job and JobResult) run on a
+backend (``backends``), nbgrader's autograde as the course runs it (``autograde``, ``rubrics``),
+the isolation of students' code (the sandboxed launcher ``sandbox``, its warm forking process
+``zygote``, the kernel's output cap ``output_cap`` and its provisioner ``provisioner``), the clean
+re-check (``recheck``: the checker side; ``student_side``; their wire ``protocol``) and what its
+verdicts do (``verdicts``), the gradebooks (``gradebooks``), the feedback pages (``feedback_html``)
+and the class report (``report``). The settings, the hidden-test regions and the rubric format
+it shares with the editions are in :mod:`autograders.common`."""
 
 import sys
 

@@ -34,9 +34,10 @@ from nbgrader.converters import Autograde
 from nbgrader.preprocessors import DeduplicateIds, Execute, NbGraderPreprocessor, OverwriteCells
 from traitlets import Bool, Integer, List, Unicode, default
 
+from ..common import regions
+from ..common.settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 from .output_cap import OUTPUT_MARK
 from .provisioner import SandboxKernelSpecs
-from .settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 
 TIMEOUT_ENAME = "CellTimeoutError"
 CRASH_ENAME = "KernelCrashed"
@@ -54,7 +55,7 @@ def _has_error(cell, ename):
 class SandboxExecute(Execute):
     """nbgrader's Execute in a sandboxed kernel, where a bad cell costs only itself."""
 
-    # The course's settings (autograders.grading.settings: their defaults, and what each means).
+    # The course's settings (autograders.common.settings: their defaults, and what each means).
     notebook_timeout = Integer(DEFAULT.notebook_timeout, help="seconds the whole notebook may run (0: no limit)").tag(config=True)
     memory_limit = Integer(DEFAULT.memory, help="address space of a kernel, bytes (0: no limit)").tag(config=True)
     file_size_limit = Integer(DEFAULT.file_size, help="largest file a kernel may write, bytes").tag(config=True)
@@ -131,6 +132,13 @@ class SandboxExecute(Execute):
         return any(o.get("output_type") == "stream" and o.get("name") == name for o in cell.get("outputs", []))
 
     # -- running the notebook, replacing a dead or stuck kernel --
+    #
+    # nbclient's executor (``NotebookClient.execute``) runs a notebook in one kernel from start to end and
+    # has no hook to replace a dead kernel and go on with the next cell, so this loop stays ours. It calls
+    # nbclient's public steps (``setup_kernel``, ``wait_for_reply``, ``execute_cell``, ``preprocess_cell``,
+    # ``reset_execution_trackers``, ``set_widgets_metadata``) as nbconvert's ``ExecutePreprocessor.preprocess``
+    # does, re-initialising the client the same way; one private step, ``_check_assign_resources``, is read
+    # from nbconvert 7.17.2 with nbclient 0.11.0 (pyproject.toml pins both ranges).
 
     def preprocess(self, nb, resources=None, km=None):
         from nbclient import NotebookClient
@@ -225,23 +233,13 @@ class SandboxExecute(Execute):
                 output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
                 output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
 
-HIDDEN_BEGIN, HIDDEN_END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 HIDDEN_ASIDE = "# (hidden tests: run by the grader's clean re-check, not in this kernel)"
 _ASIDE_KEY = "mha_hidden_tests_aside"  # resources: {cell index: the test cell's full source}
 
 
 def visible_part(source):
     """``source`` with each hidden-test region replaced by one comment line (:data:`HIDDEN_ASIDE`)."""
-    kept, inside = [], False
-    for line in source.split("\n"):
-        if HIDDEN_BEGIN in line:
-            inside = True
-            kept.append(line[: len(line) - len(line.lstrip())] + HIDDEN_ASIDE)
-        elif HIDDEN_END in line:
-            inside = False
-        elif not inside:
-            kept.append(line)
-    return "\n".join(kept)
+    return regions.replace_hidden(source, HIDDEN_ASIDE)
 
 
 class SetHiddenTestsAside(NbGraderPreprocessor):
@@ -254,7 +252,7 @@ class SetHiddenTestsAside(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         aside = resources.setdefault(_ASIDE_KEY, {})
         for index, cell in enumerate(nb.cells):
-            if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
+            if cell.cell_type == "code" and regions.regions(cell.source):
                 aside[index] = cell.source
                 cell.source = visible_part(cell.source)
         return nb, resources
@@ -315,7 +313,14 @@ class RestoreMissingCells(OverwriteCells):
     """nbgrader's OverwriteCells, robust to what students do to cells: a deleted test
     cell is added back even when the cells around it were deleted too, and pasted
     copies of a cell do not fail the submission (nbgrader's own code raises in both
-    cases and the whole submission is lost)."""
+    cases and the whole submission is lost).
+
+    nbgrader documents no hook for where a missing cell goes: this overrides
+    ``add_missing_grade_cells`` / ``add_missing_task_cells`` and uses ``gradebook``,
+    ``notebook_id``, ``assignment_id`` and ``missing_cell_transform`` as nbgrader 0.9.6's
+    ``OverwriteCells.preprocess`` sets them (pyproject.toml pins nbgrader below 0.10). A
+    preprocessor of our own before OverwriteCells would lose nbgrader's note in the added
+    cell (OverwriteCells rewrites a locked cell's source) and copy its cell-making code."""
 
     def preprocess(self, nb, resources):
         # DeduplicateIds leaves ``nbgrader: {}`` on all but the last copy of a pasted

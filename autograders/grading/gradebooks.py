@@ -150,35 +150,36 @@ def ensure_definitions(course, db_url, assignment):
 
 
 def merge(gb, result):
-    """Record one job's result in the course's gradebook as ``nbgrader autograde`` would.
+    """Record one job's result (a :class:`~autograders.grading.jobs.JobResult`) in the course's
+    gradebook as ``nbgrader autograde`` would.
 
     The submission's timestamp; each grade's ``auto_score`` (``needs_manual_grade``
     as nbgrader decides it, a manual score already given kept); each comment's
     ``auto_comment``; the late penalty. A failed job: the student and submission
     exist (as nbgrader leaves them), the grades are not touched.
     """
-    student, assignment = result["student"], result["assignment"]
+    student, assignment = result.student, result.assignment
     gb.update_or_create_student(student)
-    if result["timestamp"]:
-        gb.update_or_create_submission(assignment, student, timestamp=result["timestamp"])
+    if result.timestamp:
+        gb.update_or_create_submission(assignment, student, timestamp=result.timestamp)
     else:
         gb.update_or_create_submission(assignment, student)
-    if not result["ok"]:
+    if not result.ok:
         return
-    for name, notebook in result["notebooks"].items():
+    for name, notebook in result.notebooks.items():
         submitted = gb.find_submission_notebook(name, assignment, student)
         grades = {g.name: g for g in submitted.grades}
         comments = {c.name: c for c in submitted.comments}
-        for grade_id, new in notebook["grades"].items():
+        for grade_id, new in notebook.grades.items():
             grade = grades[grade_id]
-            grade.auto_score = new["auto_score"]
-            if notebook["submitted"]:
+            grade.auto_score = new.auto_score
+            if notebook.submitted:
                 grade.needs_manual_grade = bool(grade.manual_score is not None or grade.auto_score is None)
             else:
-                grade.needs_manual_grade = new["needs_manual_grade"]
-        for comment_id, text in notebook["comments"].items():
+                grade.needs_manual_grade = new.needs_manual_grade
+        for comment_id, text in notebook.comments.items():
             comments[comment_id].auto_comment = text
-        submitted.late_submission_penalty = notebook["late_submission_penalty"]
+        submitted.late_submission_penalty = notebook.late_submission_penalty
     gb.db.commit()
 
 

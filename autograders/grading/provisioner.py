@@ -15,7 +15,7 @@ it talks over Unix sockets in that directory (zmq's ``ipc`` transport, so that a
 network namespace does not cut it off); and its command line is the launcher's (or
 the zygote's proxy's), which isolates the process before it becomes the kernel.
 
-:func:`kernel_spec` is that spec for given :class:`~autograders.grading.settings.Settings`
+:func:`kernel_spec` is that spec for given :class:`~autograders.common.settings.Settings`
 (the kernel is this interpreter's ipykernel, with the output cap loaded on its command
 line); :class:`SandboxKernelSpecs` hands it to a kernel manager, whatever kernel name the
 notebook asks for.
@@ -28,7 +28,7 @@ from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Dict
 
 from .sandbox import Sandbox
-from .settings import Settings
+from ..common.settings import Settings
 
 PROVISIONER = "mha-sandbox"  # its entry point's name (pyproject.toml)
 

@@ -1,4 +1,4 @@
-"""The rubrics at grading (the rubric cells are described in :mod:`autograders.editions.preprocessors`).
+"""The rubrics at grading (the rubric cells' format: :mod:`autograders.common.rubric_cells`).
 
 Autograde puts each rubric back, from the course's ``source/`` notebook, right after
 the submission's cell of that grade_id (:class:`InsertRubrics`), so the grader reads
@@ -15,7 +15,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from ..editions.preprocessors import RUBRIC_TAG, _plain_rubrics, is_rubric, rubric_of
+from ..common.rubric_cells import RUBRIC_TAG, is_rubric, plain_rubrics, rubric_of
 
 
 class InsertRubrics(NbGraderPreprocessor):
@@ -55,7 +55,7 @@ class InsertRubrics(NbGraderPreprocessor):
             self.log.warning("no source notebook %s: no rubrics shown to the grader", path)
             return {}
         found = {}
-        for cell in _plain_rubrics(nbformat.read(path, as_version=4)):
+        for cell in plain_rubrics(nbformat.read(path, as_version=4)):
             _, grade_id, _ = rubric_of(cell)
             rubric = copy.deepcopy(cell)
             rubric.metadata = NotebookNode(tags=[RUBRIC_TAG])

@@ -6,7 +6,13 @@ course's ``nbgrader_config.py`` (see :func:`autograders.grading.autograde.config
 replaces nbgrader's ``Execute`` step by ``SandboxExecute``, which starts each kernel
 through this module::
 
-    python -m autograders.grading.sandbox [limits and isolation] -- python -m ipykernel_launcher -f CONNECTION_FILE
+    python -m autograders.grading.sandbox LAUNCH_JSON -- python -m ipykernel_launcher -f CONNECTION_FILE
+
+``LAUNCH_JSON`` is one :class:`Launch` as JSON: the course's settings as
+:meth:`~autograders.common.settings.Settings.as_dict` gives them (limits, directories to
+hide, namespaces or not) and this kernel's private directory and throwaway user. It is the
+only wire form of the settings on their way to the kernel (the zygote hands the same
+argument on), read back by :meth:`Launch.from_json` and nothing else.
 
 The launcher (running as the grader, usually root) sets resource limits
 (address space, file size, processes, open files, no core dumps), moves the
@@ -20,12 +26,11 @@ capabilities instead) and execs the kernel. The kernel talks to
 nbgrader over Unix sockets (zmq's ``ipc`` transport) in a private directory,
 which is also its working directory and home, so a new network namespace does
 not cut it off. Each kernel reports what it got in ``$MHA_SANDBOX`` (JSON).
-The re-check's student side (:mod:`autograders.grading.recheck`) runs in the same
+The re-check's student side (:mod:`autograders.grading.student_side`) runs in the same
 sandbox. This module imports the standard library only (the launcher runs it as a
 plain script); nbgrader's side is :mod:`autograders.grading.autograde`.
 """
 
-import argparse
 import atexit
 import ctypes
 import errno
@@ -44,14 +49,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: autograders/ and mha_core/
 
 if __package__:
-    from .settings import DEFAULT, MiB
-else:  # run as a plain script (see launch): the settings module beside this file, by its path
+    from ..common.settings import DEFAULT, MiB, Settings
+else:  # run as a plain script (see launch): the settings module (autograders/common/settings.py), by its path
     import importlib.util
 
-    _spec = importlib.util.spec_from_file_location("_mha_grading_settings", Path(__file__).with_name("settings.py"))
+    _spec = importlib.util.spec_from_file_location("_mha_settings", Path(__file__).resolve().parents[1] / "common" / "settings.py")
     _settings = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_settings)
-    DEFAULT, MiB = _settings.DEFAULT, _settings.MiB
+    DEFAULT, MiB, Settings = _settings.DEFAULT, _settings.MiB, _settings.Settings
 
 # The kernel's file system (where Linux allows a mount namespace) is built from
 # nothing: a fresh root holding only these, then pivot_root into it. Read-only: the
@@ -295,17 +300,17 @@ def _reachable(path):
     return all(os.stat(p).st_mode & 0o001 for p in path.parents) and bool(os.stat(path).st_mode & 0o004)
 
 
-def _limits(args, dropping):
+def _limits(settings, dropping):
     import resource
 
     limits = [
-        (resource.RLIMIT_AS, args.memory),
-        (resource.RLIMIT_FSIZE, args.file_size),
+        (resource.RLIMIT_AS, settings.memory),
+        (resource.RLIMIT_FSIZE, settings.file_size),
         (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_NOFILE, args.open_files),
+        (resource.RLIMIT_NOFILE, settings.open_files),
     ]
     if dropping:  # counted per user: only meaningful for a user of its own
-        limits.append((resource.RLIMIT_NPROC, args.processes))
+        limits.append((resource.RLIMIT_NPROC, settings.processes))
     for which, value in limits:
         if value and value > 0:
             resource.setrlimit(which, (value, value))
@@ -331,31 +336,52 @@ def _environment(args, report):
     return env
 
 
+class Launch:
+    """What the launcher is asked to do, in one value: isolate under ``settings`` (a
+    :class:`~autograders.common.settings.Settings`: the limits, the directories to hide, namespaces
+    or not), work in ``workdir`` (working directory and home), keep ``keep`` visible (default:
+    ``workdir``), become the throwaway ``uid`` (as root) and hand it the files ``own``."""
+
+    FIELDS = ("settings", "workdir", "keep", "uid", "own")
+
+    def __init__(self, settings=DEFAULT, workdir=None, keep=None, uid=None, own=()):
+        if not workdir:
+            raise ValueError("workdir: the launcher needs a private directory to work in")
+        if uid is not None and (type(uid) is not int or uid < 0):
+            raise ValueError(f"uid: expected a user id (an int >= 0), got {uid!r}")
+        self.settings, self.workdir, self.keep = settings, str(workdir), str(keep) if keep else None
+        self.uid, self.own = uid, [str(p) for p in own]
+
+    def to_json(self):
+        return json.dumps({"settings": self.settings.as_dict(), "workdir": self.workdir, "keep": self.keep,
+                           "uid": self.uid, "own": self.own}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text):
+        data = json.loads(text)
+        if type(data) is not dict or set(data) - set(cls.FIELDS):
+            raise ValueError(f"LAUNCH_JSON: expected an object with the keys {', '.join(cls.FIELDS)}")
+        return cls(Settings.from_dict(data.get("settings") or {}), data.get("workdir"), data.get("keep"),
+                   data.get("uid"), data.get("own") or ())
+
+
+USAGE = "usage: python -m autograders.grading.sandbox LAUNCH_JSON -- COMMAND..."
+
+
 def parse(argv):
-    """The launcher's arguments: (options, the command to run inside)."""
-    parser = argparse.ArgumentParser(prog="python -m autograders.grading.sandbox")
-    parser.add_argument("--memory", type=int, default=DEFAULT.memory, help="address space limit (bytes; 0: none)")
-    parser.add_argument("--file-size", type=int, default=DEFAULT.file_size, help="largest file (bytes; 0: none)")
-    parser.add_argument("--processes", type=int, default=DEFAULT.processes, help="processes and threads of the user")
-    parser.add_argument("--open-files", type=int, default=DEFAULT.open_files)
-    parser.add_argument("--uid", type=int, default=None, help="as root: the throwaway user to become")
-    parser.add_argument("--workdir", required=True, help="the private directory: working directory and home")
-    parser.add_argument("--keep", default=None, help="the private directory to keep visible (default: workdir)")
-    parser.add_argument("--hide", action="append", default=[], help="a directory to hide (repeatable)")
-    parser.add_argument("--no-namespaces", action="store_true", help="skip the network and mount namespaces")
-    parser.add_argument("--own", action="append", default=[], help="a file to hand to the throwaway user")
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("no command to run")
-    return args, command
+    """The launcher's arguments, ``LAUNCH_JSON -- COMMAND...``: (its :class:`Launch`, the command to run inside)."""
+    if len(argv) < 3 or argv[1] != "--":
+        raise SystemExit(USAGE)
+    try:
+        return Launch.from_json(argv[0]), list(argv[2:])
+    except ValueError as error:
+        raise SystemExit(f"{USAGE}\n{error}") from None
 
 
 def launch(argv=None):
     """Stage one: isolate this process, become the throwaway user, exec ``COMMAND``."""
     args, command = parse(sys.argv[1:] if argv is None else argv)
-    if os.geteuid() != 0 and not args.no_namespaces and __package__ and len(os.listdir("/proc/self/task")) > 1:
+    if os.geteuid() != 0 and args.settings.namespaces and __package__ and len(os.listdir("/proc/self/task")) > 1:
         # unshare(CLONE_NEWUSER) fails (EINVAL) in a process with threads, and ``-m autograders.grading.sandbox``
         # imported numpy (with the package), whose BLAS threads are running: start again as a plain script
         # (-I: the standard library only, one thread), same process and arguments.
@@ -365,18 +391,19 @@ def launch(argv=None):
 
 
 def isolate(args):
-    """Isolate this process as the launcher's ``args`` say (namespaces, mounts, limits,
-    the throwaway user); return the environment for the command inside."""
-    report = {"memory": args.memory, "file_size": args.file_size}
+    """Isolate this process as the launcher's ``args`` (a :class:`Launch`) say (namespaces, mounts,
+    limits, the throwaway user); return the environment for the command inside."""
+    settings = args.settings
+    report = {"memory": settings.memory, "file_size": settings.file_size}
     userns = False
-    if args.no_namespaces:
+    if not settings.namespaces:
         report["filesystem"] = report["network"] = "shared (namespaces off)"
     else:
         userns = _namespaces(report)
     if report.get("filesystem") == "isolated":
         keep = args.keep or args.workdir
         try:
-            report["visible"], report["hidden"] = _new_root(keep, args.hide)
+            report["visible"], report["hidden"] = _new_root(keep, settings.hide)
             report["writable"] = [os.path.realpath(keep), *PRIVATE_DIRS]
         except OSError as error:
             _libc.umount2(os.path.realpath(keep).encode(), MNT_DETACH)  # a root half built: gone
@@ -386,7 +413,7 @@ def isolate(args):
     if dropping and unreachable:  # e.g. Python under /root (0700) and no mount namespace to show it
         dropping = False
         report["user"] = f"unchanged: {unreachable[0]} is not readable by other users"
-    _limits(args, dropping)
+    _limits(settings, dropping)
     os.chdir(args.workdir)
     if dropping:
         for path in args.own:
@@ -504,12 +531,12 @@ class Sandbox:
     """One private directory (and, as root, one throwaway user) for one process.
 
     ``command(inner)`` is the launcher's command line that runs ``inner`` inside
-    it, under ``settings`` (:class:`~autograders.grading.settings.Settings`: its limits,
+    it, under ``settings`` (:class:`~autograders.common.settings.Settings`: its limits,
     its hidden directories, namespaces or not, the zygote or not); ``close()`` kills whatever the user left running and removes the directory.
     """
 
     def __init__(self, settings=DEFAULT, copy_from=None):
-        self.settings = settings  # the limits, the directories to hide (autograders.grading.settings)
+        self.settings = settings  # the limits, the directories to hide (autograders.common.settings)
         self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
         self.work = self.root / "work"
         self.work.mkdir()
@@ -535,13 +562,8 @@ class Sandbox:
         warm zygote (:mod:`autograders.grading.zygote`) unless ``zygote`` (default: the sandbox's) is
         false. ``fds``: file descriptors besides the standard streams that ``inner`` uses."""
         settings = self.settings
-        cmd = [sys.executable, "-m", "autograders.grading.sandbox", f"--memory={settings.memory}",
-               f"--file-size={settings.file_size}", f"--processes={settings.processes}",
-               f"--open-files={settings.open_files}", f"--workdir={self.work}", f"--keep={self.root}"]
-        cmd += [f"--hide={p}" for p in settings.hide] + [f"--own={p}" for p in own]
-        cmd += [f"--uid={self.uid}"] if self.uid is not None else []
-        cmd += [] if settings.namespaces else ["--no-namespaces"]
-        cmd = [*cmd, "--", *inner]
+        launch = Launch(settings, workdir=self.work, keep=self.root, uid=self.uid, own=own)
+        cmd = [sys.executable, "-m", "autograders.grading.sandbox", launch.to_json(), "--", *inner]
         if settings.zygote if zygote is None else zygote:
             return zygote_command(cmd, fds)
         return cmd

@@ -6,7 +6,7 @@ submission (nbgrader's kernel and the re-check's student side). The zygote impor
 all that once, then forks a child per request. The child isolates itself exactly
 as the launcher does (:func:`autograders.grading.sandbox.isolate`: namespaces, mounts,
 limits, the throwaway user) and, instead of exec'ing ``python -m
-ipykernel_launcher`` or ``python -m autograders.grading.recheck serve``, runs it in place;
+ipykernel_launcher`` or ``python -m autograders.grading.student_side serve``, runs it in place;
 any other command is exec'ed as the launcher would. Nothing a student ran is ever
 in the zygote: each child starts from the same clean imports.
 
@@ -37,7 +37,7 @@ import tempfile
 PRELOAD = (
     "numpy", "matplotlib", "IPython", "ipykernel.kernelapp", "ipykernel.debugger", "psutil", "ipywidgets",
     "mha_core", "mha_core.plots",
-    "mha_core.widgets", "nbformat", "autograders.checks.feedback", "autograders.grading.recheck", "autograders.checks.level1",
+    "mha_core.widgets", "nbformat", "autograders.checks.feedback", "autograders.grading.student_side", "autograders.checks.level1",
     "autograders.checks.level2", "autograders.checks.level3", "autograders.checks.level4", "autograders.checks.level5",
 )
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
@@ -229,7 +229,7 @@ def _run(command, env):
     """Run ``command`` in this process when it is one of ours, else exec it."""
     ours = command[0] == sys.executable and command[1:2] == ["-m"]
     module = command[2] if ours and len(command) > 2 else None
-    if module not in ("ipykernel_launcher", "autograders.grading.recheck"):
+    if module not in ("ipykernel_launcher", "autograders.grading.student_side"):
         os.execvpe(command[0], command, env)
     os.environ.clear()
     os.environ.update(env)
@@ -251,7 +251,7 @@ def _run(command, env):
         IPKernelApp.launch_instance(argv=command[3:], parent_handle=os.getppid())
     else:
         sys.path.insert(0, os.getcwd())  # as ``python -m`` does
-        from .recheck import serve
+        from .student_side import serve
 
         serve(int(command[4]), int(command[5]))
 

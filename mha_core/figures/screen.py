@@ -7,6 +7,7 @@
 """
 
 import numpy as np
+from matplotlib.text import Text
 
 from .. import _validate as check
 from .base import WEIGHT_LABEL, WorkbookFigure, draw_heatmap, masked, update_texts, weights_norm
@@ -29,8 +30,9 @@ def _texts(fig, hidden=False):
     for ax in fig.axes:
         if not (hidden or ax.get_visible()):
             continue
-        yield from ax.texts
-        yield from (ax.title, ax._left_title, ax._right_title)
+        # The axes' own texts and its three titles (centre, left, right: ``ax.set_title(..., loc=...)``), through
+        # the public ``get_children`` rather than the private ``_left_title`` / ``_right_title``.
+        yield from (child for child in ax.get_children() if isinstance(child, Text))
         for axis in (ax.xaxis, ax.yaxis):
             if hidden or axis.get_visible():
                 yield from (axis.label, axis.offsetText, *axis.get_ticklabels())

@@ -1,0 +1,83 @@
+"""Where the jobs run: a local pool of processes, a Dask cluster, or this process.
+
+Each backend takes :class:`~autograders.grading.jobs.Job` s and yields their
+:class:`~autograders.grading.jobs.JobResult` s as they finish, one per job, whatever happens to the
+process that ran it (a job that kills its worker is reported failed, alone).
+"""
+
+import time
+from collections import Counter, deque
+
+from .jobs import environment, failed, run_job
+
+
+def _init_worker():
+    environment()
+    import nbgrader.converters  # noqa: F401 (imported once per worker, not per job)
+
+    from . import feedback_html  # noqa: F401
+
+
+def local(jobs, workers, function=None):
+    """Run ``jobs`` in a pool of ``workers`` processes; yield results as they finish.
+
+    A worker process that dies (out of memory, a crash) breaks the whole pool: the
+    jobs it took down are run again in a fresh pool, and one that has been caught
+    in two breaks is then run alone, so that only the job that kills a worker on its
+    own is reported as failed.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    function = function or run_job
+    context = multiprocessing.get_context("spawn")
+    pending, breaks = deque(jobs), Counter()
+    while pending:
+        alone = [j for j in pending if breaks[j.key] >= 2]
+        batch = alone[:1] if alone else list(pending)
+        for job in batch:
+            pending.remove(job)
+        size = 1 if alone else max(1, min(workers, len(batch)))
+        pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_init_worker)
+        try:
+            futures = {pool.submit(function, job): job for job in batch}
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    yield future.result()
+                except BrokenProcessPool:
+                    breaks[job.key] += 1
+                    if alone:
+                        yield failed(job, "the grading process died while grading it (out of memory, or a crash)")
+                    else:
+                        pending.append(job)
+                except Exception as error:  # noqa: BLE001
+                    yield failed(job, f"{type(error).__name__}: {error}")
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def dask(jobs, scheduler):
+    """Run ``jobs`` on the Dask cluster at ``scheduler``; yield results as they finish."""
+    from distributed import Client, as_completed
+
+    client = Client(scheduler)
+    try:
+        futures = client.map(run_job, jobs, key=[f"grade-{j.student}-{j.assignment}-{time.time_ns()}" for j in jobs],
+                             pure=False)
+        by_key = {f.key: j for f, j in zip(futures, jobs)}
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as error:  # noqa: BLE001 (e.g. KilledWorker)
+                yield failed(by_key[future.key], f"{type(error).__name__}: {error}")
+            finally:
+                future.release()
+    finally:
+        client.close()
+
+
+def serial(jobs):
+    for job in jobs:
+        yield run_job(job)
