@@ -500,8 +500,8 @@ def q4_3_multi_head_attention(fn, hidden=False):
                 misconception="batch-dimension"
             )
         raise WrongAnswer(
-            f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: Q = X @ W_Q (and K, V); "
-            "head i = columns i·d_k:(i+1)·d_k; softmax(Q_i K_i^T / √d_k) over the keys, times V_i; heads side by side; "
+            f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: X @ W_Q (and K, V); "
+            "head i's Q_i = its columns i·d_k:(i+1)·d_k; softmax(Q_i K_i^T / √d_k) over the keys, times V_i; heads side by side; "
             "then @ W_O. To find the step, compare your intermediates with mha.MultiHeadAttention(W_Q, W_K, W_V, W_O, "
             "h).trace(X) in a cell of your own."
         )
