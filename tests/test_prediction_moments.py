@@ -117,3 +117,25 @@ def test_readings():
     with pytest.raises(ValueError, match="prediction_id"):
         predict_first("predict_0_0_nothing", 1)
     assert isinstance(predict_first("predict_5_3_le", 0.5), PredictFirst)
+
+
+def _predictions_of(nb):
+    return [(c.source, c.metadata.get("tags")) for c in nb.cells if predictions.TAG in c.metadata.get("tags", [])]
+
+
+def test_the_practice_edition_keeps_every_prediction_cell():
+    from autograders.editions import editions
+
+    for path in all_notebooks():
+        source = read(path)
+        assert _predictions_of(editions.practice_notebook(source)) == _predictions_of(source), path.stem
+
+
+def test_the_release_keeps_every_prediction_cell(course):
+    kept = 0
+    for name in course.names:
+        source = read(next(p for p in all_notebooks() if p.stem == name))
+        released = read(course.root / "release" / name / f"{name}.ipynb")
+        assert _predictions_of(released) == _predictions_of(source), name
+        kept += len(_predictions_of(released))
+    assert kept == len(MOMENTS)
