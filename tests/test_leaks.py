@@ -363,3 +363,11 @@ def test_enumeration_visits_every_option_and_every_step():
     assert explorer.controls["d_model"].value == 64  # put back where it started
     assert list(itertools.islice(slider_values(widgets.IntSlider(min=8, max=1024, step=8, value=256),
                                                {512.0, 513.0, 2000.0}), 10)) == [8, 256, 512, 1024]
+
+
+def test_max_d_model_keeps_a_graded_block_out_of_reach():
+    explorer = mha_core.widgets.shape_explorer(d_model=16, h=16, n=8, max_d_model=16)
+    assert (explorer.controls["d_model"].min, explorer.controls["d_model"].max) == (8, 16)
+    assert mha_core.widgets.shape_explorer(d_model=16, h=2, n=4).controls["d_model"].max == 1024  # as before
+    with pytest.raises(ValueError, match="max_d_model must be at least d_model = 32"):
+        mha_core.widgets.shape_explorer(d_model=32, h=2, n=4, max_d_model=16)

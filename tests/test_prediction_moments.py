@@ -95,6 +95,7 @@ def test_the_right_values_against_an_independent_computation():
     assert MOMENTS["predict_3_1_grows"].actual() == "C"  # h · n² exponentials; the products cancel h
     assert MOMENTS["predict_3_2_notices"].actual() == "B"
     assert MOMENTS["predict_3_3_pattern"].actual() == "A"  # head 1 is the previous-word head
+    assert MOMENTS["predict_3_3_it_noun"].actual() == "C"  # cat
     assert MOMENTS["predict_5_1_keys"].actual() == 2  # d_k = 1: the largest k or the smallest
     assert abs(MOMENTS["predict_5_3_le"].actual() - 0.5) <= 0.05
     assert 0.8 <= MOMENTS["predict_2_1_weight"].actual() <= 0.95

@@ -104,6 +104,20 @@ def _shared_pattern():
     return "ABCD"[same[0]] if len(same) == 1 and len(PATTERNS) == 4 else None
 
 
+IT_WORDS = ("mat", "it", "cat", "tired")  # the options A to D of predict_3_3_it_noun
+
+
+def _it_noun():
+    from ..examples import PATTERN_TITLES
+    from .head_view import HEAD_VIEW_SENTENCES, head_view_state
+
+    tokens = list(HEAD_VIEW_SENTENCES[0][1])
+    state = head_view_state(HEAD_VIEW_SENTENCES, 0, tokens.index("it"))
+    row = state["rows"][state["names"].index(PATTERN_TITLES["pronoun"])]
+    word = state["key_tokens"][int(np.argmax(row))]
+    return "ABCD"[IT_WORDS.index(word)] if word in IT_WORDS else None
+
+
 def _parameter_growth():
     from ..counting import parameter_count
 
@@ -182,6 +196,12 @@ def _head_grid():
     return head_grid_explorer()
 
 
+def _head_view():
+    from .head_view import head_view_explorer
+
+    return head_view_explorer()
+
+
 def _parameters():
     from .parameters import parameter_explorer
 
@@ -236,6 +256,11 @@ MOMENTS = {
         "word, \"B\" the same word, \"C\" the first word, \"D\" a pronoun's noun.", _shared_pattern,
         "the same projections give the same queries and keys, so every head computes head 1's weights: "
         "head 1 is the previous-word head.", _head_grid, choices=tuple("ABCD")),
+    "predict_3_3_it_noun": Moment(
+        "From the word it, where does the pronoun → noun head put most of its weight? \"A\" mat, \"B\" it "
+        "itself, \"C\" cat, \"D\" tired.", _it_noun,
+        "that head's query for a pronoun matches the keys of the nouns it can stand for, and in its small "
+        "lexicon it stands for an animal: cat, not mat.", _head_view, choices=tuple("ABCD")),
     "predict_4_1_growth": Moment(
         "How many times more parameters has a block with d_model = 1024 than one with d_model = 512?",
         _parameter_growth, "the count is 4·d_model², so doubling d_model multiplies it by 2² = 4, "
