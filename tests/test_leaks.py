@@ -38,10 +38,10 @@ NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
 
 @pytest.fixture(autouse=True, scope="module")
 def no_drawing():
-    was = mha_core.drawing()
+    was = mha_core._drawing  # None (as MHA_CORE_DRAW says) stays None afterwards
     mha_core.drawing(False)
     yield
-    mha_core.drawing(was)
+    mha_core._drawing = was
 
 
 # --- the answers, in the forms the checks accept -----------------------------------------------

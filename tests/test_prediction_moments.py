@@ -16,10 +16,10 @@ from tests.conftest import all_notebooks, nbgrader_meta, read
 
 @pytest.fixture(autouse=True, scope="module")
 def no_drawing():
-    was = mha_core.drawing()
+    was = mha_core._drawing  # None (as MHA_CORE_DRAW says) stays None afterwards
     mha_core.drawing(False)
     yield
-    mha_core.drawing(was)
+    mha_core._drawing = was
 
 
 def prediction_cells():
