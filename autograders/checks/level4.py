@@ -1,10 +1,16 @@
-"""Checks for Level 4 (Synthesis): Problems 4.1 and 4.2.
+"""Checks for Level 4 (Synthesis): Problems 4.1, 4.2 and 4.3.
 
 One function per autograded answer cell, named after its grade_id. Expected
 values come from :mod:`mha_core`; with ``hidden=True`` a check tries further
 inputs or recomputes the answer with plain Python (``math``), and its messages
-never give the answer away. Problem 4.2 allows a difference of ``TOL`` = 1e-3, so
-the sheet's 2.0123 (added up from rounded terms) passes as well as the exact 2.0124.
+never give the answer away.
+
+- 4.1: ``parameter_count(d_model, h)`` and the count for d_model = 512 (weights only; biases named).
+- 4.2: one causal query by hand (scaled scores, weights, output), within ``TOL`` = 1e-3, so the
+  sheet's 2.0123 (added up from rounded terms) passes as well as the exact 2.0124.
+- 4.3 (beyond the sheet): the student's ``multi_head_attention`` written with numpy, compared with
+  :func:`mha_core.multi_head_attention` on random inputs (the hidden cases add a batch dimension); a
+  wrong output is matched against :func:`mha_variant`, the block with one known mistake made, to name it.
 """
 
 import math
@@ -494,8 +500,8 @@ def q4_3_multi_head_attention(fn, hidden=False):
                 misconception="batch-dimension"
             )
         raise WrongAnswer(
-            f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: Q = X @ W_Q (and K, V); "
-            "head i = columns i·d_k:(i+1)·d_k; softmax(Q_i K_i^T / √d_k) over the keys, times V_i; heads side by side; "
+            f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: X @ W_Q (and K, V); "
+            "head i's Q_i = its columns i·d_k:(i+1)·d_k; softmax(Q_i K_i^T / √d_k) over the keys, times V_i; heads side by side; "
             "then @ W_O. To find the step, compare your intermediates with mha.MultiHeadAttention(W_Q, W_K, W_V, W_O, "
             "h).trace(X) in a cell of your own."
         )

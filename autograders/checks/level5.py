@@ -22,6 +22,9 @@ D_MODEL_5_3, H_5_3, N_Q, N_K = 64, 4, 4, 6
 OPTIONS = ("A", "B", "C", "D")
 
 
+HIDDEN_PASSED = "Hidden checks passed too."  # every hidden test of the workbook says so when it passes
+
+
 def _hidden_mismatch(name):
     return WrongAnswer(f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again.")
 
@@ -39,7 +42,7 @@ def q5_1_d_k_limit(value, hidden=False):
         W_Q_i, _, _ = mha.MultiHeadAttention.from_seed(d_model, d_model).head_weights(0)
         if not close(value, W_Q_i.shape[1], 1e-9):  # the visible test's tolerance
             raise _hidden_mismatch("d_k_at_limit")
-        return correct("(hidden test)")
+        return correct(HIDDEN_PASSED)
     if close(value, expected, 1e-9):
         return correct(f"d_k = d_model / h = {d_model}/{d_model} = {expected}: every head's query and key are single numbers.")
     if close(value, d_model, 1e-9):
@@ -73,7 +76,7 @@ def q5_1_sweet_spot_heads(value, hidden=False):
         h = round(value)  # within the visible test's tolerance of a whole number, or it fails below
         if not close(value, h, 1e-9) or h < 1 or d_model % h or mha.head_dim(d_model, h) != d_k:
             raise _hidden_mismatch("sweet_spot_h")
-        return correct("(hidden test)")
+        return correct(HIDDEN_PASSED)
     if close(value, expected, 1e-9):
         return correct(f"h = d_model / d_k = {d_model}/{d_k} = {expected}: the original Transformer's choice.")
     if close(value, d_model, 1e-9):
@@ -95,7 +98,7 @@ def q5_1_refutation(value, hidden=False):
     if hidden:
         if value != "D":
             raise _hidden_mismatch("refutation")
-        return correct("(hidden test)")
+        return correct(HIDDEN_PASSED)
     if value == "D":
         return correct("The width is shared: more heads means narrower heads, down to d_k = 1. Not a free lunch.")
     if value == "A":
@@ -219,7 +222,7 @@ def q5_2_attention_output(func, hidden=False):
             )
         _diagnose_output(result, weights, values, where)
     if hidden:
-        return correct("(hidden tests: any weights whose rows sum to 1, any shapes)")
+        return correct(f"{HIDDEN_PASSED} (any weights whose rows sum to 1, any shapes)")
     return correct("With identical values the output is v in every row, however different the weights are.")
 
 
@@ -229,7 +232,7 @@ def q5_2_power(value, hidden=False):
     if hidden:
         if value != "C":
             raise _hidden_mismatch("power_source")
-        return correct("(hidden test)")
+        return correct(HIDDEN_PASSED)
     if value == "C":
         return correct("Attention only mixes values: its power is which (diverse) values it emphasises.")
     if value == "A":
@@ -271,7 +274,7 @@ def q5_3_score_shape(value, hidden=False):
     if hidden:
         if value != _cross_trace().scores[0].shape:
             raise _hidden_mismatch("score_shape")
-        return correct("(hidden test)")
+        return correct(HIDDEN_PASSED)
     if value == expected:
         return correct(f"Q_i K_i^T is n_q × n_k = {expected}: one score per (query, key) pair.")
     if value == expected[::-1]:
@@ -299,7 +302,7 @@ def q5_3_output_shape(value, hidden=False):
     if hidden:
         if value != _cross_trace().output.shape:
             raise _hidden_mismatch("output_shape")
-        return correct("(hidden test)")
+        return correct(HIDDEN_PASSED)
     if value == expected:
         return correct(f"The output is n_q × d_model = {expected}: one enriched vector per query token.")
     if value[0] == N_K:
@@ -328,7 +331,7 @@ def q5_3_unchanged(value, hidden=False):
     if hidden:
         if value != "D":
             raise _hidden_mismatch("why_unchanged")
-        return correct("(hidden test)")
+        return correct(HIDDEN_PASSED)
     if value == "D":
         return correct("Heads, concatenation and W^O act on the width; n_q and n_k never enter them.")
     if value == "A":

@@ -43,8 +43,16 @@ class Prediction:
         return abs(value - self.right) <= self.tolerance
 
 
-#: Every prediction of the workbook, by id (filled in by the notebooks' prediction cells).
-PREDICTIONS: dict[str, Prediction] = {}
+def _from_moments():
+    """One :class:`Prediction` per moment of ``mha_core.explore.moments``: its question, and its right
+    value as the library computes it (the explorer the prediction unlocks says the same)."""
+    from mha_core.explore.moments import MOMENTS
+
+    return {pid: Prediction(m.question, m.actual(), m.tolerance, m.choices) for pid, m in MOMENTS.items()}
+
+
+#: Every prediction of the workbook, by id: one per prediction cell of the notebooks.
+PREDICTIONS: dict[str, Prediction] = _from_moments()
 
 
 def read(notebook):

@@ -112,8 +112,11 @@ class ShapeExplorer(Explorer):
     """The view of :func:`shape_state`: its controls, the readout, the table, the note and the heads."""
 
     def __init__(self, d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80,
-                 source="random", box=None, text_px=15, figure=True):
+                 source="random", box=None, text_px=15, figure=True, max_d_model=None):
         d_model = check.positive_int("d_model", d_model)
+        max_d_model = max(1024, d_model) if max_d_model is None else check.positive_int("max_d_model", max_d_model)
+        if max_d_model < d_model:
+            raise ValueError(f"max_d_model must be at least d_model = {d_model}, got {max_d_model}")
         if box is not None:
             box = tuple(check.positive_int("box", v) for v in box)
             if len(box) != 2:
@@ -127,9 +130,9 @@ class ShapeExplorer(Explorer):
         self.tokens = tokens
         self.figure_width, self.dpi = float(figure_width), dpi
         max_n = max(n, min(MAX_N, len(tokens)))
-        step = 8 if d_model % 8 == 0 and d_model <= 1024 else 1
+        step = 8 if d_model % 8 == 0 and d_model <= 1024 and max_d_model % 8 == 0 else 1
         controls = {
-            "d_model": widgets.IntSlider(value=d_model, min=step, max=max(1024, d_model), step=step,
+            "d_model": widgets.IntSlider(value=d_model, min=step, max=max_d_model, step=step,
                                          description="d_model", continuous_update=False),
             # A dropdown, not a selection slider: a slider's handle would announce its index, not h.
             "h": widgets.Dropdown(options=head_options(d_model), value=h, description="h (heads)",
@@ -267,7 +270,7 @@ class ShapeExplorer(Explorer):
 
 
 def shape_explorer(d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, figure_width=10.0, dpi=80,
-                   source="random", box=None, text_px=15, figure=True):
+                   source="random", box=None, text_px=15, figure=True, max_d_model=None):
     """Explorer (a): sliders for d_model and n, h (divisors of d_model only), a causal
     switch and the weights' source (random, untrained projections or constructed heads:
     previous token, same word, first token, pronoun, then random); the d_k readout, the
@@ -277,5 +280,7 @@ def shape_explorer(d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, fig
     smaller width and a higher dpi give larger lettering. ``box`` = (width, height) in pixels
     draws the heads for a screen instead (the classroom demo): every text ``text_px`` pixels,
     as many heads as fit with every token labelled, and a "show" choice for the other heads.
-    ``figure=False`` draws no figure at all (a screen that shows only the shapes)."""
-    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi, source, box, text_px, figure)
+    ``figure=False`` draws no figure at all (a screen that shows only the shapes). ``max_d_model`` is the
+    d_model slider's end (default: 1024, or d_model if wider): a notebook keeps a graded block out of reach."""
+    return ShapeExplorer(d_model, h, n, causal, tokens, seed, figure_width, dpi, source, box, text_px, figure,
+                         max_d_model)

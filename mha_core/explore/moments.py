@@ -1,0 +1,281 @@
+"""The workbook's "predict first" moments: what each asks, its right value (computed with ``mha_core``,
+never typed in), the short reason shown beside it, and the figure or explorer it unlocks.
+
+An id is the prediction cell's name, ``predict_<level>_<problem>_<what>``; the notebooks call
+``mha.widgets.predict_first(id, value)`` (:mod:`.predict`) and ``autograders.checks.predictions``
+judges the class's predictions against :meth:`Moment.actual`.
+"""
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A prediction: ``question``; ``actual()`` the right value, a number (right within ``tolerance``) or a
+    label among ``choices``; ``because`` the reason; ``view()`` builds what it unlocks, named by ``what``."""
+
+    question: str
+    actual: Callable
+    because: str
+    view: Callable
+    what: str = "the explorer"
+    tolerance: float = 0.0
+    choices: tuple = ()
+
+    @property
+    def kind(self):
+        return f"one of {', '.join(self.choices)}, in quotes" if self.choices else "a number"
+
+    def judge(self, value):
+        """True or False for a prediction read by :func:`.predict.as_prediction`."""
+        right = self.actual()
+        return value == right if self.choices else abs(value - right) <= self.tolerance + 1e-9
+
+
+def figure_view(figure):
+    """A figure of :mod:`mha_core.plots` as a widget: its PNG and alt text (when drawing is off, its line)."""
+    import ipywidgets as widgets
+
+    from ..markup import render
+
+    if isinstance(figure, str):
+        return widgets.HTML(render("caption.html", text=figure))
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return widgets.VBox([widgets.Image(value=buffer.getvalue(), format="png"),
+                         widgets.HTML(render("caption.html", text=getattr(figure, "alt", "")))])
+
+
+def _figure(build):
+    return lambda: figure_view(build())
+
+
+# --- the right values, from the library ---------------------------------------------------------
+
+
+def _pronoun_weight():
+    from ..examples import EXAMPLE_TOKENS
+    from ..plots import sentence_weights
+
+    weights, _ = sentence_weights(EXAMPLE_TOKENS, ("pronoun",))
+    return round(float(weights[0][EXAMPLE_TOKENS.index("it"), EXAMPLE_TOKENS.index("cat")]), 2)
+
+
+def _hot_weight():
+    from ..attention import softmax
+
+    return round(float(softmax(np.array([4.0, 2.0, 5.0]) / 2.0).max()), 2)
+
+
+FLOP_STAGES = {"A": "scores", "B": "weighted_sum", "C": "softmax", "D": "output_projection"}
+
+
+def _growing_stage():
+    from ..counting import flop_count
+
+    one, eight = flop_count(512, 1, 10), flop_count(512, 8, 10)
+    grows = [letter for letter, stage in FLOP_STAGES.items() if eight[stage] > one[stage]]
+    return grows[0] if len(grows) == 1 else None
+
+
+def _which_notices():
+    from .sum_concat import sum_concat_state
+
+    state = sum_concat_state(True)
+    concat, summed = state["changed_concat"] > 0, state["changed_sum"] > 1e-9
+    return {(True, False): "A", (False, True): "B", (True, True): "C", (False, False): "D"}[(summed, concat)]
+
+
+def _shared_pattern():
+    from .base import PATTERNS
+    from .head_grid import head_grid_state
+
+    own, shared = head_grid_state(shared=False), head_grid_state(shared=True)
+    same = [k for k in range(own["h"]) if np.allclose(shared["weights"][1], own["weights"][k])]
+    return "ABCD"[same[0]] if len(same) == 1 and len(PATTERNS) == 4 else None
+
+
+IT_WORDS = ("mat", "it", "cat", "tired")  # the options A to D of predict_3_3_it_noun
+
+
+def _it_noun():
+    from ..examples import PATTERN_TITLES
+    from .head_view import HEAD_VIEW_SENTENCES, head_view_state
+
+    tokens = list(HEAD_VIEW_SENTENCES[0][1])
+    state = head_view_state(HEAD_VIEW_SENTENCES, 0, tokens.index("it"))
+    row = state["rows"][state["names"].index(PATTERN_TITLES["pronoun"])]
+    word = state["key_tokens"][int(np.argmax(row))]
+    return "ABCD"[IT_WORDS.index(word)] if word in IT_WORDS else None
+
+
+def _parameter_growth():
+    from ..counting import parameter_count
+
+    return parameter_count(1024, 8) / parameter_count(512, 8)
+
+
+def _masked_weight():
+    from .causal_step import step_state
+
+    return round(float(step_state((1.0, 0.0), 2)["weights"][0]), 2)
+
+
+@functools.cache
+def limit_tokens_x():
+    from ..examples import EXAMPLE_TOKENS, example_embeddings
+
+    return EXAMPLE_TOKENS[:8], 4 * example_embeddings(8, 16)  # as Level 5's cells
+
+
+def _keys_at_limit():
+    from ..layer import MultiHeadAttention
+
+    _, x = limit_tokens_x()
+    weights = MultiHeadAttention.from_seed(d_model=16, h=16).trace(x).weights  # (h, n, n)
+    return max(len(set(row)) for row in weights.argmax(axis=-1).tolist())
+
+
+def _le_weight():
+    from .. import heads
+
+    c = heads.translation(S02_ENGLISH, S02_FRENCH, ("translation",))
+    _, weights = c.block(c.x, c.x_kv)
+    return round(float(weights[0][0, 0]), 2)
+
+
+S02_ENGLISH = ["the", "black", "cat", "sat", "on", "the"]
+S02_FRENCH = ["le", "chat", "noir", "s'assit"]
+
+
+# --- what each unlocks --------------------------------------------------------------------------
+
+
+def _shapes_768():
+    from .shapes import shape_explorer
+
+    return shape_explorer(d_model=768, h=12, n=6)
+
+
+def _s01():
+    from ..plots import sentence_heatmap
+
+    return sentence_heatmap(pattern="pronoun")
+
+
+def _softmax_hot():
+    from .softmax import softmax_playground
+
+    return softmax_playground(scores=(4.0, 2.0, 5.0), labels=("token 1", "token 2", "token 3"), temperature=2.0)
+
+
+def _flops():
+    from .flops import flop_explorer
+
+    return flop_explorer(d_model=256, n=8)
+
+
+def _sum_concat():
+    from .sum_concat import sum_concat_explorer
+
+    return sum_concat_explorer()
+
+
+def _head_grid():
+    from .head_grid import head_grid_explorer
+
+    return head_grid_explorer()
+
+
+def _head_view():
+    from .head_view import head_view_explorer
+
+    return head_view_explorer()
+
+
+def _parameters():
+    from .parameters import parameter_explorer
+
+    return parameter_explorer(d_model=512)
+
+
+def _causal():
+    from .causal_step import causal_step_explorer
+
+    return causal_step_explorer(q=(1.0, 0.0), position=2)
+
+
+def _limit():
+    from .shapes import shape_explorer
+
+    return shape_explorer(d_model=16, h=16, n=8, max_d_model=16)
+
+
+def _s02():
+    from ..plots import translation_heatmap
+
+    return translation_heatmap(S02_ENGLISH, S02_FRENCH)
+
+
+MOMENTS = {
+    "predict_1_1_d_k_h24": Moment(
+        "The block of Problem 1.1 with twice the heads: d_k for d_model = 768 and h = 24?",
+        lambda: 768 // 24, "d_k = d_model / h = 768 / 24: twice the heads, each half as wide (the explorer "
+        "below starts at Problem 1.1's block; pick h = 24 in its menu).", _shapes_768),
+    "predict_2_1_weight": Moment(
+        "In the row of it, the weight on cat (a number between 0 and 1)?", _pronoun_weight,
+        "this head's W_Q and W_K were written so that a pronoun's query matches the keys of the nouns it can "
+        "stand for (and in its small lexicon it stands for an animal, never a thing).", _figure(_s01),
+        what="figure s01", tolerance=0.1),
+    "predict_2_3_weight_t2": Moment(
+        "Problem 2.3's scores (4, 2, 5) at temperature T = 2: the largest weight?", _hot_weight,
+        "T divides every score before softmax: the gaps between the scores halve, so the weights move "
+        "towards a third each (the playground below starts there).", _softmax_hot, what="the playground",
+        tolerance=0.03),
+    "predict_3_1_grows": Moment(
+        "Which stage grows with h (d_model fixed): \"A\" the scores, \"B\" the weighted sums, \"C\" the "
+        "softmax's exponentials, \"D\" the output projection?", _growing_stage,
+        "every head has its own n × n scores, one exponential each, and h · n² grows with h; the products "
+        "shrink to width d_k = d_model / h, which cancels the h.", _flops, choices=tuple("ABCD")),
+    "predict_3_2_notices": Moment(
+        "Swap heads 1 and 2: which output changes? \"A\" the sum only, \"B\" the concatenation only, "
+        "\"C\" both, \"D\" neither.", _which_notices,
+        "a concatenation keeps each head in its own columns, so a swap moves them; a sum adds the heads in "
+        "any order and cannot say which head found what.", _sum_concat, choices=tuple("ABCD")),
+    "predict_3_3_pattern": Moment(
+        "All four heads share head 1's W_Q, W_K, W_V: which pattern do they all show? \"A\" the previous "
+        "word, \"B\" the same word, \"C\" the first word, \"D\" a pronoun's noun.", _shared_pattern,
+        "the same projections give the same queries and keys, so every head computes head 1's weights: "
+        "head 1 is the previous-word head.", _head_grid, choices=tuple("ABCD")),
+    "predict_3_3_it_noun": Moment(
+        "From the word it, where does the pronoun → noun head put most of its weight? \"A\" mat, \"B\" it "
+        "itself, \"C\" cat, \"D\" tired.", _it_noun,
+        "that head's query for a pronoun matches the keys of the nouns it can stand for, and in its small "
+        "lexicon it stands for an animal: cat, not mat.", _head_view, choices=tuple("ABCD")),
+    "predict_4_1_growth": Moment(
+        "How many times more parameters has a block with d_model = 1024 than one with d_model = 512?",
+        _parameter_growth, "the count is 4·d_model², so doubling d_model multiplies it by 2² = 4, "
+        "whatever h.", _parameters),
+    "predict_4_2_position_2": Moment(
+        "The query q = (1, 0) moved to position 2: its weight on key 1?", _masked_weight,
+        "at position 2 the causal mask leaves keys 1 and 2 only: scaled scores 1/√2 and 0, so "
+        "w_1 = e^0.71 / (e^0.71 + 1).", _causal, tolerance=0.03),
+    "predict_5_1_keys": Moment(
+        "h = d_model = 16, so d_k = 1: at most how many different keys can one head's 8 queries prefer "
+        "most?", _keys_at_limit,
+        "with d_k = 1 a score is q_i · k_j: a query with q_i > 0 prefers the key with the largest k, one with "
+        "q_i < 0 the key with the smallest k.", _limit),
+    "predict_5_3_le": Moment(
+        "Figure s02: the weight the row of le puts on the first the (a number between 0 and 1)?", _le_weight,
+        "le translates the, which the English has twice: its query matches both keys equally, so they "
+        "share its weight, half each.", _figure(_s02), what="figure s02", tolerance=0.1),
+}

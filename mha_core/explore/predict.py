@@ -1,0 +1,74 @@
+"""Predict, then see: a figure or an explorer that stays locked until the student's prediction is in.
+
+A prediction is a notebook cell ``predict_<level>_<problem>_<what> = None  # ...`` (its contract:
+``autograders.checks.predictions``). The cell under it calls :func:`predict_first` with the moment's
+id and the value: while the value is None (or not of the moment's kind) only a line asking for the
+prediction shows, and the figure or explorer is not even built; once it is in, the line says
+"You predicted 0.5; it is 0.67, because ..." above the figure or explorer.
+
+The moments themselves (their question, the right value, computed with ``mha_core``, and the view
+they unlock) are in :mod:`.moments`.
+"""
+
+import numbers
+
+import ipywidgets as widgets
+
+from ..markup import render
+
+
+def as_prediction(moment, value):
+    """The prediction ``value`` as the moment reads it (a number, or an upper-case label among its
+    choices), or None when it is blank or of another kind."""
+    if moment.choices:
+        label = value.strip().upper() if isinstance(value, str) else None
+        return label if label in moment.choices else None
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def shown(value):
+    """A number as a prediction line writes it: 0.67, 32, 1,048,576."""
+    if isinstance(value, str):
+        return value
+    value = float(value)
+    return f"{int(value):,}" if value == int(value) else f"{value:.2f}"
+
+
+class PredictFirst(widgets.VBox):
+    """The prediction's line and, once a prediction is in, the view it unlocks (``.view``, else None)."""
+
+    def __init__(self, moment, value):
+        self.moment, self.value = moment, value
+        self.prediction = as_prediction(moment, value)
+        self.locked = self.prediction is None
+        self.line = widgets.HTML()
+        self.view = None
+        common = {"question": moment.question, "kind": moment.kind, "what": moment.what}
+        if value is None:
+            self.line.value = render("prediction_line.html", state="locked", value="", actual="", because="",
+                                     **common)
+        elif self.locked:
+            self.line.value = render("prediction_line.html", state="invalid", value=repr(value), actual="",
+                                     because="", **common)
+        else:
+            self.line.value = render("prediction_line.html", state="open", value=shown(self.prediction),
+                                     actual=shown(moment.actual()), because=moment.because, **common)
+            self.view = moment.view()
+        super().__init__([self.line] if self.view is None else [self.line, self.view])
+
+    @property
+    def right(self):
+        """True or False for an entered prediction, None while locked."""
+        return None if self.locked else self.moment.judge(self.prediction)
+
+
+def predict_first(prediction_id, value):
+    """The moment ``prediction_id`` (see :data:`.moments.MOMENTS`) for the student's ``value``: locked
+    while ``value`` is None, else the value beside the right one and the figure or explorer."""
+    from .moments import MOMENTS
+
+    if prediction_id not in MOMENTS:
+        raise ValueError(f"prediction_id must be one of {sorted(MOMENTS)}, got {prediction_id!r}")
+    return PredictFirst(MOMENTS[prediction_id], value)

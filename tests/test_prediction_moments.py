@@ -1,0 +1,142 @@
+"""Predict, then see: every prediction cell of the notebooks is registered, unlocks the cell under it, and
+the figure or explorer stays locked while the prediction is blank (tested by setting values, no browser)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import mha_core
+from autograders.checks import predictions
+from autograders.checks.predictions import PREDICTIONS
+from mha_core.explore.moments import MOMENTS
+from mha_core.explore.predict import PredictFirst, as_prediction, predict_first
+from tests.conftest import all_notebooks, nbgrader_meta, read
+
+
+@pytest.fixture(autouse=True, scope="module")
+def no_drawing():
+    was = mha_core._drawing  # None (as MHA_CORE_DRAW says) stays None afterwards
+    mha_core.drawing(False)
+    yield
+    mha_core._drawing = was
+
+
+def prediction_cells():
+    """[(notebook stem, index, cell)] of every cell tagged prediction."""
+    return [(path.stem, i, cell) for path in all_notebooks() for i, cell in enumerate(read(path).cells)
+            if predictions.TAG in cell.metadata.get("tags", [])]
+
+
+def test_every_prediction_cell_is_registered_once_and_unlocks_the_cell_under_it():
+    names = []
+    for stem, index, cell in prediction_cells():
+        first = cell.source.split("\n", 1)[0]
+        name = first.split("=", 1)[0].strip()
+        assert first.startswith(f"{name} = None  # "), (stem, first)
+        assert cell.cell_type == "code" and not nbgrader_meta(cell), (stem, name, "a prediction is never graded")
+        assert name in PREDICTIONS and name.startswith(f"predict_{stem[5]}_"), (stem, name)
+        below = read(next(p for p in all_notebooks() if p.stem == stem)).cells[index + 1]
+        assert f"mha.widgets.predict_first({name!r}, {name})" in below.source, (stem, name, below.source)
+        names.append(name)
+    assert sorted(names) == sorted(PREDICTIONS) == sorted(MOMENTS)  # each once, none left unused
+    required = {"predict_3_2_notices", "predict_4_2_position_2"}  # the issue's missing ones
+    assert required <= set(names)
+
+
+def test_a_blank_prediction_reads_as_none_from_the_notebook():
+    for stem, _, cell in prediction_cells():
+        nb = read(next(p for p in all_notebooks() if p.stem == stem))
+        found = predictions.read(nb)
+        assert all(value is None for value in found.values()), (stem, found)
+
+
+@pytest.mark.parametrize("name", sorted(MOMENTS))
+def test_locked_until_the_prediction_is_in(name):
+    locked = predict_first(name, None)
+    assert locked.locked and locked.view is None and locked.children == (locked.line,)
+    assert "Predict first" in locked.line.value and "None" in locked.line.value
+    wrong_kind = predict_first(name, [0.5] if not MOMENTS[name].choices else "Z")
+    assert wrong_kind.locked and wrong_kind.view is None and "Not a prediction yet" in wrong_kind.line.value
+
+
+@pytest.mark.parametrize("name", sorted(MOMENTS))
+def test_unlocked_it_shows_the_prediction_beside_the_right_value(name):
+    moment = MOMENTS[name]
+    guess = "D" if moment.choices else 0.5
+    shown = predict_first(name, guess)
+    assert not shown.locked and shown.view is not None and shown.children == (shown.line, shown.view)
+    assert f"You predicted <b>{guess if moment.choices else '0.50'}</b>" in shown.line.value
+    right = moment.actual()
+    assert f"it is <b>{right if moment.choices else _shown(right)}</b>" in shown.line.value
+    assert shown.right is (guess == right if moment.choices else abs(guess - right) <= moment.tolerance)
+    assert predict_first(name, right).right is True
+
+
+def _shown(value):
+    return f"{int(value):,}" if value == int(value) else f"{value:.2f}"
+
+
+def test_the_report_and_the_explorer_agree_on_what_is_right():
+    for name, moment in MOMENTS.items():
+        right = moment.actual()
+        assert PREDICTIONS[name].judge(right) is True, name
+        assert predictions.judge(name, right.lower() if isinstance(right, str) else right) is True, name
+
+
+def test_the_right_values_against_an_independent_computation():
+    """Each right value recomputed here with numpy or plain Python, not through the moments."""
+    assert MOMENTS["predict_1_1_d_k_h24"].actual() == 32
+    w = math.exp(1 / math.sqrt(2)) / (math.exp(1 / math.sqrt(2)) + math.exp(0))
+    assert MOMENTS["predict_4_2_position_2"].actual() == round(w, 2) == 0.67
+    e = np.exp(np.array([4.0, 2.0, 5.0]) / 2)
+    assert MOMENTS["predict_2_3_weight_t2"].actual() == round(float(e.max() / e.sum()), 2)
+    assert MOMENTS["predict_4_1_growth"].actual() == 4 * 1024**2 / (4 * 512**2)
+    assert MOMENTS["predict_3_1_grows"].actual() == "C"  # h · n² exponentials; the products cancel h
+    assert MOMENTS["predict_3_2_notices"].actual() == "B"
+    assert MOMENTS["predict_3_3_pattern"].actual() == "A"  # head 1 is the previous-word head
+    assert MOMENTS["predict_3_3_it_noun"].actual() == "C"  # cat
+    assert MOMENTS["predict_5_1_keys"].actual() == 2  # d_k = 1: the largest k or the smallest
+    assert abs(MOMENTS["predict_5_3_le"].actual() - 0.5) <= 0.05
+    assert 0.8 <= MOMENTS["predict_2_1_weight"].actual() <= 0.95
+
+
+def test_the_unlocked_explorer_can_be_moved():
+    """Unlocked, the view is a live explorer: setting a control changes its readout."""
+    shown = predict_first("predict_4_2_position_2", 0.5)
+    explorer = shown.view
+    before = explorer.state["weights"][0]
+    explorer.controls["position"].value = 4
+    assert explorer.state["weights"][0] != before and np.isclose(explorer.state["weights"].sum(), 1)
+
+
+def test_readings():
+    moment = MOMENTS["predict_3_2_notices"]
+    assert as_prediction(moment, " b ") == "B" and as_prediction(moment, "E") is None and as_prediction(moment, 2) is None
+    number = MOMENTS["predict_4_2_position_2"]
+    assert as_prediction(number, 1) == 1.0 and as_prediction(number, True) is None and as_prediction(number, "0.5") is None
+    with pytest.raises(ValueError, match="prediction_id"):
+        predict_first("predict_0_0_nothing", 1)
+    assert isinstance(predict_first("predict_5_3_le", 0.5), PredictFirst)
+
+
+def _predictions_of(nb):
+    return [(c.source, c.metadata.get("tags")) for c in nb.cells if predictions.TAG in c.metadata.get("tags", [])]
+
+
+def test_the_practice_edition_keeps_every_prediction_cell():
+    from autograders.editions import editions
+
+    for path in all_notebooks():
+        source = read(path)
+        assert _predictions_of(editions.practice_notebook(source)) == _predictions_of(source), path.stem
+
+
+def test_the_release_keeps_every_prediction_cell(course):
+    kept = 0
+    for name in course.names:
+        source = read(next(p for p in all_notebooks() if p.stem == name))
+        released = read(course.root / "release" / name / f"{name}.ipynb")
+        assert _predictions_of(released) == _predictions_of(source), name
+        kept += len(_predictions_of(released))
+    assert kept == len(MOMENTS)
