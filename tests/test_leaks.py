@@ -61,6 +61,15 @@ def answer_texts(value):
     return texts
 
 
+# Answers the student designs: the checks accept any value with the property asked (a head whose weights
+# sit on the previous token, a query that averages two values), so the source's one solution is not
+# "the answer" and its entries (a 20 in a matrix) give nothing away when an explorer shows them.
+DESIGNED = {"q4_4_previous_token", "q4_4_average_query"}
+# Answers that pick one of the items the problem shows, like a letter among options: 5.4's heads, given
+# as (layer, head) among the four heads its figure labels. Not shapes: "1 × 2" says nothing of them.
+PICKS = {"q5_4_previous_token_head", "q5_4_induction_head"}
+
+
 @functools.lru_cache(maxsize=None)
 def guarded(path):
     """[(index of the test cell, answer grade_id, value, texts)] of the answers with texts to guard."""
@@ -68,6 +77,8 @@ def guarded(path):
     where = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(cells) if is_test_cell(c)}
     found = []
     for test_gid, (answer_gid, value) in correct_values(path).items():
+        if answer_gid in DESIGNED | PICKS:
+            continue
         texts = answer_texts(value)
         if texts:
             found.append((where[test_gid], answer_gid, value, texts))
@@ -371,3 +382,16 @@ def test_max_d_model_keeps_a_graded_block_out_of_reach():
     assert mha_core.widgets.shape_explorer(d_model=16, h=2, n=4).controls["d_model"].max == 1024  # as before
     with pytest.raises(ValueError, match="max_d_model must be at least d_model = 32"):
         mha_core.widgets.shape_explorer(d_model=32, h=2, n=4, max_d_model=16)
+
+
+def test_designed_answers_accept_other_values_than_the_solution():
+    """An answer is left out of the search only when the checks take a value other than the source's."""
+    from tests.test_accepted_forms import ACCEPTED
+
+    for gid in DESIGNED:
+        check, forms = ACCEPTED[gid]
+        solution = np.asarray(forms[0], float) if not isinstance(forms[0], tuple) else np.concatenate(
+            [np.ravel(np.asarray(part, float)) for part in forms[0]])
+        others = [np.concatenate([np.ravel(np.asarray(p, float)) for p in f]) if isinstance(f, tuple)
+                  else np.ravel(np.asarray(f, float)) for f in forms[1:]]
+        assert any(o.shape != np.ravel(solution).shape or not np.allclose(o, np.ravel(solution)) for o in others), gid

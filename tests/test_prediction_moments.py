@@ -99,6 +99,11 @@ def test_the_right_values_against_an_independent_computation():
     assert MOMENTS["predict_5_1_keys"].actual() == 2  # d_k = 1: the largest k or the smallest
     assert abs(MOMENTS["predict_5_3_le"].actual() - 0.5) <= 0.05
     assert 0.8 <= MOMENTS["predict_2_1_weight"].actual() <= 0.95
+    from mha_core import learned  # each head switched off, measured on the model itself
+
+    model = learned.load()
+    costs = {head: model.accuracy() - model.accuracy(ablate=[head]) for head in model.heads}
+    assert "ABCD"[sorted(model.heads).index(max(costs, key=costs.get))] == MOMENTS["predict_5_4_most_needed"].actual() == "D"
 
 
 def test_the_unlocked_explorer_can_be_moved():

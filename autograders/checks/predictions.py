@@ -14,6 +14,7 @@ prediction, how many students predicted right (:func:`judge`).
 """
 
 import ast
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 
 TAG = "prediction"
@@ -43,16 +44,50 @@ class Prediction:
         return abs(value - self.right) <= self.tolerance
 
 
-def _from_moments():
-    """One :class:`Prediction` per moment of ``mha_core.explore.moments``: its question, and its right
-    value as the library computes it (the explorer the prediction unlocks says the same)."""
-    from mha_core.explore.moments import MOMENTS
+class _Registry(MutableMapping):
+    """The predictions by id: one per moment of ``mha_core.explore.moments`` (its question, and its right
+    value as the library computes it: the explorer the prediction unlocks says the same). A right value
+    is computed when its entry is first read, so :func:`read` alone runs none of the library."""
 
-    return {pid: Prediction(m.question, m.actual(), m.tolerance, m.choices) for pid, m in MOMENTS.items()}
+    def __init__(self):
+        self._entries, self._removed = {}, set()
+
+    @staticmethod
+    def _moments():
+        from mha_core.explore.moments import MOMENTS
+
+        return MOMENTS
+
+    def __getitem__(self, key):
+        if key not in self._entries:
+            if key in self._removed or key not in self._moments():
+                raise KeyError(key)
+            m = self._moments()[key]
+            self._entries[key] = Prediction(m.question, m.actual(), m.tolerance, m.choices)
+        return self._entries[key]
+
+    def __setitem__(self, key, value):
+        self._entries[key] = value
+        self._removed.discard(key)
+
+    def __delitem__(self, key):
+        if key not in self:
+            raise KeyError(key)
+        self._entries.pop(key, None)
+        self._removed.add(key)
+
+    def __contains__(self, key):
+        return key not in self._removed and (key in self._entries or key in self._moments())
+
+    def __iter__(self):
+        return iter([k for k in {**dict.fromkeys(self._moments()), **self._entries} if k not in self._removed])
+
+    def __len__(self):
+        return len(list(iter(self)))
 
 
 #: Every prediction of the workbook, by id: one per prediction cell of the notebooks.
-PREDICTIONS: dict[str, Prediction] = _from_moments()
+PREDICTIONS = _Registry()
 
 
 def read(notebook):

@@ -153,6 +153,23 @@ def _le_weight():
     return round(float(weights[0][0, 0]), 2)
 
 
+LEARNED_HEADS = ((1, 1), (1, 2), (2, 1), (2, 2))  # the options A to D of predict_5_4_most_needed
+
+
+def _ablations():
+    """{(layer, head): accuracy with that head switched off} of the shipped learned model."""
+    from .. import learned
+
+    model = learned.load()
+    return {head: model.accuracy(ablate=[head]) for head in LEARNED_HEADS}
+
+
+def _most_needed():
+    accuracy = _ablations()
+    worst = min(accuracy, key=accuracy.get)
+    return "ABCD"[LEARNED_HEADS.index(worst)]
+
+
 S02_ENGLISH = ["the", "black", "cat", "sat", "on", "the"]
 S02_FRENCH = ["le", "chat", "noir", "s'assit"]
 
@@ -220,6 +237,19 @@ def _limit():
     return shape_explorer(d_model=16, h=16, n=8, max_d_model=16)
 
 
+def _ablation_table():
+    import ipywidgets as widgets
+
+    from .. import learned
+    from ..markup import render
+
+    model = learned.load()
+    lines = [f"all heads on: accuracy {model.accuracy():.3f}"]
+    lines += [f"layer {layer}, head {head} off: accuracy {accuracy:.3f}, first letter "
+              f"{model.first_token_accuracy(ablate=[(layer, head)]):.3f}" for (layer, head), accuracy in _ablations().items()]
+    return widgets.VBox([widgets.HTML(render("caption.html", text=line)) for line in lines])
+
+
 def _s02():
     from ..plots import translation_heatmap
 
@@ -278,4 +308,10 @@ MOMENTS = {
         "Figure s02: the weight the row of le puts on the first the (a number between 0 and 1)?", _le_weight,
         "le translates the, which the English has twice: its query matches both keys equally, so they "
         "share its weight, half each.", _figure(_s02), what="figure s02", tolerance=0.1),
+    "predict_5_4_most_needed": Moment(
+        "Which head, switched off, costs the learned model the most accuracy? \"A\" layer 1 head 1, \"B\" "
+        "layer 1 head 2, \"C\" layer 2 head 1, \"D\" layer 2 head 2.", _most_needed,
+        "the induction head (layer 2, head 2) is the one that copies the answer: without it almost nothing "
+        "is right; without the previous-token head it can no longer find the token after A, but the "
+        "remaining heads still guess some.", _ablation_table, what="the ablation table", choices=tuple("ABCD")),
 }
