@@ -70,7 +70,7 @@ def test_course_grade_zips_regrade_and_report(tmp_path, kernels):
     shown = run("report", "--course", str(course), "--out", str(tmp_path / "report"), cwd=tmp_path)
     assert "report.html" in shown.stdout
     page = (tmp_path / "report/report.html").read_text()
-    assert page.count("data:image/png;base64,") == 3
+    assert page.count("data:image/png;base64,") == 4  # scores, success rates, misconceptions, the item analysis
 
 
 def test_a_bad_zip_among_good_ones_is_refused_alone(tmp_path, kernels):

@@ -254,7 +254,7 @@ def test_report_from_postgres_equals_report_from_sqlite(graded, tmp_path):
     counts = report.read_results(graded["pg"], graded["url"]).misconception_counts()
     assert counts == report.read_results(graded["sqlite"]).misconception_counts()
     assert counts[0]["no answer yet"] > 0
-    assert html_pg.read_text().count("data:image/png;base64,") == 3
+    assert html_pg.read_text().count("data:image/png;base64,") == 4  # with the item analysis's bars
 
 
 def test_cli_regrades_one_submission_into_postgres_and_nothing_else(graded, postgres, tmp_path):

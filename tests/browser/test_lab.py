@@ -123,13 +123,15 @@ def test_solved_notebook_runs_renders_and_responds(lab, lab_root, lab_page, scre
         assert images.nth(k).evaluate("img => img.complete && img.naturalWidth > 0"), f"figure {k + 1} is empty"
     explorers = ui.explorers(page)
     assert page.locator(".jp-OutputArea-output .jupyter-widgets.widget-container").count() >= widgets
-    assert explorers.count() == widgets, f"{widgets} widget outputs, {explorers.count()} explorers rendered"
+    # every prediction is entered: no moment is locked; a moment's view may be a table (no image)
+    assert ui.locked_predictions(page).count() == 0, "a prediction moment stayed locked"
+    assert 0 < explorers.count() <= widgets, f"{widgets} widget outputs, {explorers.count()} explorers rendered"
 
-    first = explorers.first if widgets else images.first
+    first = explorers.first
     first.scroll_into_view_if_needed()
     page.screenshot(path=screenshots(f"lab-{stem}-run-all"))
 
-    for k in range(widgets):
+    for k in range(explorers.count()):
         explorer = explorers.nth(k)
         explorer.scroll_into_view_if_needed()
         labels = ui.slider_labels(explorer)
@@ -191,7 +193,8 @@ def test_blank_notebook_runs_past_blank_answers_shows_solutions_and_fails_valida
     page.keyboard.press("Escape")
     page.screenshot(path=screenshots(f"lab-{stem}-blank-run-all"))
     widgets = sum(WIDGET_VIEW in o.get("data", {}) for c in code for o in c.outputs)
-    assert ui.explorers(page).count() == widgets, "an explorer below a blank answer did not render"
+    assert ui.explorers(page).count() + ui.locked_predictions(page).count() == widgets, \
+        "an explorer below a blank answer did not render"
     # the "not yet" lines are read too (their colour on the error background, by axe-core's contrast rule)
     problems = ui.audit(page, screenshots(f"lab-{stem}-blank-accessibility"))
     assert not problems, f"blank {stem}'s outputs, for a screen reader:\n" + "\n".join(problems)

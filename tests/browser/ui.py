@@ -62,6 +62,12 @@ def explorers(page):
     return page.locator(".jp-OutputArea-output").filter(has=page.locator("img.widget-image"))
 
 
+def locked_predictions(page):
+    """The prediction moments still locked: output areas holding only the line asking for a prediction."""
+    return page.locator(".jp-OutputArea-output").filter(has_text="Predict first").filter(
+        has_not=page.locator("img.widget-image"))
+
+
 def slider_labels(explorer):
     """The labels of an explorer's sliders, in order."""
     return [t.strip() for t in explorer.locator(".widget-slider label.widget-label").all_text_contents()]
