@@ -48,11 +48,15 @@ def figure_view(figure):
 
     import matplotlib.pyplot as plt
 
+    from ..access import AltImage, aria_script
+
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     plt.close(figure)
-    return widgets.VBox([widgets.Image(value=buffer.getvalue(), format="png"),
-                         widgets.HTML(render("caption.html", text=getattr(figure, "alt", "")))])
+    alt = getattr(figure, "alt", "")
+    # AltImage: the alt text as the image's accessible name; aria_script copies it to the <img>'s alt
+    return widgets.VBox([AltImage(value=buffer.getvalue(), format="png", tooltip=alt),
+                         widgets.HTML(render("caption.html", text=alt)), aria_script()])
 
 
 def _figure(build):

@@ -39,12 +39,14 @@ LEVELS = [path.stem for path in level_notebooks()]
 # An explorer, known by its sliders -> (slider pressed with the keyboard, slider dragged, pixels): the first
 # entry whose two sliders the explorer has. Explorers without a slider (radio buttons, dropdowns) only render.
 MOVES = [
-    ("n", "d_model", -25),  # shape explorer: the table follows n and d_model (h is a dropdown)
+    ("n", "d_model", -150),  # shape explorer: the table follows n and d_model (h is a dropdown); level 5's
+                             # d_model slider has two stops (8, 16): a short drag would not leave the last
     ("s1 (token 1)", "temperature T", 60),  # softmax playground: the weights readout
     ("n_q (decoder)", "n_k (encoder)", 60),  # cross-attention: the shapes readout
     ("n (tokens)", "d_model", -25),  # Level 3's FLOPs against h
     ("q₁ (first entry of q)", "q₂ (second entry of q)", 40),  # Level 4.2's step by step
     ("d_model", "d_model", -25),  # Level 4.1's parameters against h
+    ("d_k", "n (tokens)", -40),  # Level 3.4's rank explorer: the singular values follow d_k and n
 ]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
