@@ -401,6 +401,17 @@ class Session:
         self.pool.close()
 
 
+@pytest.fixture(scope="module")
+def no_drawing():
+    """The explorers and figures of a module build their state and text only (no matplotlib drawing)."""
+    import mha_core
+
+    was = mha_core._drawing  # None (as MHA_CORE_DRAW says) stays None afterwards
+    mha_core.drawing(False)
+    yield
+    mha_core._drawing = was
+
+
 @pytest.fixture(scope="session")
 def session_work(tmp_path_factory):
     work = Session(tmp_path_factory.mktemp("mha"))

@@ -30,19 +30,12 @@ from mha_core.explore.predict import PredictFirst
 from tests.conftest import ids, is_test_cell, level_notebooks, nbgrader_meta, read
 from tests.test_predict_first import correct_values, found_in, value_texts
 
+pytestmark = pytest.mark.usefixtures("no_drawing")
+
 LEVELS = level_notebooks()
 SMALL = 16  # a slider of at most this many steps is moved to every step
 MAX_SETTINGS = 20_000  # an explorer above a graded answer must stay enumerable
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def no_drawing():
-    was = mha_core._drawing  # None (as MHA_CORE_DRAW says) stays None afterwards
-    mha_core.drawing(False)
-    yield
-    mha_core._drawing = was
-
 
 # --- the answers, in the forms the checks accept -----------------------------------------------
 

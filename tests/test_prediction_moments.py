@@ -13,13 +13,7 @@ from mha_core.explore.moments import MOMENTS
 from mha_core.explore.predict import PredictFirst, as_prediction, predict_first
 from tests.conftest import all_notebooks, nbgrader_meta, read
 
-
-@pytest.fixture(autouse=True, scope="module")
-def no_drawing():
-    was = mha_core._drawing  # None (as MHA_CORE_DRAW says) stays None afterwards
-    mha_core.drawing(False)
-    yield
-    mha_core._drawing = was
+pytestmark = pytest.mark.usefixtures("no_drawing")
 
 
 def prediction_cells():

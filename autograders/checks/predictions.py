@@ -13,9 +13,10 @@ with :func:`read` (the literal in the source, never by running it) and counts, p
 prediction, how many students predicted right (:func:`judge`).
 """
 
-import ast
 from collections.abc import MutableMapping
 from dataclasses import dataclass
+
+from ..common.literals import literal_assignments
 
 TAG = "prediction"
 
@@ -112,15 +113,7 @@ def judge(prediction_id, value):
 
 
 def _assignment(source):
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None, None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                value = ast.literal_eval(node.value)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                value = None
-            return node.targets[0].id, value if isinstance(value, (int, float, str)) else None
+    """The name and literal (a number or a string; else None) of the first top-level assignment of ``source``."""
+    for name, value in literal_assignments(source)[:1]:
+        return name, value if isinstance(value, (int, float, str)) else None
     return None, None

@@ -28,7 +28,6 @@ reads the "Re-checked: ..." line, which a student's own cell could print too.
     python -m autograders report --course course --out course/reports
 """
 
-import ast
 import base64
 import csv
 import importlib
@@ -40,7 +39,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..checks import forms, predictions
 from ..checks.misconceptions import NAMES
+from ..common.literals import literal_assignments
 
 TEMPLATES = Path(__file__).parent / "templates"  # report.html.j2
 
@@ -251,8 +252,6 @@ def add_answers(results, student, assignment, nb):
     """Add what the autograded notebook ``nb`` answered to ``results``: the letter of each labelled choice
     (the literal its answer cell assigns, read, never run; None when it is not one of the options) and
     the prediction cells' values (:func:`autograders.checks.predictions.read`)."""
-    from ..checks import forms, predictions
-
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         check = choice_check(grade_id) if cell.cell_type == "code" else None
@@ -268,18 +267,8 @@ def add_answers(results, student, assignment, nb):
 
 def _literal(source):
     """The literal the last top-level assignment of ``source`` gives, or None."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    value = None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                value = ast.literal_eval(node.value)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                value = None
-    return value
+    found = literal_assignments(source)
+    return found[-1][1] if found else None
 
 
 def item_analysis(results, top=3):

@@ -160,6 +160,7 @@ def _le_weight():
 LEARNED_HEADS = ((1, 1), (1, 2), (2, 1), (2, 2))  # the options A to D of predict_5_4_most_needed
 
 
+@functools.cache
 def _ablations():
     """{(layer, head): accuracy with that head switched off} of the shipped learned model."""
     from .. import learned
