@@ -139,3 +139,26 @@ def test_the_release_keeps_every_prediction_cell(course):
         assert _predictions_of(released) == _predictions_of(source), name
         kept += len(_predictions_of(released))
     assert kept == len(MOMENTS)
+
+
+def test_an_unlocked_figure_is_the_notebooks_own_picture_and_fits_its_column():
+    """The figure a prediction opens: the PNG the figure shows in a notebook (tight, its colour bar's
+    label whole), at its own width but never wider than the output area."""
+    from mha_core.explore.moments import figure_view
+
+    was = mha_core._drawing
+    mha_core.drawing(True)
+    try:
+        figure = mha_core.plots.heatmap(np.full((10, 10), 0.1), [f"t{i}" for i in range(10)], [f"t{i}" for i in range(10)])
+        expected = figure._repr_png_()
+        image = figure_view(figure).children[0]
+    finally:
+        mha_core._drawing = was
+    import io
+
+    import matplotlib.image
+
+    shown, own = (matplotlib.image.imread(io.BytesIO(bytes(png)), format="png") for png in (image.value, expected))
+    assert shown.shape == own.shape and np.abs(shown - own).max() < 0.02
+    assert image.layout.width == f"{int.from_bytes(expected[16:20], 'big')}px"
+    assert (image.layout.max_width, image.layout.height) == ("100%", "auto")

@@ -51,11 +51,15 @@ def figure_view(figure):
     from ..access import AltImage, aria_script
 
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    figure.savefig(buffer, format="png", bbox_inches="tight")  # as the figure shows itself in a notebook
     plt.close(figure)
+    png = buffer.getvalue()
+    width = int.from_bytes(png[16:20], "big")  # the PNG header's width: shown at its size, narrower in a narrow window
     alt = getattr(figure, "alt", "")
     # AltImage: the alt text as the image's accessible name; aria_script copies it to the <img>'s alt
-    return widgets.VBox([AltImage(value=buffer.getvalue(), format="png", tooltip=alt),
+    image = AltImage(value=png, format="png", tooltip=alt,
+                     layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"))
+    return widgets.VBox([image,
                          widgets.HTML(render("caption.html", text=alt)), aria_script()])
 
 
