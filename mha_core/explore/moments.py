@@ -44,16 +44,13 @@ def figure_view(figure):
 
     if isinstance(figure, str):
         return widgets.HTML(render("caption.html", text=figure))
-    import io
-
     import matplotlib.pyplot as plt
 
     from ..access import AltImage, aria_script
+    from ..figures.base import png_bytes
 
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", bbox_inches="tight")  # as the figure shows itself in a notebook
+    png = png_bytes(figure)  # as the figure shows itself in a notebook
     plt.close(figure)
-    png = buffer.getvalue()
     width = int.from_bytes(png[16:20], "big")  # the PNG header's width: shown at its size, narrower in a narrow window
     alt = getattr(figure, "alt", "")
     # AltImage: the alt text as the image's accessible name; aria_script copies it to the <img>'s alt

@@ -49,20 +49,26 @@ class WorkbookFigure(Figure):
         FigureCanvasAgg(self)
         self.alt = ""  # what the figure shows, from its data: set by the builders below
 
-    def _repr_html_(self):
-        """The PNG as an <img> with its alt text (JupyterLab shows a PNG output without one)."""
-        png = self._repr_png_()
-        if png is None or not self.alt:
-            return None
-        data = base64.b64encode(png).decode("ascii")
-        return render("figure_img.html", data=data, alt=self.alt)
-
-    def _repr_png_(self):
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The PNG, and the same PNG as an <img> with its alt text (JupyterLab shows a PNG output
+        without one): drawn once for both (IPython asks this before ``_repr_html_``, ``_repr_png_``)."""
         if headless():
             return None
-        buf = io.BytesIO()
-        self.savefig(buf, format="png", bbox_inches="tight")
-        return buf.getvalue()
+        png = png_bytes(self)
+        bundle = {"image/png": png}
+        if self.alt:
+            bundle["text/html"] = self._img(png)
+        return bundle
+
+    def _repr_html_(self):
+        png = self._repr_png_()
+        return None if png is None or not self.alt else self._img(png)
+
+    def _repr_png_(self):
+        return None if headless() else png_bytes(self)
+
+    def _img(self, png):
+        return render("figure_img.html", data=base64.b64encode(png).decode("ascii"), alt=self.alt)
 
     def _repr_pretty_(self, printer, cycle):
         titles = [self.get_suptitle()] + [ax.get_title() for ax in self.axes]
@@ -70,6 +76,13 @@ class WorkbookFigure(Figure):
         named = f"figure: {title}" if title else "figure"
         printer.text(f"[{named}]\n(drawn when you run the notebook, not when it is graded)" if headless()
                      else f"<{named}>")
+
+
+def png_bytes(figure):
+    """``figure`` as the PNG a notebook shows: cut to what it draws (``bbox_inches="tight"``)."""
+    buf = io.BytesIO()
+    figure.savefig(buf, format="png", bbox_inches="tight")
+    return buf.getvalue()
 
 
 def _unseen(title):
