@@ -412,6 +412,28 @@ def test_head_view_under_nbgrader_draws_nothing(monkeypatch):
 # --- end of the head view tests
 
 
+def test_a_displayed_figure_is_drawn_once_for_its_png_and_its_img(monkeypatch):
+    """IPython asks a figure for every format it shows: the PNG and the <img> with alt text come from one
+    drawing (each cost one before), and a figure without alt text is drawn once too, as a PNG alone."""
+    import base64
+
+    from IPython.core.formatters import DisplayFormatter
+
+    from mha_core.figures import base
+
+    drawn, save = [], base.WorkbookFigure.savefig
+    monkeypatch.setattr(base.WorkbookFigure, "savefig", lambda figure, *a, **k: drawn.append(figure) or save(figure, *a, **k))
+    formatter = DisplayFormatter()
+    fig = plots.heatmap(np.eye(3) / 3 + 0.2, ["a", "b", "c"], ["x", "y", "z"])
+    data, _ = formatter.format(fig)
+    assert len(drawn) == 1 and {"image/png", "text/html"} <= set(data)
+    assert base64.b64encode(data["image/png"]).decode() in data["text/html"]
+    assert f'alt="{html.escape(fig.alt)}"' in data["text/html"]
+    fig.alt = ""
+    data, _ = formatter.format(fig)
+    assert len(drawn) == 2 and "image/png" in data and "text/html" not in data
+
+
 def test_figures_carry_alt_text_from_their_data():
     """The <img> a figure shows as has alt text stating its numbers (JupyterLab gives a PNG none)."""
     rng = np.random.default_rng(3)

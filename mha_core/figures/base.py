@@ -61,8 +61,8 @@ class WorkbookFigure(Figure):
         return bundle
 
     def _repr_html_(self):
-        png = self._repr_png_()
-        return None if png is None or not self.alt else self._img(png)
+        png = self._repr_png_() if self.alt else None  # without alt text, the PNG alone
+        return None if png is None else self._img(png)
 
     def _repr_png_(self):
         return None if headless() else png_bytes(self)
