@@ -561,12 +561,6 @@ SHARED = {
     "tests/browser/conftest.py": {name: "servers" for name in ("lab_root", "lab", "voila", "lab_page", "projector_page")},
 }
 
-# Fast-tier module fixtures that cost seconds of CPU (a subprocess): the tests using one share a
-# worker too, so that it is computed once, not once per worker.
-COSTLY_FIXTURES = {
-    "tests/test_editions.py": {"small_release"},  # nbgrader generate_assignment: ~8 s of CPU
-}
-
 
 def share_groups(items):
     """{item: group name} for the items that must share a worker with others; the rest are free."""
@@ -586,7 +580,6 @@ def share_groups(items):
             if name == "kernels" or name == "playwright_browser":
                 continue  # no state: a marker, and one Chromium per worker
             found.append(SHARED.get(where, {}).get(name, where))  # a test file's own fixtures: that file
-        found += used_fixtures(item, COSTLY_FIXTURES)
         if item.get_closest_marker("hub") or item.nodeid.startswith("tests/hub/"):
             found.append("hub")
         for key in found[1:]:
