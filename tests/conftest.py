@@ -12,6 +12,7 @@ practice notebooks) is started once per session on a pool of ``MHA_TEST_WORKERS`
 stay busy; each fixture waits only for its own results.
 """
 
+import functools
 import importlib.util
 import inspect
 import itertools
@@ -498,15 +499,23 @@ def kernels():
     """Marks a test (or a fixture) that starts kernels, sandboxes or grading processes itself (slow)."""
 
 
-def _defined_in(function):
+@functools.cache
+def _file_of(code):
+    """The file of a code object relative to ROOT ("" outside it). Cached: collection asks about
+    the same few hundred fixture functions for each of ~3,000 tests."""
     try:
-        return Path(inspect.getsourcefile(function)).resolve().relative_to(ROOT).as_posix()
-    except (TypeError, ValueError):  # pytest's own (a parametrized argument's)
+        return Path(inspect.getsourcefile(code)).resolve().relative_to(ROOT).as_posix()
+    except (TypeError, ValueError):
         return ""
 
 
-def slow_fixtures(item):
-    """The fixtures of SLOW_FIXTURES that ``item`` uses, as ``file::name``."""
+def _defined_in(function):
+    code = getattr(function, "__code__", None)
+    return _file_of(code) if code is not None else ""  # no code: pytest's own (a parametrized argument's)
+
+
+def used_fixtures(item, table):
+    """The fixtures of ``table`` ({file: {name, ...}}) that ``item`` uses, as ``file::name``."""
     # The definitions a test's fixture names resolve to: pytest has no public API for them;
     # ``item._fixtureinfo.name2fixturedefs`` (a name's definitions, the one used last) is read
     # from pytest 8.3 and 9.0. Without it, a name is enough (a clash then marks too much).
@@ -514,17 +523,22 @@ def slow_fixtures(item):
     found = []
     for name in getattr(item, "fixturenames", ()):
         if info is None:
-            found += [f"{where}::{name}" for where, names in SLOW_FIXTURES.items() if name in names]
+            found += [f"{where}::{name}" for where, names in table.items() if name in names]
             continue
         definitions = list(info.name2fixturedefs.get(name, ()))
         while definitions:  # the one used, and those it overrides while it asks for its own name
             fixturedef = definitions.pop()
             where = _defined_in(fixturedef.func)
-            if name in SLOW_FIXTURES.get(where, ()):
+            if name in table.get(where, ()):
                 found.append(f"{where}::{name}")
             if name not in fixturedef.argnames:
                 break
     return found
+
+
+def slow_fixtures(item):
+    """The fixtures of SLOW_FIXTURES that ``item`` uses, as ``file::name``."""
+    return used_fixtures(item, SLOW_FIXTURES)
 
 
 def pytest_collection_modifyitems(config, items):
