@@ -150,11 +150,17 @@ def test_three_students_graded_on_their_own_numbers(course, tmp_path):
     full = {"q1_1_head_dim_test": 2, "q1_1_d_k_test": 1, "q1_2_output_shape_test": 1, "q1_2_why_test": 1}
     for student in (ann, ben):
         assert _scores(course, student)[0] == full, student
-    scores, comments = _scores(course, cy)
+    scores, _ = _scores(course, cy)
     assert scores == full | {"q1_1_d_k_test": 0, "q1_2_output_shape_test": 0}
-    # nbgrader's kernel failed cy's copied answers too (its numbers were handed, not the forged file's):
-    # had it passed them, the re-check would have called the difference tampering.
-    assert "tampering" not in comments["q1_1_d_k_test"] + comments["q1_2_output_shape_test"]
+    # nbgrader's kernel failed cy's copied answers too (its numbers were handed, not the forged files'):
+    # had it passed them, the re-check would have lowered its score and said so.
+    assert "re-checked" not in graded.stdout
+    autograded = editions.read(course / "autograded" / cy / LEVEL / f"{LEVEL}.ipynb")
+    for cell in autograded.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in ("q1_1_d_k_test", "q1_2_output_shape_test"):
+            assert "recheck" not in cell.metadata and any(o.output_type == "error" for o in cell.outputs)
+    one = cy_numbers["q1_1"]
+    assert f"d_model = {one['d_model']}" in json.dumps(autograded.cells and [c.get("outputs") for c in autograded.cells])
 
     rows = record.read(course / "variants" / f"{LEVEL}.csv")
     assert rows == {(s, p): (0, n) for s, numbers in ((ann, ann_numbers), (ben, ben_numbers), (cy, cy_numbers))
