@@ -164,3 +164,37 @@ def test_level2_softmax_answers_for_each_students_own_scores(scores, capsys):
         assert _message(level2.q2_3_winner, 2).misconception == "counted-from-0"
         with pytest.raises(WrongAnswer):
             level2.q2_3_ratio(math.e, hidden=True)  # the sheet's ratio
+
+
+# --- the prompt's locked cell ------------------------------------------------------------------
+
+
+def test_the_prompt_shows_the_sheets_numbers_as_such_and_a_students_as_theirs(tmp_path, monkeypatch, capsys):
+    from autograders import variants
+
+    monkeypatch.setenv(current.DIR_ENV, str(tmp_path))
+    variants.show("level1_recognition", "q1_1")
+    assert capsys.readouterr().out == "Your numbers (the sheet's: outside a course everybody has these): d_model = 768, h = 12.\n"
+    with current.handing(doc("level2_application", q2_3={"scores": [3.5, 2.0, 5.0]})):
+        variants.show("level2_application", "q2_3")
+    assert capsys.readouterr().out.startswith("Your numbers: the scaled scores (s_1, s_2, s_3) = (3.5, 2, 5).")
+    with pytest.raises(ValueError, match="expected one of q1_1, q1_2"):
+        variants.show("level1_recognition", "q1_3")
+
+
+def test_each_varied_problem_has_its_locked_numbers_cell_under_its_statement():
+    import nbformat
+
+    from tests.conftest import NOTEBOOKS
+
+    for assignment in POOLS:
+        nb = nbformat.read(str(NOTEBOOKS / f"{assignment}.ipynb"), as_version=4)
+        ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+        for problem in problems(assignment):
+            index = ids.index(f"{problem}_numbers")
+            cell = nb.cells[index]
+            assert cell.metadata["nbgrader"] == {"grade": False, "grade_id": f"{problem}_numbers", "locked": True,
+                                                 "schema_version": 3, "solution": False, "task": False}
+            assert f'variants.show("{assignment}", "{problem}")' in cell.source
+            label = problem[1:].replace("_", ".")
+            assert nb.cells[index - 1].source.startswith(f"### Problem {label}"), "just under the statement"
