@@ -198,3 +198,19 @@ def test_each_varied_problem_has_its_locked_numbers_cell_under_its_statement():
             assert f'variants.show("{assignment}", "{problem}")' in cell.source
             label = problem[1:].replace("_", ".")
             assert nb.cells[index - 1].source.startswith(f"### Problem {label}"), "just under the statement"
+
+
+@pytest.mark.parametrize("d_model, h, n_q, n_k", [(96, 4, 3, 7), (192, 8, 5, 10)])
+def test_level5_cross_attention_shapes_for_each_students_own_numbers(d_model, h, n_q, n_k, capsys):
+    from autograders.checks import level5
+
+    with current.handing(doc("level5_mastery", q5_3={"d_model": d_model, "h": h, "n_q": n_q, "n_k": n_k})):
+        for hidden in (False, True):
+            level5.q5_3_score_shape((n_q, n_k), hidden=hidden)
+            level5.q5_3_output_shape((n_q, d_model), hidden=hidden)
+        assert _message(level5.q5_3_score_shape, (n_k, n_q)).misconception == "transposed"
+        assert _message(level5.q5_3_score_shape, (n_k, n_k)).misconception == "cross-attention-square"
+        assert _message(level5.q5_3_output_shape, (n_k, d_model)).misconception == "cross-attention-square"
+        assert _message(level5.q5_3_output_shape, (n_q, d_model // h)).misconception == "one-head-for-all"
+        assert _message(level5.q5_3_score_shape, (4, 6)).misconception == "example-numbers-only"
+        assert _message(level5.q5_3_output_shape, (4, 64)).misconception == "example-numbers-only"

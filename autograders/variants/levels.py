@@ -21,7 +21,7 @@ import mha_core as mha
 
 from .pools import Pool
 
-LEVEL1, LEVEL2 = "level1_recognition", "level2_application"
+LEVEL1, LEVEL2, LEVEL5 = "level1_recognition", "level2_application", "level5_mastery"
 
 # Problems whose point needs their exact numbers, or that have no numbers: they stay fixed.
 FIXED = {
@@ -210,11 +210,51 @@ Q2_3_RATIO = Pool(problem="q2_3", sheet=Q2_3_SHEET, entries=_Q2_3_ENTRIES, valid
                   answer=lambda e: math.exp(e["scores"][2] - e["scores"][0]), mistakes=_ratio_mistakes)
 
 
+# --- Level 5 ----------------------------------------------------------------------------
+
+Q5_3_SHEET = {"d_model": 64, "h": 4, "n_q": 4, "n_k": 6}
+
+
+def _cross_valid(entry):
+    reason = _divides(entry)
+    if reason:
+        return reason
+    sizes = (entry["n_q"], entry["n_k"], entry["d_model"] // entry["h"], entry["d_model"])
+    return None if len(set(sizes)) == 4 else f"n_q, n_k, d_k and d_model {sizes} are not four different sizes"
+
+
+def _cross_pool(answer, mistakes, sheet_answer):
+    def all_mistakes(e):
+        found = mistakes(e["d_model"], e["n_q"], e["n_k"], e["d_model"] // e["h"])
+        if answer(e["d_model"], e["n_q"], e["n_k"], 0) != sheet_answer:
+            found["example-numbers-only"] = sheet_answer
+        return found
+
+    entries = tuple({"d_model": d_model, "h": h, "n_q": n_q, "n_k": n_k}
+                    for d_model, h, n_q, n_k in itertools.product((32, 96, 128, 192), (2, 4, 8), (2, 3, 5), (7, 9, 10)))
+    return Pool(problem="q5_3", sheet=Q5_3_SHEET, tolerance=0, valid=_cross_valid,
+                entries=_without_sheet(tuple(e for e in entries if _cross_valid(e) is None), Q5_3_SHEET),
+                answer=lambda e: answer(e["d_model"], e["n_q"], e["n_k"], e["d_model"] // e["h"]), mistakes=all_mistakes)
+
+
+Q5_3_SCORE_SHAPE = _cross_pool(
+    lambda d_model, n_q, n_k, d_k: (n_q, n_k),
+    lambda d_model, n_q, n_k, d_k: {"transposed": (n_k, n_q), "cross-attention-square/queries": (n_q, n_q),
+                                    "cross-attention-square/keys": (n_k, n_k), "matrix-confused": (n_q, d_k)},
+    (4, 6))
+Q5_3_OUTPUT_SHAPE = _cross_pool(
+    lambda d_model, n_q, n_k, d_k: (n_q, d_model),
+    lambda d_model, n_q, n_k, d_k: {"cross-attention-square": (n_k, d_model), "one-head-for-all": (n_q, d_k),
+                                    "transposed": (d_model, n_q), "matrix-confused": (n_q, n_k)},
+    (4, 64))
+
+
 POOLS = {
     LEVEL1: {"q1_1_d_k": Q1_1_D_K, "q1_2_output_shape": Q1_2_OUTPUT_SHAPE},
     LEVEL2: {"q2_1_wq_shape": Q2_1_WQ_SHAPE, "q2_1_q_shape": Q2_1_Q_SHAPE, "q2_1_scores_shape": Q2_1_SCORES_SHAPE,
              "q2_1_head_shape": Q2_1_HEAD_SHAPE, "q2_2_scaled_score": Q2_2_SCALED_SCORE,
              "q2_3_weights": Q2_3_WEIGHTS, "q2_3_winner": Q2_3_WINNER, "q2_3_ratio": Q2_3_RATIO},
+    LEVEL5: {"q5_3_score_shape": Q5_3_SCORE_SHAPE, "q5_3_output_shape": Q5_3_OUTPUT_SHAPE},
 }
 
 
