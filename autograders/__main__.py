@@ -14,6 +14,10 @@
     feedback --course course [--assignment A] [--student S] [--db URL]
                               write the HTML feedback again from the gradebook, e.g.
                               after manual grading (manual scores and comments shown)
+    variants init --course course
+                              turn per-student numbers on: the course key (variants.key, 0600)
+    variants write --course course --assignment A --out DIR
+                              each student's numbers, DIR/<student>/A.json (copied into their lab)
     hub up --roster R [--instructor I] | hub stop | hub status
                               host the class on this server (JupyterHub, the exchange)
 """
@@ -84,11 +88,17 @@ def _grade(args):
     elif args.submissions:
         pairs = intake.take_submissions(course, args.submissions, args.assignment, args.student)
         print(f"took {len(pairs)} submissions from {args.submissions}")
-    summary = grading.grade(
-        course, assignments=args.assignment, students=args.student, workers=args.workers, backend=args.backend,
-        scheduler=args.scheduler, db_url=args.db, progress=not args.quiet, feedback=not args.no_feedback,
-        new_only=args.new_only, pairs=pairs, recheck=not args.no_recheck, refused=refused,
-    )
+    from .variants import VariantError
+
+    try:
+        summary = grading.grade(
+            course, assignments=args.assignment, students=args.student, workers=args.workers, backend=args.backend,
+            scheduler=args.scheduler, db_url=args.db, progress=not args.quiet, feedback=not args.no_feedback,
+            new_only=args.new_only, pairs=pairs, recheck=not args.no_recheck, refused=refused,
+        )
+    except VariantError as error:
+        print(f"variants: {error}", file=sys.stderr)
+        return 2
     for student, assignment, reason in summary.failed:
         print(f"FAILED {student or '?'}/{assignment}: {reason}")
     for student, assignment, grade_id, old, new, _max, message in summary.rechecked:
@@ -127,6 +137,35 @@ def _feedback(args):
         print(f"FAILED {student}/{assignment}: {reason}")
     print(f"feedback written {len(written)}, failed {len(failed)}, in {time.perf_counter() - start:.1f} s: "
           f"{course / 'feedback'}/<student>/<assignment>/")
+    return 0
+
+
+def _variants(args):
+    from .grading.gradebooks import course_db_url, course_config
+    from .variants import VariantError
+    from .variants import course as variants
+
+    course = Path(args.course)
+    if not (course / "nbgrader_config.py").exists():
+        print(f"{course} is not a course directory", file=sys.stderr)
+        return 2
+    if args.action == "init":
+        print(f"course key: {variants.init(course)} (readable by you only; keep it out of any repository)")
+        return 0
+    if not args.assignment:
+        print("variants write needs --assignment", file=sys.stderr)
+        return 2
+    from nbgrader.api import Gradebook
+
+    db_url, course_id = course_db_url(course, course_config(course))
+    with Gradebook(args.db or db_url, course_id) as gb:
+        students = [s.id for s in gb.students]
+    try:
+        paths = variants.write_files(course, course_id, args.assignment, students, args.out)
+    except VariantError as error:
+        print(f"variants: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(paths)} files: {args.out}/<student>/{args.assignment}.json")
     return 0
 
 
@@ -197,6 +236,14 @@ def main(argv=None):
     feedback.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
     feedback.add_argument("--quiet", action="store_true", help="no progress bar")
     feedback.set_defaults(run=_feedback)
+
+    varied = commands.add_parser("variants", help="per-student numbers: init (the course key) or write (students' files)")
+    varied.add_argument("action", choices=["init", "write"])
+    varied.add_argument("--course", default="course", help="course directory (default: course)")
+    varied.add_argument("--assignment", help="write: the assignment whose numbers to write")
+    varied.add_argument("--out", default="variants-out", help="write: folder of <student>/<assignment>.json")
+    varied.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
+    varied.set_defaults(run=_variants)
 
     from .hub.cli import add_commands
 

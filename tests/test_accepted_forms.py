@@ -380,7 +380,7 @@ LETTER = ["the same letter"]
 HIDDEN_TRIALS = {
     "q1_1_head_dim": ["other widths and numbers of heads", "$h = 1$", "$h = d_{\\text{model}}$"],
     "q1_1_d_k": ["exact, not rounded"],
-    "q1_2_output_shape": ["real block run on 6 tokens"],
+    "q1_2_output_shape": ["real block run on your $n$ tokens"],
     "q1_2_why": LETTER,
     "q2_1_wq_shape": ["real forward pass"],
     "q2_1_q_shape": ["real forward pass"],

@@ -14,36 +14,58 @@ import numpy as np
 
 import mha_core as mha
 
+from ..variants import current
+from ..variants.levels import LEVEL2, RATIO_TOL, WEIGHT_TOL
+from ..variants.levels import Q2_1_HEAD_SHAPE, Q2_1_Q_SHAPE, Q2_1_SCORES_SHAPE, Q2_1_WQ_SHAPE, Q2_2_SCALED_SCORE
+from ..variants.levels import Q2_3_RATIO, Q2_3_WEIGHTS
+
 from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, call, close, correct, named, tag_of
 
+# The sheet's numbers (a student's own are the pools' entries: numbers()).
 # Problem 2.1: the sheet's block.
-D_MODEL, H, N = 512, 8, 10
+D_MODEL, H, N = (Q2_1_WQ_SHAPE.sheet[k] for k in ("d_model", "h", "n"))
 # Problem 2.2: one head's raw dot product.
-D_K, DOT = 64, 40.0
+D_K, DOT = Q2_2_SCALED_SCORE.sheet["d_k"], Q2_2_SCALED_SCORE.sheet["dot"]
 WHY_OPTIONS = ("A", "B", "C", "D")
 WHY_CORRECT = "A"
 # Problem 2.3: scaled scores of tokens 1, 2, 3 for query token 3.
-SCORES = (4.0, 2.0, 5.0)
-WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals (3 decimals pass too)
+SCORES = Q2_3_WEIGHTS.sheet["scores"]
 SUM_TOL = len(SCORES) * WEIGHT_TOL + 1e-12  # weights each within WEIGHT_TOL add up to within this of 1
 LARGE_SCORES = [1000.0, 1001.0, 1002.0]  # the prompt's large scores: e^1000 overflows a float
-RATIO_TOL = 0.02  # "roughly": ratios of rounded weights are accepted
 
 
+
+
+def numbers(pool):
+    """This student's numbers for ``pool``'s problem (the sheet's outside a course)."""
+    return current.numbers(LEVEL2, pool)
+
+
+_SHEET_NUMBERS = named("example-numbers-only", "That is the answer for the sheet's numbers, not for yours: "
+                       "use the numbers in the cell under the problem.")
+
+
+def _named_mistake(pool, entry, value, messages, tolerance=None):
+    """The message of ``messages`` (by the pool's misconception key) whose wrong answer ``value`` is, or None."""
+    for key, wrong in pool.mistakes(entry).items():
+        if close(value, wrong, pool.tolerance if tolerance is None else tolerance):
+            return _SHEET_NUMBERS if key == "example-numbers-only" else messages[key]
+    return None
 
 
 # --- Problem 2.1 ----------------------------------------------------------------
 
 
-def _table():
-    return {row.name: row.shape for row in mha.shape_table(D_MODEL, H, N)}
+def _sizes():
+    entry = numbers(Q2_1_WQ_SHAPE)
+    return entry, (entry["d_model"], entry["h"], entry["n"])
 
 
-@functools.lru_cache(maxsize=1)
-def _trace():
-    """A real forward pass of the sheet's block (computed once; only its shapes are read)."""
-    block = mha.MultiHeadAttention.from_seed(D_MODEL, H)
-    return block, block.trace(np.random.default_rng(0).standard_normal((N, D_MODEL)))
+@functools.lru_cache(maxsize=4)
+def _trace(d_model=D_MODEL, h=H, n=N):
+    """A real forward pass of the block (computed once per size; only its shapes are read)."""
+    block = mha.MultiHeadAttention.from_seed(d_model, h)
+    return block, block.trace(np.random.default_rng(0).standard_normal((n, d_model)))
 
 
 def warm():
@@ -51,109 +73,119 @@ def warm():
     _trace()
 
 
-def _shape_check(name, value, expected, actual, known, hidden, confirmation):
+def _shape_check(name, value, pool, actual, messages, hidden, confirmation):
     shape = as_shape(name, value)
+    entry, _ = _sizes()
+    expected = tuple(pool.answer(entry))
     if hidden:
         if shape != actual:
             raise WrongAnswer(f"`{name}` does not match the shape found in a real forward pass.")
         correct("It matches a real forward pass.")
         return
-    if shape in known:
-        raise WrongAnswer(f"`{name}` is {shape}. {known[shape]}", misconception=tag_of(known[shape]))
+    for key, wrong in pool.mistakes(entry).items():
+        if shape == tuple(wrong):
+            raise WrongAnswer(f"`{name}` is {shape}. {messages[key]}", misconception=tag_of(messages[key]))
     if len(shape) != 2:
         raise WrongAnswer(f"`{name}` should be a 2-D shape (rows, columns), got {shape}.", misconception="wrong-kind")
     if shape != expected:
         raise WrongAnswer(f"`{name}` is {shape}. Work out d_k = d_model/h first, then follow the rows and columns.")
-    correct(confirmation.format(shape=expected))
+    d_model, h, n = (entry[k] for k in ("d_model", "h", "n"))
+    correct(confirmation.format(shape=expected, d_model=d_model, d_k=d_model // h))
 
 
 def q2_1_wq_shape(wq_shape, hidden=False):
     """Problem 2.1: the shape of W_i^Q."""
-    table = _table()
-    block, _ = _trace()
+    _, sizes = _sizes()
+    block, _ = _trace(*sizes)
     known = {
-        (D_MODEL, D_MODEL): named("one-head-for-all", "That is the full W^Q, for all heads together, not one head's slice: "
+        "one-head-for-all": named("one-head-for-all", "That is the full W^Q, for all heads together, not one head's slice: "
                             "head i keeps only its own d_k columns."),
-        (D_K, D_MODEL): named("transposed", "Transposed: Q_i = Q W_i^Q multiplies 512-wide rows, so W_i^Q has d_model rows "
+        "transposed": named("transposed", "Transposed: Q_i = Q W_i^Q multiplies d_model-wide rows, so W_i^Q has d_model rows "
                         "and d_k columns."),
-        (N, D_K): named("matrix-confused", "That is the shape of Q_i (the projected queries), not of the matrix W_i^Q that makes them."),
+        "matrix-confused": named("matrix-confused", "That is the shape of Q_i (the projected queries), not of the matrix W_i^Q that makes them."),
     }
-    _shape_check("wq_shape", wq_shape, table["W_i^Q, W_i^K, W_i^V"], block.head_weights(0)[0].shape, known,
-                 hidden, "W_i^Q is {shape}: it squeezes a 512-wide token to 64 numbers.")
+    _shape_check("wq_shape", wq_shape, Q2_1_WQ_SHAPE, block.head_weights(0)[0].shape, known,
+                 hidden, "W_i^Q is {shape}: it squeezes a {d_model}-wide token to {d_k} numbers.")
 
 
 def q2_1_q_shape(q_shape, hidden=False):
     """Problem 2.1: the shape of Q_i."""
-    _, trace = _trace()
+    _, sizes = _sizes()
+    _, trace = _trace(*sizes)
     known = {
-        (N, D_MODEL): named("one-head-for-all", "That is Q (or Q W^Q) for all heads together. One head projects to d_k = d_model/h "
+        "one-head-for-all": named("one-head-for-all", "That is Q (or Q W^Q) for all heads together. One head projects to d_k = d_model/h "
                       "columns only."),
-        (D_K, N): named("transposed", "Transposed: Q_i has one row per token."),
-        (D_MODEL, D_K): named("matrix-confused", "That is W_i^Q, the projection matrix; Q_i = Q W_i^Q has one row per token."),
+        "transposed": named("transposed", "Transposed: Q_i has one row per token."),
+        "matrix-confused": named("matrix-confused", "That is W_i^Q, the projection matrix; Q_i = Q W_i^Q has one row per token."),
     }
-    _shape_check("q_shape", q_shape, _table()["Q_i"], trace.Q[0].shape, known, hidden,
-                 "Q_i is {shape}: one 64-wide query per token.")
+    _shape_check("q_shape", q_shape, Q2_1_Q_SHAPE, trace.Q[0].shape, known, hidden,
+                 "Q_i is {shape}: one {d_k}-wide query per token.")
 
 
 def q2_1_scores_shape(scores_shape, hidden=False):
     """Problem 2.1: the shape of the score matrix Q_i K_i^T."""
-    _, trace = _trace()
+    _, sizes = _sizes()
+    _, trace = _trace(*sizes)
     known = {
-        (D_K, D_K): named("qt-k", "That is Q_i^T K_i instead of Q_i K_i^T: the transpose is on K_i, so the score matrix "
+        "qt-k": named("qt-k", "That is Q_i^T K_i instead of Q_i K_i^T: the transpose is on K_i, so the score matrix "
                     "has one entry per (token, token) pair."),
-        (N, D_K): named("matrix-confused", "That is the shape of Q_i (or of head_i). Multiplying by K_i^T turns the d_k columns "
+        "matrix-confused": named("matrix-confused", "That is the shape of Q_i (or of head_i). Multiplying by K_i^T turns the d_k columns "
                   "into one column per key token."),
-        (N * H, N * H): named("one-head-for-all", "The score matrix belongs to one head: n rows (queries) and n columns (keys)."),
+        "one-head-for-all": named("one-head-for-all", "The score matrix belongs to one head: n rows (queries) and n columns (keys)."),
     }
-    _shape_check("scores_shape", scores_shape, _table()["Q_i K_i^T"], trace.scores[0].shape, known, hidden,
+    _shape_check("scores_shape", scores_shape, Q2_1_SCORES_SHAPE, trace.scores[0].shape, known, hidden,
                  "Q_i K_i^T is {shape}: one score for every (token, token) pair, as in figure s01.")
 
 
 def q2_1_head_shape(head_shape, hidden=False):
     """Problem 2.1: the shape of head_i."""
-    _, trace = _trace()
+    _, sizes = _sizes()
+    _, trace = _trace(*sizes)
     known = {
-        (N, N): named("matrix-confused", "That is the weight matrix softmax(Q_i K_i^T/√d_k). head_i multiplies it by V_i, "
+        "matrix-confused": named("matrix-confused", "That is the weight matrix softmax(Q_i K_i^T/√d_k). head_i multiplies it by V_i, "
                 "which brings back d_v columns."),
-        (N, D_MODEL): named("one-head-for-all", "That is the concatenation of all h heads (or the block's output). One head is d_v wide."),
-        (D_K, N): named("transposed", "Transposed: head_i has one row per token."),
+        "one-head-for-all": named("one-head-for-all", "That is the concatenation of all h heads (or the block's output). One head is d_v wide."),
+        "transposed": named("transposed", "Transposed: head_i has one row per token."),
     }
-    _shape_check("head_shape", head_shape, _table()["head_i"], trace.heads[0].shape, known, hidden,
-                 "head_i is {shape}: one 64-wide vector per token.")
+    _shape_check("head_shape", head_shape, Q2_1_HEAD_SHAPE, trace.heads[0].shape, known, hidden,
+                 "head_i is {shape}: one {d_k}-wide vector per token.")
 
 
 # --- Problem 2.2 ----------------------------------------------------------------
 
 
 def q2_2_scaled_score(scaled_score, hidden=False):
-    """Problem 2.2: q^T k = 40 scaled for d_k = 64."""
+    """Problem 2.2: q^T k scaled for one head of width d_k (the sheet's: 40, 64)."""
     value = as_number("scaled_score", scaled_score)
+    entry = numbers(Q2_2_SCALED_SCORE)
+    d_k, dot = entry["d_k"], entry["dot"]
     if hidden:
         # Recompute through the library: two keys with dot products 40 and 0 with q;
         # the log of their weight ratio is the difference of the scaled scores.
-        q = np.ones((1, D_K))
-        keys = np.stack([np.full(D_K, DOT / D_K), np.zeros(D_K)])
+        q = np.ones((1, d_k))
+        keys = np.stack([np.full(d_k, dot / d_k), np.zeros(d_k)])
         _, weights = mha.scaled_dot_product_attention(q, keys, np.eye(2))
         if not close(value, math.log(weights[0, 0] / weights[0, 1]), 1e-3):
             raise WrongAnswer("`scaled_score` is not the score attention uses for this head.")
         correct("It is the score the attention layer itself uses.")
         return
-    known = [
-        (DOT / D_K, named("scaled-by-d-k", "Divided by d_k instead of √d_k: that over-shrinks the score. The typical size of "
-                    "q^T k grows like √d_k, not d_k.")),
-        (DOT, named("no-scaling", "No scaling: the raw dot product still has to be divided by √d_k.")),
-        (DOT / math.sqrt(D_MODEL), named("scaled-with-d-model", "Used d_model instead of d_k: a head's dot product has d_k terms, "
-                                   "so divide by √d_k.")),
-        (DOT * math.sqrt(D_K), named("multiplied-by-sqrt-d-k", "Multiplied by √d_k instead of dividing: scaling makes the score smaller.")),
-        (DOT * D_K, "Multiplied by d_k: scaling makes the score smaller, by √d_k."),
-    ]
-    for wrong, message in known:
-        if close(value, wrong, 1e-3):
+    known = {
+        "scaled-by-d-k": named("scaled-by-d-k", "Divided by d_k instead of √d_k: that over-shrinks the score. The typical "
+                               "size of q^T k grows like √d_k, not d_k."),
+        "no-scaling": named("no-scaling", "No scaling: the raw dot product still has to be divided by √d_k."),
+        "scaled-with-d-model": named("scaled-with-d-model", "Used d_model instead of d_k: a head's dot product has d_k "
+                                     "terms, so divide by √d_k."),
+        "multiplied-by-sqrt-d-k": named("multiplied-by-sqrt-d-k", "Multiplied by √d_k instead of dividing: scaling makes "
+                                        "the score smaller."),
+        "-/multiplied-by-d-k": "Multiplied by d_k: scaling makes the score smaller, by √d_k.",
+    }
+    expected = dot / math.sqrt(d_k)
+    if not close(value, expected, Q2_2_SCALED_SCORE.tolerance):
+        message = _named_mistake(Q2_2_SCALED_SCORE, entry, value, known)
+        if message:
             raise WrongAnswer(f"`scaled_score` is {value:g}. {message}", misconception=tag_of(message))
-    expected = DOT / math.sqrt(D_K)
-    if not close(value, expected, 1e-3):
-        raise WrongAnswer(f"`scaled_score` is {value:g}: divide q^T k = {DOT:g} by √d_k with d_k = {D_K}.")
-    correct(f"{DOT:g}/√{D_K} = {DOT:g}/{math.sqrt(D_K):g} = {expected:g}.")
+        raise WrongAnswer(f"`scaled_score` is {value:g}: divide q^T k = {dot:g} by √d_k with d_k = {d_k}.")
+    correct(f"{dot:g}/√{d_k} = {dot:g}/{math.sqrt(d_k):g} = {expected:g}.")
 
 
 WHY_MISCONCEPTIONS = {
@@ -255,22 +287,28 @@ def q2_3_softmax(softmax, hidden=False):
             "Exponentials, normalised to sum to 1.")
 
 
+def _scores():
+    return tuple(float(s) for s in numbers(Q2_3_WEIGHTS)["scores"])
+
+
 def q2_3_weights(weights, hidden=False):
-    """Problem 2.3: the weights for scores (4.0, 2.0, 5.0)."""
+    """Problem 2.3: the weights for the student's three scores (the sheet's: 4.0, 2.0, 5.0)."""
     w = as_vector("weights", weights, len(SCORES))  # a row or column of 3 weights is accepted
+    scores = _scores()
     if hidden:
         # An independent recomputation with math.exp, and the two properties of any softmax.
-        numerators = [math.exp(s) for s in SCORES]
+        numerators = [math.exp(s) for s in scores]
         expected = [e / sum(numerators) for e in numerators]
-        if not close(w.sum(), 1.0, SUM_TOL) or not (np.argsort(w) == np.argsort(SCORES)).all():
+        if not close(w.sum(), 1.0, SUM_TOL) or not (np.argsort(w) == np.argsort(scores)).all():
             raise WrongAnswer("`weights` should add up to 1 and keep the order of the scores.")
         if not close(w, expected, WEIGHT_TOL):
             raise WrongAnswer("`weights` is not the softmax of the scores to 4 decimals.")
         correct("The weights add up to 1 and follow the order of the scores.")
         return
-    expected = mha.softmax(np.array(SCORES))
+    expected = Q2_3_WEIGHTS.answer({"scores": scores})
     if not close(w, expected, WEIGHT_TOL):
-        message = _softmax_mistake(w, SCORES)
+        sheet = scores != SCORES and close(w, Q2_3_WEIGHTS.answer(Q2_3_WEIGHTS.sheet), WEIGHT_TOL)
+        message = _SHEET_NUMBERS if sheet else _softmax_mistake(w, scores)
         raise WrongAnswer(message or f"`weights` is {np.round(w, 4)}: each weight is e^(s_j) divided by "
                                      "e^(s_1) + e^(s_2) + e^(s_3), to 4 decimals.")
     correct(f"Weights {tuple(float(x) for x in np.round(expected, 4))}.")
@@ -279,21 +317,23 @@ def q2_3_weights(weights, hidden=False):
 def q2_3_winner(winner, hidden=False):
     """Problem 2.3: the number (1, 2 or 3, as the sheet counts) of the token with the largest weight."""
     value = as_int("winner", winner)
-    expected = int(np.argmax(mha.softmax(np.array(SCORES)))) + 1
+    scores = _scores()
+    expected = int(np.argmax(mha.softmax(np.array(scores)))) + 1
     if value == expected:
-        correct(f"Token {expected} (the query attending to itself) has the largest score, so the largest weight.")
+        correct(f"Token {expected} has the largest score, so the largest weight"
+                + (" (the query attending to itself)." if expected == len(scores) else "."))
         return
     if hidden:
         raise WrongAnswer("`winner` is not the token with the largest weight.")
     if value == expected - 1:  # the 0-based index of the winner
         raise WrongAnswer(
             f"`winner` is {value}. If you meant the Python index {value}, note that here tokens are numbered "
-            f"1, 2, 3 as in the sheet. Token {value} itself has score {SCORES[value - 1]:g}.",
+            f"1, 2, 3 as in the sheet. Token {value} itself has score {scores[value - 1]:g}.",
             misconception="counted-from-0"
         )
     if 1 <= value <= len(SCORES):
         raise WrongAnswer(
-            f"`winner` is {value}, whose score is {SCORES[value - 1]:g}. Softmax keeps the order of the "
+            f"`winner` is {value}, whose score is {scores[value - 1]:g}. Softmax keeps the order of the "
             "scores: the largest score gets the largest weight.", misconception="softmax-reorders"
         )
     raise WrongAnswer(f"`winner` should be 1, 2 or 3 (the token's number, as in the sheet), got {value}.")
@@ -302,26 +342,32 @@ def q2_3_winner(winner, hidden=False):
 def q2_3_ratio(ratio, hidden=False):
     """Problem 2.3: how many times token 3's weight is token 1's (w_3 / w_1)."""
     value = as_number("ratio", ratio)
-    w = mha.softmax(np.array(SCORES))
+    scores = _scores()
+    entry = {"scores": scores}
+    w = mha.softmax(np.array(scores))
     expected = w[2] / w[0]
     if hidden:
         # Independently: the ratio depends only on the score gap, e^(s_3 - s_1).
-        if not close(value, math.exp(SCORES[2] - SCORES[0]), RATIO_TOL):
+        if not close(value, math.exp(scores[2] - scores[0]), RATIO_TOL):
             raise WrongAnswer("`ratio` is not how many times token 3's weight is token 1's.")
         correct(named("ratio-misread", "The ratio depends only on the score gap."))
         return
-    known = [
-        (SCORES[2] / SCORES[0], named("ratio-misread", "That is the ratio of the *scores* (5/4). Softmax exponentiates, so the ratio of "
-                                "the weights is e^(s_3)/e^(s_1) = e^(s_3 - s_1).")),
-        (w[2] - w[0], named("ratio-misread", "That is a difference of weights; 'by how much' here means how many times larger: w_3 / w_1.")),
-        (SCORES[2] - SCORES[0], named("ratio-misread", "That is the score gap s_3 - s_1. The weights' ratio is e raised to that gap.")),
-        (w[0] / w[2], named("ratio-misread", "Upside down: that is w_1 / w_3. Token 3 wins, so the ratio w_3 / w_1 is larger than 1.")),
-        (w[2] / w[1], named("ratio-misread", "That compares the winner with token 2, the smallest weight; compare it with token 1, the "
-                      "runner-up: w_3 / w_1.")),
-    ]
-    for wrong, message in known:
-        if close(value, wrong, RATIO_TOL):
-            raise WrongAnswer(f"`ratio` is {value:g}. {message}", misconception=tag_of(message))
+    known = {
+        "ratio-misread/scores": named("ratio-misread", f"That is the ratio of the *scores* ({scores[2]:g}/{scores[0]:g}). "
+                                      "Softmax exponentiates, so the ratio of the weights is e^(s_3)/e^(s_1) = e^(s_3 - s_1)."),
+        "ratio-misread/difference": named("ratio-misread", "That is a difference of weights; 'by how much' here means how "
+                                          "many times larger: w_3 / w_1."),
+        "ratio-misread/gap": named("ratio-misread", "That is the score gap s_3 - s_1. The weights' ratio is e raised to that gap."),
+        "ratio-misread/upside-down": named("ratio-misread", "Upside down: that is w_1 / w_3. Token 3 wins, so the ratio "
+                                           "w_3 / w_1 is larger than 1."),
+        "ratio-misread/runner-up": named("ratio-misread", "That compares the winner with token 2, the smallest weight; "
+                                         "compare it with token 1, the runner-up: w_3 / w_1."),
+    }
     if not close(value, expected, RATIO_TOL):
+        message = _named_mistake(Q2_3_RATIO, entry, value, known)
+        if message:
+            raise WrongAnswer(f"`ratio` is {value:g}. {message}", misconception=tag_of(message))
         raise WrongAnswer(f"`ratio` is {value:g}: divide token 3's weight by token 1's.")
-    correct(f"w_3/w_1 = e^(5-4) = e ≈ {expected:.3f}: a gap of 1 in the scores is a factor e in the weights.")
+    gap = scores[2] - scores[0]
+    correct(f"w_3/w_1 = e^({scores[2]:g}-{scores[0]:g}) = e^{gap:g} ≈ {expected:.3f}: a gap of 1 in the scores is a "
+            "factor e in the weights.")

@@ -6,9 +6,14 @@ misconception behind a known wrong answer. Expected values come from
 ``mha_core`` and numpy, never typed in.
 """
 
+import functools
+
 import numpy as np
 
 import mha_core as mha
+
+from ..variants import current
+from ..variants.levels import LEVEL5, Q5_3_SCORE_SHAPE
 
 from .feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, correct
 
@@ -16,8 +21,11 @@ from .feedback import WrongAnswer, as_choice, as_number, as_shape, call, close, 
 D_MODEL_5_1 = 512
 SWEET_SPOT_D_K = 64
 
-# Problem 5.3: a decoder of n_q tokens attends over an encoder of n_k tokens.
-D_MODEL_5_3, H_5_3, N_Q, N_K = 64, 4, 4, 6
+# Problem 5.3: a decoder of n_q tokens attends over an encoder of n_k tokens (the sheet's; a student's own:
+# the pool's entry, _cross_sizes()).
+D_MODEL_5_3, H_5_3, N_Q, N_K = (Q5_3_SCORE_SHAPE.sheet[k] for k in ("d_model", "h", "n_q", "n_k"))
+SHEET_NUMBERS = ("That is the answer for the sheet's numbers, not for yours: use the numbers in the cell under "
+                 "the problem.")
 
 OPTIONS = ("A", "B", "C", "D")
 
@@ -256,21 +264,38 @@ def q5_2_power(value, hidden=False):
 # --- Problem 5.3 -------------------------------------------------------------
 
 
+def _cross_sizes():
+    """This student's (d_model, h, n_q, n_k) for 5.3 (the sheet's outside a course)."""
+    entry = current.numbers(LEVEL5, Q5_3_SCORE_SHAPE)
+    return entry["d_model"], entry["h"], entry["n_q"], entry["n_k"]
+
+
 def _cross_shapes():
-    rows = {r.name: r.shape for r in mha.shape_table(D_MODEL_5_3, H_5_3, N_Q, N_K)}
+    rows = {r.name: r.shape for r in mha.shape_table(*_cross_sizes())}
     return rows["Q_i K_i^T"], rows["output"], rows["Q_i"], rows["head_i"]
 
 
 def _cross_trace():
-    block = mha.MultiHeadAttention.from_seed(D_MODEL_5_3, H_5_3, seed=53)
+    return _cross_trace_of(*_cross_sizes())
+
+
+@functools.lru_cache(maxsize=4)
+def _cross_trace_of(d_model, h, n_q, n_k):
+    block = mha.MultiHeadAttention.from_seed(d_model, h, seed=53)
     rng = np.random.default_rng(53)
-    return block.trace(rng.normal(size=(N_Q, D_MODEL_5_3)), rng.normal(size=(N_K, D_MODEL_5_3)))
+    return block.trace(rng.normal(size=(n_q, d_model)), rng.normal(size=(n_k, d_model)))
+
+
+def _sheet_answer(value, which):
+    """True when ``value`` is the sheet's answer given for other numbers."""
+    return _cross_sizes() != (D_MODEL_5_3, H_5_3, N_Q, N_K) and value == which
 
 
 def q5_3_score_shape(value, hidden=False):
-    """The shape of Q_i K_i^T in cross-attention: (n_q, n_k) = (4, 6)."""
+    """The shape of Q_i K_i^T in cross-attention: (n_q, n_k) (the sheet's: (4, 6))."""
     value = as_shape("score_shape", value, ndim=2)
     expected, _, q_shape, _ = _cross_shapes()
+    _, _, n_q, n_k = _cross_sizes()
     if hidden:
         if value != _cross_trace().scores[0].shape:
             raise _hidden_mismatch("score_shape")
@@ -282,7 +307,7 @@ def q5_3_score_shape(value, hidden=False):
             "That is (n_k, n_q): transposed. Q_i has one row per query and K_i^T one column per key, "
             "so the queries are the rows.", misconception="transposed"
         )
-    if value in ((N_Q, N_Q), (N_K, N_K)):
+    if value in ((n_q, n_q), (n_k, n_k)):
         raise WrongAnswer(
             "A square score matrix is the misconception \"cross-attention is still square\". "
             "With n_k ≠ n_q, how many queries (rows) and how many keys (columns) are there?",
@@ -291,21 +316,24 @@ def q5_3_score_shape(value, hidden=False):
     if value == q_shape:
         raise WrongAnswer("That is the shape of Q_i (n_q × d_k). The scores Q_i K_i^T have one column per key.",
                           misconception="matrix-confused")
+    if _sheet_answer(value, (N_Q, N_K)):
+        raise WrongAnswer(SHEET_NUMBERS, misconception="example-numbers-only")
     raise WrongAnswer("Not quite. Q_i is n_q × d_k and K_i is n_k × d_k: what is the shape of Q_i K_i^T?",
                       misconception="matrix-confused")
 
 
 def q5_3_output_shape(value, hidden=False):
-    """The shape of the block's output in cross-attention: (n_q, d_model) = (4, 64)."""
+    """The shape of the block's output in cross-attention: (n_q, d_model) (the sheet's: (4, 64))."""
     value = as_shape("output_shape", value, ndim=2)
     _, expected, _, head_shape = _cross_shapes()
+    d_model, _, n_q, n_k = _cross_sizes()
     if hidden:
         if value != _cross_trace().output.shape:
             raise _hidden_mismatch("output_shape")
         return correct(HIDDEN_PASSED)
     if value == expected:
         return correct(f"The output is n_q × d_model = {expected}: one enriched vector per query token.")
-    if value[0] == N_K:
+    if value[0] == n_k:
         raise WrongAnswer(
             "n_k rows is the misconception \"the output follows the keys\". The weights are n_q × n_k and "
             "multiply V_i (n_k × d_v): the n_k axis is summed away, one output row per query remains.",
@@ -319,9 +347,11 @@ def q5_3_output_shape(value, hidden=False):
     if value == expected[::-1]:
         raise WrongAnswer("That is transposed: the output has one row per query token, each d_model wide.",
                           misconception="transposed")
-    if value == (N_Q, N_K):
+    if value == (n_q, n_k):
         raise WrongAnswer("That is the score matrix's shape. The output is the weights times V_i, then W^O.",
                           misconception="matrix-confused")
+    if _sheet_answer(value, (N_Q, D_MODEL_5_3)):
+        raise WrongAnswer(SHEET_NUMBERS, misconception="example-numbers-only")
     raise WrongAnswer("Not quite. One row per query token: how many rows, and how wide is each row after W^O?")
 
 

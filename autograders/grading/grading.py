@@ -149,6 +149,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     found = discover(course, assignments, students) if pairs is None else sorted(set(map(tuple, pairs)))
     if new_only:
         found = [(s, a) for s, a in found if not _up_to_date(course, s, a)]
+    numbers = _variants(course, db_url, course_id, found)  # a VariantError here: nothing graded
     jobs, templates = [], {}
     tmp = Path(tempfile.mkdtemp(prefix="mha-templates-"))
     try:
@@ -182,7 +183,8 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
                                     f"refused: {link.relative_to(course)} is a symbolic link, not a folder"))
                 continue
             jobs.append(make_job(course, student, assignment, config_text, template,
-                                 _extension_of(gb, student, assignment), feedback, recheck))
+                                 _extension_of(gb, student, assignment), feedback, recheck,
+                                 numbers.get((student, assignment))))
     early += [failed((s, a), reason, stage="intake") for s, a, reason in refused or ()]
     # The biggest submissions first, so that the workers finish together.
     jobs.sort(key=lambda j: -j.size)
@@ -226,6 +228,22 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     summary.seconds = time.perf_counter() - start
     say(summary.line())
     return summary
+
+
+def _variants(course, db_url, course_id, found):
+    """Each submission's numbers, decided from the course's key and the student's folder
+    (:mod:`autograders.variants.course`), recorded in ``variants/<assignment>.csv``; {} without variants."""
+    from nbgrader.api import Gradebook
+
+    from ..variants import course as variants
+
+    if not variants.enabled(course) or not found:
+        return {}
+    with Gradebook(db_url, course_id) as gb:
+        students = [s.id for s in gb.students]
+    decided = variants.decide(course, course_id, found, students)
+    variants.write_record(course, decided)
+    return decided
 
 
 def _status_entry(result):

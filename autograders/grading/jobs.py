@@ -52,6 +52,7 @@ class Job:
     extension: Optional[float] = None  # seconds, or None
     feedback: bool = True  # write the feedback pages
     recheck: bool = True  # the clean re-check (and the hidden tests out of the student's kernel)
+    variants: Optional[dict] = None  # the student's numbers (autograders.variants.current); None: the sheet's
 
     @property
     def key(self):
@@ -177,12 +178,14 @@ def replace_tree(target, files):
         shutil.rmtree(old)
 
 
-def make_job(course, student, assignment, config_text, template, extension=None, feedback=True, recheck=True):
-    """A :class:`Job` for ``submitted/<student>/<assignment>/`` of ``course``."""
+def make_job(course, student, assignment, config_text, template, extension=None, feedback=True, recheck=True,
+             variants=None):
+    """A :class:`Job` for ``submitted/<student>/<assignment>/`` of ``course``; ``variants``: the student's
+    numbers as the grader decided them (never read from the submission)."""
     course = Path(course)
     return Job(student, assignment, config=config_text, source=read_tree(course / "source" / assignment),
                submission=read_tree(course / "submitted" / student / assignment, links=False), gradebook=template,
-               extension=extension, feedback=feedback, recheck=recheck)
+               extension=extension, feedback=feedback, recheck=recheck, variants=variants)
 
 
 # --- running one ----------------------------------------------------------------------
@@ -200,7 +203,12 @@ def run_job(job):
         try:
             from nbgrader.utils import setenv
 
-            with setenv(MHA_CORE_DRAW="0"):  # nobody looks at the figures: mha_core draws nothing (re-check too)
+            from ..variants import current
+
+            # The checks of this process and of every kernel it starts (nbgrader's, the re-check's) use the
+            # numbers handed here, whatever file the submission or an environment variable holds.
+            numbers = job.variants or current.sheet_document(job.assignment, job.student)
+            with setenv(MHA_CORE_DRAW="0"), current.handing(numbers):  # nobody looks at the figures (re-check too)
                 _run_job(job, Path(tmp), result)
         except BaseException as error:  # noqa: BLE001 (a job never stops the batch)
             if isinstance(error, KeyboardInterrupt):

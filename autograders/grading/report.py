@@ -553,7 +553,10 @@ def write_report(results, path, course=None):
         item["shares"] = [f"{100 * item[key]:.0f}%" for key in ("full", "partial", "none")]
     misconceptions = [{"name": name, "count": n, "where": where[name].most_common()} for name, n in counts.most_common()]
     late = [r for r in results.rows if r.get("late_by")]
+    from .copying import copied
+
     page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed,
+                              copying=copied(course) if course else [],
                               no_feedback=results.no_feedback, late=late, items=items, item_plot=item_plot,
                               predictions=prediction_summary(results),
                               other=OTHER, unconfirmed=UNCONFIRMED)

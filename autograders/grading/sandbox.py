@@ -76,6 +76,8 @@ KEEP_ENV = ("PATH", "JPY_PARENT_PID", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "M
             "MHA_CORE_DRAW")
 KEEP_ENV_PREFIXES = ("LC_",)
 
+HANDED_ENV = "MHA_VARIANTS_HANDED"  # the student's numbers, as the grader decided them (autograders.variants.current)
+
 UID_RANGE = (3_000_000, 3_900_000)  # throwaway uids, one per kernel
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
@@ -332,6 +334,8 @@ def _environment(args, report):
         PYTHONDONTWRITEBYTECODE="1",
         MHA_SANDBOX=json.dumps(report, sort_keys=True),
     )
+    if args.variants:
+        env[HANDED_ENV] = args.variants
     env.setdefault("MPLBACKEND", "Agg")
     return env
 
@@ -340,21 +344,24 @@ class Launch:
     """What the launcher is asked to do, in one value: isolate under ``settings`` (a
     :class:`~autograders.common.settings.Settings`: the limits, the directories to hide, namespaces
     or not), work in ``workdir`` (working directory and home), keep ``keep`` visible (default:
-    ``workdir``), become the throwaway ``uid`` (as root) and hand it the files ``own``."""
+    ``workdir``), become the throwaway ``uid`` (as root) and hand it the files ``own``; ``variants``: the
+    student's numbers (JSON) for the command's :data:`HANDED_ENV`, or None."""
 
-    FIELDS = ("settings", "workdir", "keep", "uid", "own")
+    FIELDS = ("settings", "workdir", "keep", "uid", "own", "variants")
 
-    def __init__(self, settings=DEFAULT, workdir=None, keep=None, uid=None, own=()):
+    def __init__(self, settings=DEFAULT, workdir=None, keep=None, uid=None, own=(), variants=None):
         if not workdir:
             raise ValueError("workdir: the launcher needs a private directory to work in")
         if uid is not None and (type(uid) is not int or uid < 0):
             raise ValueError(f"uid: expected a user id (an int >= 0), got {uid!r}")
         self.settings, self.workdir, self.keep = settings, str(workdir), str(keep) if keep else None
-        self.uid, self.own = uid, [str(p) for p in own]
+        if variants is not None and type(variants) is not str:
+            raise ValueError(f"variants: expected the numbers as a JSON string, got {type(variants).__name__}")
+        self.uid, self.own, self.variants = uid, [str(p) for p in own], variants
 
     def to_json(self):
         return json.dumps({"settings": self.settings.as_dict(), "workdir": self.workdir, "keep": self.keep,
-                           "uid": self.uid, "own": self.own}, sort_keys=True)
+                           "uid": self.uid, "own": self.own, "variants": self.variants}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text):
@@ -362,7 +369,7 @@ class Launch:
         if type(data) is not dict or set(data) - set(cls.FIELDS):
             raise ValueError(f"LAUNCH_JSON: expected an object with the keys {', '.join(cls.FIELDS)}")
         return cls(Settings.from_dict(data.get("settings") or {}), data.get("workdir"), data.get("keep"),
-                   data.get("uid"), data.get("own") or ())
+                   data.get("uid"), data.get("own") or (), data.get("variants"))
 
 
 USAGE = "usage: python -m autograders.grading.sandbox LAUNCH_JSON -- COMMAND..."
@@ -561,8 +568,10 @@ class Sandbox:
         """The command line that runs ``inner`` in this sandbox: the launcher's, through the
         warm zygote (:mod:`autograders.grading.zygote`) unless ``zygote`` (default: the sandbox's) is
         false. ``fds``: file descriptors besides the standard streams that ``inner`` uses."""
+        from ..variants.current import handed_json
+
         settings = self.settings
-        launch = Launch(settings, workdir=self.work, keep=self.root, uid=self.uid, own=own)
+        launch = Launch(settings, workdir=self.work, keep=self.root, uid=self.uid, own=own, variants=handed_json())
         cmd = [sys.executable, "-m", "autograders.grading.sandbox", launch.to_json(), "--", *inner]
         if settings.zygote if zygote is None else zygote:
             return zygote_command(cmd, fds)
