@@ -132,6 +132,38 @@ def test_a_student_side_that_dies_loses_only_what_it_had_not_handed_over(tmp_pat
     assert results["q1_1_d_k_test"].score == 1 and results["q1_2_why_test"].score == 1
 
 
+LEVEL3 = ROOT / "notebooks" / "level3_analysis.ipynb"
+
+
+def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path, kernels):
+    """Problem 3.5's permutation_test(f, X, perm) gets the checker's own attention functions as f: the student
+    side calls them back (the arguments and the result cross as data), so an honest answer keeps its 2 points
+    (it lost them as "tampering suspected" when f crossed as an opaque stand-in); a wrong one still loses them."""
+    results = rc.recheck(LEVEL3, LEVEL3, timeout=30)
+    assert tuple(results["q3_5_permutation_test_test"]) == (2.0, 2.0, None)
+    nb = nbformat.read(str(LEVEL3), as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "q3_5_permutation_test":
+            # calls f with what it likes (a string), then answers from the error: wrong, not tampering
+            cell.source = ("def permutation_test(f, X, perm):\n    try:\n        f('not an array')\n"
+                           "    except Exception as error:\n        return 'TypeError' in type(error).__name__ or True\n"
+                           "    return True")
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "q3_5_permutation_test_test":  # nbgrader failed it too
+            cell.outputs = [nbformat.v4.new_output("error", ename="WrongAnswer", evalue="no", traceback=[])]
+    path = tmp_path / "wrong" / LEVEL3.name
+    path.parent.mkdir()
+    nbformat.write(nb, str(path))
+    wrong = rc.recheck(LEVEL3, path, timeout=30)["q3_5_permutation_test_test"]
+    assert wrong.score == 0 and wrong.misconception == "causal-equivariant" and "tampering" not in wrong.message
+    assert rc.NOT_CONFIRMED not in wrong.message
+
+
+def test_a_callback_of_a_function_never_passed_is_interference():
+    side = object.__new__(rc.StudentSide)
+    with pytest.raises(rc.ProtocolError, match="not passed"):
+        side._answer({"function": 1, "args": []}, [len], None)
+
+
 def test_an_unreadable_notebook_scores_nothing(tmp_path):
     missing = tmp_path / "nobody" / "level1_recognition.ipynb"
     results = rc.recheck(LEVEL1, missing)
@@ -262,6 +294,12 @@ def test_reads_are_bounded_in_time_and_notice_the_end():
     ({"seq": 7, "raised": {"type": "ValueError"}}, "call"),
     ({"seq": 7, "raised": {"type": "E" * 101, "message": ""}}, "call"),
     ({"seq": 7, "value": {"pickle": "x"}}, "get"),
+    ({"seq": 7, "callback": {"function": 0, "args": []}}, "run"),  # a callback outside a call of the student's function
+    ({"seq": 7, "callback": {"function": "0", "args": []}}, "call"),
+    ({"seq": 7, "callback": {"function": 0}}, "call"),
+    ({"seq": 7, "callback": {"function": 0, "args": {}}}, "call"),
+    ({"seq": 7, "callback": {"function": 0, "args": [{"pickle": "x"}]}}, "call"),
+    ({"seq": 7, "callback": {"function": 0, "args": [], "passed": True}}, "call"),
 ])
 def test_replies_must_answer_the_request_just_sent_in_its_schema(reply, op):
     with pytest.raises(rc.ProtocolError):
@@ -270,6 +308,8 @@ def test_replies_must_answer_the_request_just_sent_in_its_schema(reply, op):
 
 def test_well_formed_replies_pass():
     assert rc.check_reply({"seq": 3, "done": True}, "run", 3) == ("done", True)
+    callback = {"function": 0, "args": [{"tuple": [6, 768]}]}
+    assert rc.check_reply({"seq": 3, "callback": callback}, "call", 3) == ("callback", callback)
     assert rc.check_reply({"seq": 3, "value": {"tuple": [6, 768]}}, "get", 3) == ("value", {"tuple": [6, 768]})
     kind, info = rc.check_reply({"seq": 3, "raised": {"type": "ZeroDivisionError", "message": "x"}}, "call", 3)
     assert kind == "raised" and isinstance(protocol.raised(info), ZeroDivisionError)

@@ -312,7 +312,7 @@ REPLIES = {
     "hello": ("hello",),
     "run": ("done", "timeout", "overflow"),
     "get": ("value", "missing", "timeout"),
-    "call": ("value", "raised", "timeout"),
+    "call": ("value", "raised", "timeout", "callback"),
 }
 
 
@@ -332,6 +332,12 @@ def check_reply(reply, op, seq):
             raise ProtocolError(f"a malformed {kind!r} reply")
     elif kind == "value":
         validate(content)
+    elif kind == "callback":  # the student's function calls a function the checker passed it: {function, args}
+        if type(content) is not dict or set(content) != {"function", "args"} or type(content["function"]) is not int \
+                or type(content["args"]) is not list:
+            raise ProtocolError("a malformed callback")
+        for argument in content["args"]:
+            validate(argument)
     elif kind == "raised":
         if type(content) is not dict or set(content) != {"type", "message"}:
             raise ProtocolError("a malformed exception")

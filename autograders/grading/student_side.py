@@ -89,7 +89,7 @@ def serve(fd_in, fd_out):
             reply = {"timeout": True}
             try:
                 with alarm.limit(seconds):
-                    args = [decode(a) for a in request["args"]]
+                    args = [decode(a, _Checker(fd_in, fd_out, seq)) for a in request["args"]]
                     reply = {"value": encode(functions[request["function"]](*args), functions)}
             except BaseException as error:  # noqa: BLE001 (the student's function: any error is an answer)
                 reply = {"raised": {"type": type(error).__name__[:100], "message": str(error)[:1000]}}
@@ -97,6 +97,23 @@ def serve(fd_in, fd_out):
         else:
             return
         send(fd_out, {"seq": seq, **reply})
+
+
+class _Checker:
+    """A function the checker passed to the student's (Problem 3.5's ``f``), called back: the arguments go
+    over as data, the checker runs its own function and sends the result (or the error) back."""
+
+    def __init__(self, fd_in, fd_out, seq):
+        self.fd_in, self.fd_out, self.seq = fd_in, fd_out, seq
+
+    def call(self, handle, args, name="function"):
+        send(self.fd_out, {"seq": self.seq, "callback": {"function": handle, "args": [encode(a) for a in args]}})
+        reply = receive(self.fd_in)
+        if reply.get("op") != "returned" or reply.get("seq") != self.seq:
+            raise RuntimeError(f"the checker did not answer the call of {name}")
+        if "raised" in reply:
+            raise raised(reply["raised"])
+        return decode(reply["value"])
 
 
 class Stopped(Exception):
@@ -136,8 +153,10 @@ class StudentSide:
         os.set_blocking(self.write_fd, False)  # a side that reads no more cannot block the checker
         self.alive = True
 
-    def ask(self, op, seconds, **fields):
-        """(kind, content) of the reply to one request, within ``seconds``; raises :class:`Stopped`."""
+    def ask(self, op, seconds, callbacks=(), **fields):
+        """(kind, content) of the reply to one request, within ``seconds``; raises :class:`Stopped`.
+        ``callbacks``: the checker's functions the request passed (as handles), run here when the
+        student's code calls them, within the same deadline."""
         if not self.alive:
             raise Stopped("stopped", "the student side had already stopped")
         self.seq += 1
@@ -148,7 +167,11 @@ class StudentSide:
                     raise ProtocolError("a message it was not asked for", earlier=True)
                 raise EOFError("the student side stopped")
             send(self.write_fd, {"op": op, "seq": self.seq, **fields}, deadline)
-            return check_reply(receive(self.read_fd, deadline), op, self.seq)
+            while True:
+                kind, content = check_reply(receive(self.read_fd, deadline), op, self.seq)
+                if kind != "callback":
+                    return kind, content
+                self._answer(content, callbacks, deadline)
         except ProtocolError as error:
             self.kill()
             raise Stopped("interfered", f"it sent {error}", error.earlier) from None
@@ -158,6 +181,17 @@ class StudentSide:
         except (EOFError, OSError) as error:
             self.kill()
             raise Stopped("stopped", f"its process stopped ({type(error).__name__})") from None
+
+    def _answer(self, callback, callbacks, deadline):
+        """Run the checker's function a callback names, on the data the student side sent; send its result."""
+        if not 0 <= callback["function"] < len(callbacks):
+            raise ProtocolError(f"a callback of function {callback['function']}, which was not passed")
+        args = [decode_validated(a, None) for a in callback["args"]]
+        try:
+            reply = {"value": encode(callbacks[callback["function"]](*args))}
+        except Exception as error:  # noqa: BLE001 (the student's arguments: the error goes back to their function)
+            reply = {"raised": {"type": type(error).__name__[:100], "message": str(error)[:1000]}}
+        send(self.write_fd, {"op": "returned", "seq": self.seq, **reply}, deadline)
 
     def kill(self):
         """Kill the process with its process group (through the zygote's proxy: the child's
@@ -284,7 +318,9 @@ class Session:
             raise Unconfirmed(f"this test ran past the {self.timeout} s limit in the re-check")
         seconds = math.ceil(remaining)
         try:
-            kind, content = self.side.ask("call", seconds + GRACE, function=handle, args=[encode(a) for a in args],
+            callbacks = []  # the checker's own functions among the arguments (3.5's f): called back, never sent
+            encoded = [encode(a, callbacks) for a in args]
+            kind, content = self.side.ask("call", seconds + GRACE, callbacks=callbacks, function=handle, args=encoded,
                                           timeout=seconds)
             result = decode_validated(content, _Handles(self, generation)) if kind == "value" else None
         except (Stopped, ProtocolError) as error:
