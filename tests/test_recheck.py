@@ -158,6 +158,15 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
     assert rc.NOT_CONFIRMED not in wrong.message
 
 
+@pytest.mark.parametrize("level", sorted((ROOT / "notebooks").glob("level*.ipynb")), ids=lambda path: path.stem)
+def test_the_recheck_confirms_every_right_answer_of_every_level(level, kernels):
+    """The solved source of each level, as nbgrader passed it: every test cell keeps all its points in the clean
+    re-check (a kind of answer the protocol cannot carry would cost an honest student points as "tampering")."""
+    results = rc.recheck(level, level, timeout=60)
+    lost = {gid: r.message for gid, r in results.items() if r.score != r.max_score}
+    assert results and not lost, lost
+
+
 def test_a_callback_of_a_function_never_passed_is_interference():
     side = object.__new__(rc.StudentSide)
     with pytest.raises(rc.ProtocolError, match="not passed"):
