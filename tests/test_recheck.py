@@ -173,6 +173,18 @@ def test_a_callback_of_a_function_never_passed_is_interference():
         side._answer({"function": 1, "args": []}, [len], None)
 
 
+def test_a_cell_that_spends_the_memory_limit_costs_only_what_it_sets(tmp_path, kernels):
+    """After a cell filled the memory limit and raised MemoryError, what the allocator kept of it could make
+    any later request fail (handing over `d_k` crashed the process in about one grading in three): the
+    student side stops there, and a new one replays the other cells without it."""
+    bomb = "def bomb():\n    hog = []\n    while True:\n        hog.append(bytearray(10**7))\nbomb()\nwhy = 'B'"
+    for attempt in range(3):
+        path = graded_copy(tmp_path / str(attempt), "bomb", {"q1_2_why": bomb}, failed_tests=("q1_2_why_test",))
+        results = rc.recheck(LEVEL1, path, timeout=20, settings=Settings(memory=1024**3))
+        assert {gid: r.score for gid, r in results.items()} == {**TESTS, "q1_2_why_test": 0.0}, \
+            {gid: r.message for gid, r in results.items()}
+
+
 def test_an_unreadable_notebook_scores_nothing(tmp_path):
     missing = tmp_path / "nobody" / "level1_recognition.ipynb"
     results = rc.recheck(LEVEL1, missing)

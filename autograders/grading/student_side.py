@@ -12,6 +12,7 @@ out). What a fault did is said in words (:func:`fault`) for the verdicts of
 """
 
 import contextlib
+import gc
 import math
 import os
 import select
@@ -75,9 +76,15 @@ def serve(fd_in, fd_out):
             budget.limit = int(request.get("output_limit", budget.limit))
             reply = {"hello": True}
         elif op == "run":
+            result = None
             with alarm.limit(seconds):
                 with contextlib.suppress(OutputLimitExceeded):  # IPython shows it; in case its report printed on
-                    shell.run_cell(request["source"], store_history=False, silent=True)
+                    result = shell.run_cell(request["source"], store_history=False, silent=True)
+            if isinstance(getattr(result, "error_in_exec", None), MemoryError):
+                # The cell spent the memory limit: what the allocator kept of it can fail any later request.
+                # Stop here; the checker blames this cell and a new process replays the others without it.
+                os._exit(3)
+            _forget_the_error(shell)
             reply = {"timeout": True} if alarm.fired else {"overflow": True} if budget.exceeded else {"done": True}
         elif op == "get":
             reply = {"missing": True}
@@ -97,6 +104,16 @@ def serve(fd_in, fd_out):
         else:
             return
         send(fd_out, {"seq": seq, **reply})
+
+
+def _forget_the_error(shell):
+    """Drop what keeps a failed cell's frames alive (``sys.last_*``, IPython's last result): a cell that
+    filled the memory limit and raised MemoryError would otherwise hold it, and the next request fail."""
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            setattr(sys, name, None)
+    shell.last_execution_result = None
+    gc.collect()
 
 
 class _Checker:
