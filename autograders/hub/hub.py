@@ -185,7 +185,7 @@ def create_accounts(settings, students):
     for name, full_name, role in people:
         if accounts.ensure_account(name, full_name):
             created.append(name)
-        accounts.place_file(name, "START.md", start_page(role))
+        accounts.place_file(name, "START.md", start_page(role), settings.venv / "bin" / "python")
     if created:
         log(f"created {len(created)} account(s): {', '.join(created)}")
     return created
@@ -238,6 +238,29 @@ def prepare_course(settings, roster, due=None):
     if not demo.exists():
         shutil.copytree(REPO / "demo", demo, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
         accounts.give(demo, settings.instructor)
+
+
+def hand_out_numbers(settings, students):
+    """When the course has variants (``mha-workbook variants init --course ~/course``), each student's own
+    numbers in their home, ``~/.mha-workbook/variants/<assignment>.json``, where the locked cells under the
+    varied problems read them. Written as the student; the grader decides the numbers again from the
+    course key, never from these files. Returns how many files were written."""
+    from ..variants import course as variants
+    from ..variants.levels import POOLS
+
+    course = course_dir(settings)
+    if not variants.enabled(course):
+        return 0
+    written = 0
+    for assignment in sorted(POOLS):
+        decided = variants.decide(course, settings.course_id, [(s, assignment) for s in students], students)
+        for (student, _), document in sorted(decided.items()):
+            accounts.write_as(student, f".mha-workbook/variants/{assignment}.json",
+                              json.dumps(document, indent=1, sort_keys=True) + "\n", settings.venv / "bin" / "python",
+                              replace=True)
+            written += 1
+    log(f"each student's numbers: {written} files in {len(students)} homes")
+    return written
 
 
 def read_due(path):
@@ -315,6 +338,7 @@ def up(settings, roster, due=None):
     write_configuration(settings)
     create_accounts(settings, students)
     prepare_course(settings, roster, due_dates)
+    hand_out_numbers(settings, settings.students)
     start_hub(settings)
     set_up_exchange(settings, students)
     host = settings.ip or socket.gethostname()
