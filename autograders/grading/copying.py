@@ -83,10 +83,12 @@ def copied(course):
         assignment = path.stem
         numbers = record.read(path)  # {(student, problem): (generation, numbers)}
         students = sorted({s for s, _ in numbers})
+        cells = {s: _answer_cells(course, s, assignment) for s in students}  # each notebook read once
         for answer_id, pool in sorted(POOLS.get(assignment, {}).items()):
             rights = {s: pool.answer(_entry(numbers[s, pool.problem][1])) for s in students if (s, pool.problem) in numbers}
             for student in students:
-                value = _answer_of(course, student, assignment, answer_id)
+                source = cells[student].get(answer_id)
+                value = None if source is None else read_answer(source, answer_id.split("_", 2)[2])
                 if value is None or student not in rights or _equal(value, rights[student], pool.tolerance):
                     continue
                 whose = [other for other, right in rights.items() if other != student
@@ -102,17 +104,19 @@ def _entry(numbers):
     return {name: tuple(value) if isinstance(value, list) else value for name, value in numbers.items()}
 
 
-def _answer_of(course, student, assignment, answer_id):
+def _answer_cells(course, student, assignment):
+    """{grade_id: source} of the code cells of the student's autograded notebook ({} when there is none)."""
     import nbformat
 
     path = course / "autograded" / student / assignment / f"{assignment}.ipynb"
     if not path.exists():
-        return None
-    nb = nbformat.read(str(path), as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == answer_id:
-            return read_answer(cell.source, answer_id.split("_", 2)[2])
-    return None
+        return {}
+    cells = {}
+    for cell in nbformat.read(str(path), as_version=4).cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "code" and grade_id:
+            cells.setdefault(grade_id, cell.source)  # a cell pasted twice: the first, as nbgrader grades it
+    return cells
 
 
 def _show(value):
