@@ -170,7 +170,22 @@ def test_the_recheck_confirms_every_right_answer_of_every_level(level, kernels):
 def test_a_callback_of_a_function_never_passed_is_interference():
     side = object.__new__(rc.StudentSide)
     with pytest.raises(rc.ProtocolError, match="not passed"):
-        side._answer({"function": 1, "args": []}, [len], None)
+        side._answer({"function": 1, "args": []}, [len], 0, None)
+
+
+def test_a_callback_may_send_no_bigger_array_than_the_check_passed(monkeypatch):
+    """The checker's function runs in the grading process with no deadline of its own: the student's function
+    may call it on arrays up to the size of the call's own arguments, and gets an error back beyond."""
+    from autograders.grading import student_side
+
+    sent = []
+    monkeypatch.setattr(student_side, "send", lambda fd, message, deadline=None: sent.append(message))
+    side = object.__new__(rc.StudentSide)
+    side.write_fd, side.seq = -1, 7
+    for n, answered in ((12, "value"), (13, "raised")):
+        side._answer({"function": 0, "args": [rc.encode(np.ones(n))]}, [np.sum], 12, None)
+        assert sent[-1]["seq"] == 7 and answered in sent[-1], sent[-1]
+    assert "more than the largest the check passed (12)" in sent[-1]["raised"]["message"]
 
 
 def test_a_cell_that_spends_the_memory_limit_costs_only_what_it_sets(tmp_path, kernels):

@@ -133,6 +133,11 @@ class _Checker:
         return decode(reply["value"])
 
 
+def _size(value):
+    """How many numbers ``value`` holds (an array's elements, 1 for anything else)."""
+    return int(getattr(value, "size", 1)) if hasattr(value, "shape") else 1
+
+
 class Stopped(Exception):
     """The student side stopped answering properly: ``kind`` is "timeout", "stopped" or
     "interfered"; the process has been killed."""
@@ -170,10 +175,10 @@ class StudentSide:
         os.set_blocking(self.write_fd, False)  # a side that reads no more cannot block the checker
         self.alive = True
 
-    def ask(self, op, seconds, callbacks=(), **fields):
+    def ask(self, op, seconds, callbacks=((), 0), **fields):
         """(kind, content) of the reply to one request, within ``seconds``; raises :class:`Stopped`.
-        ``callbacks``: the checker's functions the request passed (as handles), run here when the
-        student's code calls them, within the same deadline."""
+        ``callbacks``: (the checker's functions the request passed as handles, the size of its largest
+        argument), the functions run here when the student's code calls them, within the same deadline."""
         if not self.alive:
             raise Stopped("stopped", "the student side had already stopped")
         self.seq += 1
@@ -188,7 +193,7 @@ class StudentSide:
                 kind, content = check_reply(receive(self.read_fd, deadline), op, self.seq)
                 if kind != "callback":
                     return kind, content
-                self._answer(content, callbacks, deadline)
+                self._answer(content, *callbacks, deadline)
         except ProtocolError as error:
             self.kill()
             raise Stopped("interfered", f"it sent {error}", error.earlier) from None
@@ -199,12 +204,17 @@ class StudentSide:
             self.kill()
             raise Stopped("stopped", f"its process stopped ({type(error).__name__})") from None
 
-    def _answer(self, callback, callbacks, deadline):
-        """Run the checker's function a callback names, on the data the student side sent; send its result."""
+    def _answer(self, callback, callbacks, largest, deadline):
+        """Run the checker's function a callback names, on the data the student side sent (no array bigger than
+        ``largest`` numbers: the largest argument the call passed); send its result."""
         if not 0 <= callback["function"] < len(callbacks):
             raise ProtocolError(f"a callback of function {callback['function']}, which was not passed")
         args = [decode_validated(a, None) for a in callback["args"]]
         try:
+            too_big = next((a for a in args if _size(a) > largest), None)
+            if too_big is not None:  # the checker's own function runs here, with no deadline of its own
+                raise ValueError(f"an argument of {_size(too_big)} numbers, more than the largest the check passed "
+                                 f"({largest})")
             reply = {"value": encode(callbacks[callback["function"]](*args))}
         except Exception as error:  # noqa: BLE001 (the student's arguments: the error goes back to their function)
             reply = {"raised": {"type": type(error).__name__[:100], "message": str(error)[:1000]}}
@@ -337,7 +347,9 @@ class Session:
         try:
             callbacks = []  # the checker's own functions among the arguments (3.5's f): called back, never sent
             encoded = [encode(a, callbacks) for a in args]
-            kind, content = self.side.ask("call", seconds + GRACE, callbacks=callbacks, function=handle, args=encoded,
+            largest = max([_size(a) for a in args], default=0)  # what a callback may send them: no bigger
+            kind, content = self.side.ask("call", seconds + GRACE, callbacks=(callbacks, largest), function=handle,
+                                          args=encoded,
                                           timeout=seconds)
             result = decode_validated(content, _Handles(self, generation)) if kind == "value" else None
         except (Stopped, ProtocolError) as error:
