@@ -20,10 +20,11 @@ LAB_ENV := JUPYTER_CONFIG_DIR="$(CURDIR)/lab" JUPYTERLAB_SETTINGS_DIR="$(CURDIR)
 lab: practice
 	$(LAB_ENV) $(RUN) -m jupyter lab --notebook-dir=workbook $(ROOT_FLAG)
 
-# WORKERS=auto runs the tests on one pytest-xdist worker per core (the tests that share a fixture
-# which grades, executes or serves run on the same worker: tests/conftest.py, SHARED). Off by default:
-# on 2 cores the suite is CPU-bound, and two workers made the browser and hub tests' waits time out.
-WORKERS ?= 0
+# The tests run on two pytest-xdist workers (WORKERS=0: one process). The tests that share a fixture
+# which grades, executes or serves run on the same worker, and the browser's and the hub's tests
+# on one worker of their own (tests/conftest.py, SHARED): they mostly wait on servers and Chromium,
+# while the other worker's grading and executions keep the second core busy.
+WORKERS ?= 2
 XDIST   := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadgroup)
 CHECK_XDIST := -n auto --dist loadgroup
 

@@ -541,11 +541,14 @@ def slow_fixtures(item):
     return used_fixtures(item, SLOW_FIXTURES)
 
 
+# First, so that the groups are marked before pytest-xdist's own hook in a worker reads them into
+# the node ids (xdist 3.8, remote.py; a worker's ``dist`` is "no", its ``loadgroup`` says the mode).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if slow_fixtures(item):
             item.add_marker(pytest.mark.slow)
-    if getattr(config.option, "dist", "no") != "no":
+    if getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", "no") == "loadgroup":
         for item, group in share_groups(items).items():
             item.add_marker(pytest.mark.xdist_group(group))
 
@@ -554,11 +557,14 @@ def pytest_collection_modifyitems(config, items):
 # A session or module fixture that grades, executes or serves is computed once per worker that
 # needs it, so the tests sharing one run in the same worker: tests using fixtures of one group
 # below share a worker, and so do tests whose fixtures are linked by a test using both. The hub's
-# tests share one (they create and remove the same system users). Other tests go where there is room.
+# tests (they create and remove the same system users) and the browser's share one: they wait on
+# servers and Chromium, and the other worker's grading and executions keep the second core busy.
+# Other tests go where there is room.
+BROWSER_AND_HUB = "browser and hub"
 SHARED = {
     "tests/conftest.py": {name: "session work" for name in
                           ("session_work", "course", "executed_sources", "executed_practice", "practice_dir", "validation")},
-    "tests/browser/conftest.py": {name: "servers" for name in ("lab_root", "lab", "voila", "lab_page", "projector_page")},
+    "tests/browser/conftest.py": {name: BROWSER_AND_HUB for name in ("lab_root", "lab", "voila", "lab_page", "projector_page")},
 }
 
 
@@ -580,8 +586,8 @@ def share_groups(items):
             if name == "kernels" or name == "playwright_browser":
                 continue  # no state: a marker, and one Chromium per worker
             found.append(SHARED.get(where, {}).get(name, where))  # a test file's own fixtures: that file
-        if item.get_closest_marker("hub") or item.nodeid.startswith("tests/hub/"):
-            found.append("hub")
+        if item.get_closest_marker("hub") or item.nodeid.startswith(("tests/hub/", "tests/browser/")):
+            found.append(BROWSER_AND_HUB)
         for key in found[1:]:
             parent[find(key)] = find(found[0])
         if found:

@@ -126,3 +126,38 @@ def test_every_slow_fixture_is_defined_where_it_is_listed():
                     and any("fixture" in ast.unparse(d) for d in node.decorator_list)}
         assert names <= fixtures, f"{where} defines no fixture {sorted(names - fixtures)}"
 
+
+
+GROUPED = '''
+import os
+
+import pytest
+
+
+def ran(group):
+    with open("ran.txt", "a") as out:
+        out.write(f"{group} {os.environ['PYTEST_XDIST_WORKER']}\\n")
+
+
+@pytest.mark.parametrize("i", range(4))
+@pytest.mark.xdist_group("first")
+def test_first(i):
+    ran("first")
+
+
+@pytest.mark.parametrize("i", range(4))
+@pytest.mark.xdist_group("second")
+def test_second(i):
+    ran("second")
+'''
+
+
+def test_two_workers_keep_a_group_on_one_worker(pytester):
+    """`make test WORKERS=2` relies on ``--dist loadgroup``: pytest 9.2 keeps node ids where
+    pytest-xdist 3.8 does not write its group, and the groups were then silently ignored."""
+    pytester.makepyfile(test_grouped=GROUPED)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "-q")
+    ran = [line.split() for line in (pytester.path / "ran.txt").read_text().splitlines()]
+    assert len(ran) == 8, run.stdout.str()[-3000:]
+    workers = {group: {worker for g, worker in ran if g == group} for group in ("first", "second")}
+    assert all(len(found) == 1 for found in workers.values()), workers
