@@ -44,13 +44,10 @@ def figure_view(figure):
 
     if isinstance(figure, str):
         return widgets.HTML(render("caption.html", text=figure))
-    import matplotlib.pyplot as plt
-
     from ..access import AltImage, aria_script
     from ..figures.base import png_bytes
 
-    png = png_bytes(figure)  # as the figure shows itself in a notebook
-    plt.close(figure)
+    png = png_bytes(figure)  # as the figure shows itself in a notebook (never in pyplot's list: nothing to close)
     width = int.from_bytes(png[16:20], "big")  # the PNG header's width: shown at its size, narrower in a narrow window
     alt = getattr(figure, "alt", "")
     # AltImage: the alt text as the image's accessible name; aria_script copies it to the <img>'s alt
