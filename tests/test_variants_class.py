@@ -1,11 +1,14 @@
 """A class of 30 with variants, graded twice by ``mha-workbook grade`` (level 1 only: the cheapest):
 right for their own numbers → full marks; copied from a friend → the varied points lost and listed
-in the report's copying list with the friend; blank → zero; the second grading gives the same
-``variants/*.csv`` and the same scores."""
+in the report's copying list with the friend; blank → zero. The second grading is a fresh clone's
+(the files git tracks, copied to a new folder; an empty home; a course that clone builds, given the
+same key and the same submissions): it gives the same ``variants/*.csv`` and the same scores."""
 
 import csv
 import os
 import shutil
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +31,20 @@ def _numbers(student):
 
 def _grades(path):
     return {r["student"]: (r["score"], r["status"]) for r in csv.DictReader(path.open()) if r["assignment"] == LEVEL}
+
+
+def _fresh_clone():
+    """The checkout as a fresh clone holds it (the files git tracks, as they are now) in a new folder
+    that the sandbox's throwaway user can read, as a clone would be."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    clone = Path(tempfile.mkdtemp(prefix="mha-clone-"))
+    for name in filter(None, listed.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / name, clone / name)
+    for path in [clone, *clone.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return clone
 
 
 def test_a_class_of_30_graded_twice(tmp_path, kernels):
@@ -82,8 +99,19 @@ def test_a_class_of_30_graded_twice(tmp_path, kernels):
         assert friend in listed
     assert listed.count("<tr><td>") == 2 * len(copiers), "only the copiers are listed"
 
-    again = run("grade", "--course", str(course), "--workers", "2", "--quiet", "--no-feedback",
-                "--out", str(tmp_path / "again"), cwd=tmp_path)
+    clone, home, fresh = _fresh_clone(), tmp_path / "home", tmp_path / "fresh course"
+    try:
+        home.mkdir()
+        env = {"PYTHONPATH": str(clone), "HOME": str(home)}
+        run("course", "--course", str(fresh), "--source", str(source_dir), cwd=clone, env=env)
+        shutil.copy2(course / variants.KEY_FILE, fresh / variants.KEY_FILE)
+        shutil.copytree(course / "submitted", fresh / "submitted")
+        with Gradebook(f"sqlite:///{fresh / 'gradebook.db'}", editions.COURSE_ID) as gb:
+            for student in students:
+                gb.add_student(student)
+        again = run("grade", "--course", str(fresh), "--workers", "2", "--quiet", "--no-feedback", cwd=clone, env=env)
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
     assert "graded 30, failed 0" in again.stdout
-    assert (course / "variants" / f"{LEVEL}.csv").read_bytes() == recorded
-    assert _grades(tmp_path / "again" / "grades.csv") == grades
+    assert (fresh / "variants" / f"{LEVEL}.csv").read_bytes() == recorded
+    assert _grades(fresh / "reports" / "grades.csv") == grades
