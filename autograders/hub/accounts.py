@@ -8,6 +8,7 @@ longer roster only adds accounts.
 """
 
 import grp
+import json
 import os
 import pwd
 import shutil
@@ -82,35 +83,40 @@ def give(path, name):
 
 # Run as the user: a home is the user's, so a link they put there reaches only what they may write.
 _WRITE = """\
-import os, sys
-path, replace = sys.argv[1], sys.argv[2] == "replace"
-if os.path.lexists(path) and not replace:
-    sys.exit(3)
-os.makedirs(os.path.dirname(path), exist_ok=True)
-part = path + ".part"
-with open(part, "w", encoding="utf-8") as f:
-    f.write(sys.stdin.read())
-os.replace(part, path)
+import json, os, sys
+replace = sys.argv[1] == "replace"
+written = []
+for path, text in json.load(sys.stdin).items():
+    if os.path.lexists(path) and not replace:
+        continue
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    part = path + ".part"
+    with open(part, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(part, path)
+    written.append(path)
+print(json.dumps(written))
 """
 
 
-def write_as(name, relative, text, python, replace=False):
-    """Write ``text`` to ``~name/relative`` as the user ``name`` (never as root: a link the user made
-    cannot send it elsewhere) with ``python`` (one every user may run); an existing file is kept unless
-    ``replace``. True when written."""
-    user = pwd.getpwnam(name)
-    done = subprocess.run([str(python), "-c", _WRITE, str(home(name) / relative), "replace" if replace else "keep"],
-                          input=text, text=True, user=user.pw_uid, group=user.pw_gid, extra_groups=[],
-                          cwd="/", env={"PATH": "/usr/bin:/bin", "HOME": user.pw_dir},
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if done.returncode not in (0, 3):
-        raise OSError(f"could not write ~{name}/{relative}: {done.stderr.strip()[-300:]}")
-    return done.returncode == 0
+def write_as(name, files, python, replace=False):
+    """Write ``files`` (``{relative path: text}``) into ``~name`` as the user ``name`` (never as root: a
+    link the user made cannot send it elsewhere), in one process of ``python`` (one every user may run);
+    an existing file is kept unless ``replace``. Returns the relative paths written."""
+    user, where = pwd.getpwnam(name), home(name)
+    paths = {str(where / relative): relative for relative in files}
+    done = subprocess.run([str(python), "-c", _WRITE, "replace" if replace else "keep"],
+                          input=json.dumps({str(where / r): text for r, text in files.items()}), text=True,
+                          user=user.pw_uid, group=user.pw_gid, extra_groups=[], cwd="/",
+                          env={"PATH": "/usr/bin:/bin", "HOME": user.pw_dir}, capture_output=True)
+    if done.returncode != 0:
+        raise OSError(f"could not write {', '.join(sorted(files))} in ~{name}: {done.stderr.strip()[-300:]}")
+    return [paths[path] for path in json.loads(done.stdout)]
 
 
 def place_file(name, relative, text, python):
-    """Write ``text`` to ``~name/relative`` unless it is there; the file is the user's."""
-    return write_as(name, relative, text, python)
+    """Write ``text`` to ``~name/relative`` unless it is there; the file is the user's. True when written."""
+    return bool(write_as(name, {relative: text}, python))
 
 
 def remove_account(name):

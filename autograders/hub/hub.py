@@ -251,14 +251,12 @@ def hand_out_numbers(settings, students):
     course = course_dir(settings)
     if not variants.enabled(course):
         return 0
+    decided = variants.decide(course, settings.course_id, [(s, a) for s in students for a in sorted(POOLS)], students)
     written = 0
-    for assignment in sorted(POOLS):
-        decided = variants.decide(course, settings.course_id, [(s, assignment) for s in students], students)
-        for (student, _), document in sorted(decided.items()):
-            accounts.write_as(student, f".mha-workbook/variants/{assignment}.json",
-                              json.dumps(document, indent=1, sort_keys=True) + "\n", settings.venv / "bin" / "python",
-                              replace=True)
-            written += 1
+    for student in students:  # one process per student, writing all their assignments' files
+        files = {f".mha-workbook/variants/{a}.json": json.dumps(document, indent=1, sort_keys=True) + "\n"
+                 for (s, a), document in sorted(decided.items()) if s == student}
+        written += len(accounts.write_as(student, files, settings.venv / "bin" / "python", replace=True))
     log(f"each student's numbers: {written} files in {len(students)} homes")
     return written
 
