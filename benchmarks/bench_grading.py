@@ -25,6 +25,12 @@ run, never absolute times across runs. The two ``grade`` rows say where the time
     python -m benchmarks grading                  # 40 students, every level
     MHA_BENCH_STUDENTS=8 python -m benchmarks grading
     MHA_BENCH_SANDBOX_SERIAL=0 ...                # without the second serial nbgrader row
+    MHA_BENCH_VARIANTS=1 ...                      # the two ``grade`` rows with variants on
+
+With variants on, the two ``grade`` copies have a course key (every student their own numbers,
+handed to the kernel and the re-check): their scores then differ from nbgrader's, which grades
+every student on the sheet's numbers, wherever a problem varies; so the two ``grade`` rows are
+compared with each other, and nbgrader's rows only tell the time.
 """
 
 import os
@@ -159,6 +165,24 @@ def _compare(label, a, b):
     return not differ
 
 
+def with_variants(course, students, key=None):
+    """Give ``course`` a course key (a copy of ``key``'s, or a new one) and its students in the
+    gradebook (the variants refuse strangers); return the key's path."""
+    from nbgrader.api import Gradebook
+
+    from autograders.variants import course as variants
+
+    path = Path(course) / variants.KEY_FILE
+    if key:
+        shutil.copy2(key, path)
+    else:
+        variants.init(course)
+    with Gradebook(f"sqlite:///{course}/gradebook.db", editions.COURSE_ID) as gb:
+        for student in sorted(students):
+            gb.add_student(student)
+    return path
+
+
 def main():
     from autograders.grading.grading import grade
     from autograders.grading.report import build
@@ -172,8 +196,11 @@ def main():
         for copy in (stock, full, bare):
             shutil.copytree(serial, copy)
         stock_config(stock)
+        varied = os.environ.get("MHA_BENCH_VARIANTS", "0") != "0"
+        if varied:
+            with_variants(bare, {student for student, _ in made}, key=with_variants(full, {student for student, _ in made}))
         print(f"{students} students x {len(names)} levels = {len(made)} submissions; {os.cpu_count()} cores, "
-              f"{workers} workers; {_load()}", flush=True)
+              f"{workers} workers; variants {'on' if varied else 'off'}; {_load()}", flush=True)
 
         def nbgrader_serial(course):
             done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "*", "--log-level=ERROR"], cwd=course,
@@ -199,8 +226,12 @@ def main():
         reference = gradebook_rows(f"sqlite:///{stock}/gradebook.db")
         same = serial_s is None or _compare("nbgrader in the course's sandbox", reference,
                                             gradebook_rows(f"sqlite:///{serial}/gradebook.db"))
-        same &= _compare("grade --no-recheck --no-feedback", reference, gradebook_rows(f"sqlite:///{bare}/gradebook.db"))
-        same &= _compare("grade", reference, gradebook_rows(f"sqlite:///{full}/gradebook.db"))
+        if varied:  # each student graded on their own numbers: the two grade rows agree with each other
+            same &= _compare("grade against grade --no-recheck --no-feedback, variants on",
+                             gradebook_rows(f"sqlite:///{bare}/gradebook.db"), gradebook_rows(f"sqlite:///{full}/gradebook.db"))
+        else:
+            same &= _compare("grade --no-recheck --no-feedback", reference, gradebook_rows(f"sqlite:///{bare}/gradebook.db"))
+            same &= _compare("grade", reference, gradebook_rows(f"sqlite:///{full}/gradebook.db"))
         met = min(stock_s / bare_s, stock_s / full_s) >= TARGET and same
         print(f"speed-up over serial nbgrader: {stock_s / full_s:.2f}x as shipped (re-check, feedback, report), "
               f"{stock_s / bare_s:.2f}x same work (target {TARGET:.0f}x: {'met' if met else 'NOT met'}); "

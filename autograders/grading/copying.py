@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..common.literals import assignments
+
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}
 _CALLS = {"sqrt": math.sqrt, "exp": math.exp, "array": lambda x: x, "float": float, "int": int}
@@ -50,15 +52,11 @@ def _value(node):
 def read_answer(source, name):
     """The value the last top-level ``name = ...`` of ``source`` gives, when it can be read without
     running anything; else None."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
     found = None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", None) == name:
+    for assigned, node in assignments(source):
+        if assigned == name:
             try:
-                found = _value(node.value)
+                found = _value(node)
             except (_Unread, ArithmeticError, ValueError, TypeError, OverflowError):
                 found = None
     return found
