@@ -335,7 +335,7 @@ def summary(r, single):
             "run_all_p95_x_single": round(p["run_all_s"][1] / single, 2),
             "memory_mib_p50": round(pct(r["memory_mib"], 50)), "memory_mib_max": round(max(r["memory_mib"])),
             "server_mib_p50": round(pct(r["server_mib"], 50)), "kernel_mib_p50": round(pct(r["kernel_mib"], 50)),
-            "pss_mib_p50": round(pct(r["pss_mib"], 50)), "hub_cores": round(r["hub_cores"], 3),
+            "pss_mib_p50": round(pct(r["pss_mib"], 50)), "pss_mib_max": round(max(r["pss_mib"])), "hub_cores": round(r["hub_cores"], 3),
             "hub_mib": round(r["hub_mib"]), "cpu_s_per_student": {k: round(v, 2) for k, v in r["cpu_s"].items()},
             "errors": r["errors"], "failed": r["failed"], "load": r["load"]}
 
@@ -392,9 +392,15 @@ async def bench(sizes):
 
 
 def formula(rows, single):
-    """(text, figures): students per server of C cores and M GiB, from the rows."""
+    """(text, figures): students per server of C cores and M GiB, from the rows.
+
+    On one server a student costs their PSS: the pages of the libraries that every student's server
+    and kernel map (Python, numpy, matplotlib, JupyterLab) are in memory once, shared among them, and
+    PSS counts each student their share; RSS counts them whole in each. The pod's limit on
+    Kubernetes (deploy/, ``memory_per_student_mib``) stays the RSS: a pod may be alone on its node."""
     cores = os.cpu_count()
-    per_student = max(r["memory_mib_max"] for r in rows)
+    per_student = max(r.get("pss_mib_max", r["memory_mib_max"]) for r in rows)
+    rss = max(r["memory_mib_max"] for r in rows)
     overhead = max(r["hub_mib"] for r in rows)
     n_break, what = breaking_point(rows)
     if n_break is None:
@@ -403,9 +409,10 @@ def formula(rows, single):
         per_core, bound = n_break / cores, f"({what} p95 passed its target at N = {n_break:.1f} here)"
     text = (f"students = min(N_mem, N_cpu); N_mem = (M x 1024 - {overhead:.0f}) / {per_student:.0f} "
             f"(M in GiB; {overhead:.0f} MiB the hub, proxy and services; {per_student:.0f} MiB the largest "
-            f"student's server + kernel); N_cpu = {per_core:.1f} x C {bound}")
-    return text, {"per_student_mib": per_student, "hub_overhead_mib": overhead, "per_core": round(per_core, 2),
-                  "break_n": None if n_break is None else round(n_break, 1), "break_target": what}
+            f"student's server + kernel by PSS, {rss:.0f} by RSS); N_cpu = {per_core:.1f} x C {bound}")
+    return text, {"per_student_mib": rss, "per_student_pss_mib": per_student, "hub_overhead_mib": overhead,
+                  "per_core": round(per_core, 2), "break_n": None if n_break is None else round(n_break, 1),
+                  "break_target": what}
 
 
 def write_capacity(rows, single, text, figures):
@@ -423,14 +430,14 @@ def write_capacity(rows, single, text, figures):
 def table(rows):
     """The rows as the README's Markdown table."""
     lines = ["| N | spawn p50 / p95 (s) | kernel p50 / p95 (s) | Run All p50 / p95 (s), p95 / single | "
-             "slider → image p50 / p95 (ms) | MiB per student p50 / max (server + kernel, RSS; PSS p50) | "
+             "slider → image p50 / p95 (ms) | MiB per student p50 / max (server + kernel, RSS; PSS p50 / max) | "
              "hub CPU (cores) | failed | load average (start .. end) |", "|" + " --- |" * 9]
     for r in rows:
         lines.append(f"| {r['n']} | {r['spawn_s_p50']:.1f} / {r['spawn_s_p95']:.1f} | {r['kernel_s_p50']:.1f} / "
                      f"{r['kernel_s_p95']:.1f} | {r['run_all_s_p50']:.1f} / {r['run_all_s_p95']:.1f}, "
                      f"{r['run_all_p95_x_single']:.2f}x | {r['slider_ms_p50']:.0f} / {r['slider_ms_p95']:.0f} | "
                      f"{r['memory_mib_p50']} / {r['memory_mib_max']} ({r['server_mib_p50']} + {r['kernel_mib_p50']}; "
-                     f"{r['pss_mib_p50']}) | {r['hub_cores']:.2f} | {r['failed']} | {r['load'][0]} .. {r['load'][-1]} |")
+                     f"{r['pss_mib_p50']} / {r.get('pss_mib_max', '?')}) | {r['hub_cores']:.2f} | {r['failed']} | {r['load'][0]} .. {r['load'][-1]} |")
     return "\n".join(lines)
 
 
