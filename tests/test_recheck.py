@@ -167,6 +167,61 @@ def test_the_recheck_confirms_every_right_answer_of_every_level(level, kernels):
     assert results and not lost, lost
 
 
+LEVEL4 = ROOT / "notebooks" / "level4_synthesis.ipynb"
+MHA_WITH = """\
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):
+    *batch, n, d_model = X.shape
+    d_k = d_model // h
+    Q, K, V = (np.swapaxes((X @ W).reshape(*batch, n, h, d_k), -2, -3) for W in (W_Q, W_K, W_V))
+    scores = {scores}
+    if causal:
+        scores = np.where(np.tri(n, dtype=bool), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = {weights}
+    return np.swapaxes(weights @ V, -2, -3).reshape(*batch, n, d_model) @ W_O
+"""
+
+
+@pytest.mark.parametrize("scores, weights, tag, says", [
+    ("Q @ K.T / np.sqrt(d_k)", "e / e.sum(axis=-1, keepdims=True)", "transposed-all-axes",
+     ["`Q @ K.T", "`K.T` reverses every axis of `K`", "np.swapaxes(K, -1, -2)"]),
+    ("Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)", "e / e.sum(axis=-1)", "no-keepdims",
+     ["`e / e.sum(axis=-1)`", "keepdims=True"]),
+], ids=["K.T", "no keepdims"])
+def test_a_shape_bug_is_named_in_the_recheck_as_in_the_kernel(tmp_path, scores, weights, tag, says, kernels):
+    """The student's function runs in the student side's process: the failing line and its operands' shapes are
+    read there, so a test that only the re-check runs names the bug as the kernel would (it gave numpy's words)."""
+    nb = nbformat.read(str(LEVEL4), as_version=4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid == "q4_3_multi_head_attention":
+            cell.source = MHA_WITH.format(scores=scores, weights=weights)
+        if gid == "q4_3_multi_head_attention_test":  # nbgrader failed it too
+            cell.outputs = [nbformat.v4.new_output("error", ename="WrongAnswer", evalue="no", traceback=[])]
+    path = tmp_path / LEVEL4.name
+    nbformat.write(nb, str(path))
+    result = rc.recheck(LEVEL4, path, timeout=60)["q4_3_multi_head_attention_test"]
+    assert result.score == 0 and result.misconception == tag, result
+    for phrase in says:
+        assert phrase in result.message, result.message
+    assert "tampering" not in result.message
+
+
+def test_an_explanation_crosses_only_in_its_schema():
+    info = {"type": "ValueError", "message": "operands could not be broadcast together with shapes (2,5,5) (2,5) ",
+            "explained": {"tag": "no-keepdims", "text": "`e.sum(axis=-1)` has shape (2, 5)"}}
+    kind, content = rc.check_reply({"seq": 3, "raised": info}, "call", 3)
+    error = protocol.raised(content)
+    from autograders.checks.shape_errors import explain
+
+    assert kind == "raised" and explain(error) == ("no-keepdims", "`e.sum(axis=-1)` has shape (2, 5)")
+    for explained in ({"tag": "passed", "text": "x"}, {"tag": "no-keepdims"}, {"tag": "no-keepdims", "text": "x" * 2001},
+                      {"tag": "no-keepdims", "text": 3}, "no-keepdims"):
+        with pytest.raises(rc.ProtocolError):
+            rc.check_reply({"seq": 3, "raised": {**info, "explained": explained}}, "call", 3)
+    assert explain(protocol.raised({**info, "type": "TypeError"})) is None  # only a shape error is explained
+
+
 def test_a_callback_of_a_function_never_passed_is_interference():
     side = object.__new__(rc.StudentSide)
     with pytest.raises(rc.ProtocolError, match="not passed"):

@@ -27,6 +27,8 @@ import numpy as np
 import mha_core
 
 # numpy's site-packages, mha_core/ and autograders/: a frame in these is not the student's
+TAGS = ("transposed-all-axes", "no-keepdims", "shape-error")  # what explain() names
+
 _LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(np.__file__))) + os.sep,
                  os.path.dirname(os.path.abspath(mha_core.__file__)) + os.sep,
                  os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
@@ -50,6 +52,9 @@ def explain(exc):
     when ``exc`` is not one. ``tag`` is ``transposed-all-axes``, ``no-keepdims`` or ``shape-error``."""
     if not is_shape_error(exc):
         return None
+    given = getattr(exc, "explained", None)  # explained in the student side's process, from its own line (re-check)
+    if type(exc) is ValueError and isinstance(given, tuple) and len(given) == 2 and given[0] in TAGS:
+        return given
     try:  # the student's objects are read (an array subclass could do anything): numpy's words if that fails
         where = _student_frame(exc.__traceback__)
         found = _from_source(exc, *where) if where else None

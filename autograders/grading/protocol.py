@@ -24,6 +24,8 @@ import time
 import numpy as np
 from numpy.lib import format as npy_format
 
+from ..checks.shape_errors import TAGS as SHAPE_TAGS
+
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes in one message from the student side
 MAX_DEPTH = 24  # containers nested in one value (encode stops at 20)
 MAX_ITEMS = 200_000  # values in one message
@@ -247,7 +249,26 @@ def raised(info):
     cls = getattr(builtins, name, None)
     if not (isinstance(cls, type) and issubclass(cls, Exception)):
         cls = type(name if name.isidentifier() else "Exception", (Exception,), {})
-    return cls(message)
+    error = cls(message)
+    if "explained" in info:  # the student side read the failing line and its operands' shapes
+        error.explained = (info["explained"]["tag"], info["explained"]["text"])
+    return error
+
+
+def raised_info(error):
+    """What the student side sends of an exception the student's function raised: its type and message,
+    and for a shape error the explanation only its own process can give (the failing line, the operands'
+    shapes, the named bug: autograders/checks/shape_errors.py). It only ever words that student's feedback."""
+    info = {"type": type(error).__name__[:100], "message": str(error)[:1000]}
+    try:
+        from ..checks.shape_errors import explain
+
+        explained = explain(error) if isinstance(error, Exception) else None
+    except Exception:  # noqa: BLE001 (the student's objects are read: no explanation then)
+        explained = None
+    if explained and explained[0] in SHAPE_TAGS:
+        info["explained"] = {"tag": explained[0], "text": str(explained[1])[:2000]}
+    return info
 
 
 # --- messages: length-prefixed JSON, bounded in size and time ---------------------
@@ -339,9 +360,14 @@ def check_reply(reply, op, seq):
         for argument in content["args"]:
             validate(argument)
     elif kind == "raised":
-        if type(content) is not dict or set(content) != {"type", "message"}:
+        if type(content) is not dict or set(content) - {"explained"} != {"type", "message"}:
             raise ProtocolError("a malformed exception")
         _text(content["type"], 100, "an exception's type")
         _text(content["message"], 1000, "an exception's message")
+        if "explained" in content:  # a shape error explained where it was raised (autograders/checks/shape_errors.py)
+            explained = content["explained"]
+            if type(explained) is not dict or set(explained) != {"tag", "text"} or explained["tag"] not in SHAPE_TAGS:
+                raise ProtocolError("a malformed explanation of an exception")
+            _text(explained["text"], 2000, "an exception's explanation")
     return kind, content
 

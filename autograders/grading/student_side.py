@@ -24,7 +24,7 @@ import time
 from ..common.settings import DEFAULT
 from . import sandbox
 from .output_cap import OutputLimitExceeded, cap
-from .protocol import ProtocolError, check_reply, decode, decode_validated, encode, raised, receive, send
+from .protocol import ProtocolError, check_reply, decode, decode_validated, encode, raised, raised_info, receive, send
 
 GRACE = 3  # seconds past a cell's limit before the student side is killed from outside
 START_TIMEOUT = 60  # seconds for a new student side to answer at all
@@ -99,7 +99,7 @@ def serve(fd_in, fd_out):
                     args = [decode(a, _Checker(fd_in, fd_out, seq)) for a in request["args"]]
                     reply = {"value": encode(functions[request["function"]](*args), functions)}
             except BaseException as error:  # noqa: BLE001 (the student's function: any error is an answer)
-                reply = {"raised": {"type": type(error).__name__[:100], "message": str(error)[:1000]}}
+                reply = {"raised": raised_info(error)}
             reply = {"timeout": True} if alarm.fired else reply
         else:
             return
