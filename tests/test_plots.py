@@ -477,7 +477,7 @@ def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
         name = list(plots.PATTERN_TITLES.values())[k % 4]
         image.axes.set_title(f"head {k + 1}:\n{name}", fontsize=fs, linespacing=1.1)
     fig = grid.figure
-    fig.canvas.draw()
+    fig.draw_without_rendering()  # laid out and measured: the test reads boxes, not pixels
     renderer = fig.canvas.get_renderer()
     assert len(images) == rows * cols and sum(ax.get_visible() for ax in fig.axes) == rows * cols + 1  # + colour bar
     assert screen.min_text_px(fig) >= fs, "a text smaller than asked"
@@ -498,7 +498,7 @@ def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
     assert all(xlabel.y1 <= p.y0 for p in panels) and xlabel.y0 >= -1, "the key-token label is under the panels"
     if n >= 16:  # the check sees overlap: every token labelled on a panel of 0.6 text heights a token
         grid.layout(1, 1, 0.6 * fs * n, tokens, 1)
-        grid.figure.canvas.draw()
+        grid.figure.draw_without_rendering()
         assert _overlapping(_visible_label_boxes(grid.ylabels[0], renderer))
 
 
@@ -530,7 +530,7 @@ def test_readable_heatmap_resizes_one_figure_and_writes_values_only_where_they_f
         heat.layout(rows, cols)
         data = rng.dirichlet(np.ones(n_k), size=n_q)  # (n_q, n_k), rows sum to 1
         heat.set_data(data)
-        heat.figure.canvas.draw()
+        heat.figure.draw_without_rendering()
         renderer = heat.figure.canvas.get_renderer()
         cell = heat.shape[2]
         written = [t for t in heat.cells if t.get_visible()]
@@ -600,7 +600,7 @@ def test_flop_curves_and_bars_never_cross_their_legends(d_model, n):
     left, right = fig.subplots(1, 2)
     counts.draw_flops(left, right, d_model, n, plots.head_options(d_model))
     screen.raise_text(fig, 15)
-    fig.canvas.draw()
+    fig.draw_without_rendering()  # laid out and measured: the test reads boxes, not pixels
     renderer = fig.canvas.get_renderer()
     for ax in (left, right):
         box = ax.get_legend().get_window_extent(renderer)

@@ -1,5 +1,6 @@
 """mha_core.widgets without a browser: set controls' ``.value`` and check what is shown."""
 
+import functools
 import re
 
 import numpy as np
@@ -14,6 +15,14 @@ from mha_core.explore import shapes
 @pytest.fixture(scope="module")
 def explorer():
     return widgets.shape_explorer(d_model=64, h=8, n=6)
+
+
+@pytest.fixture
+def state_only(monkeypatch):
+    """The explorers of a test build their controls, state, readouts and alt text without drawing a figure: for
+    tests that read no picture (each explorer's drawing is tested below, and the state is the drawn one's:
+    test_under_nbgrader_explorers_compute_everything_but_draw_nothing)."""
+    monkeypatch.setattr(mha, "_drawing", False)
 
 
 def test_explorers_are_containers_with_controls_apart_from_outputs(explorer):
@@ -45,7 +54,7 @@ def test_changing_n_changes_table_shapes_and_image():
     assert e.image.value != png and e.canvas.builds == builds + 1, "a new n is a new layout"
 
 
-def test_h_is_offered_only_as_divisors_of_d_model():
+def test_h_is_offered_only_as_divisors_of_d_model(state_only):
     e = widgets.shape_explorer(d_model=512, h=8, n=4)
     assert list(e.controls["h"].options) == plots.head_options(512)
     e.controls["d_model"].value = 768
@@ -69,7 +78,7 @@ def test_data_only_change_updates_the_image_without_a_new_layout():
     assert not np.allclose(np.array(e.state["shown"]), before)
 
 
-def test_causal_toggle_masks_the_upper_triangle():
+def test_causal_toggle_masks_the_upper_triangle(state_only):
     e = widgets.shape_explorer(d_model=64, h=4, n=5)
     e.controls["causal"].value = True
     upper = ~mha.causal_mask(5)
@@ -82,7 +91,7 @@ def test_causal_toggle_masks_the_upper_triangle():
     assert not np.ma.getmaskarray(e.state["shown"][0]).any()
 
 
-def test_many_heads_are_capped_and_said_so():
+def test_many_heads_are_capped_and_said_so(state_only):
     e = widgets.shape_explorer(d_model=64, h=32, n=3)
     assert e.state["shown_heads"] == widgets.MAX_PANELS == len(e.state["shown"])
     assert "showing 16 of 32 heads" in e.note.value
@@ -178,7 +187,7 @@ def test_shape_explorer_switches_between_random_and_constructed_heads():
     assert e.state["untrained"] and "wider d_k" in e.note.value
 
 
-def test_controls_have_names_and_announce_what_they_show():
+def test_controls_have_names_and_announce_what_they_show(state_only):
     import ipywidgets
 
     for explorer in (widgets.shape_explorer(d_model=64, h=4, n=5), widgets.softmax_playground(),
@@ -200,7 +209,7 @@ def test_controls_have_names_and_announce_what_they_show():
         assert [o["data"]["application/javascript"] for c in scripts for o in c.outputs] == [access.SCRIPT]
 
 
-def test_alt_text_follows_the_data():
+def test_alt_text_follows_the_data(state_only):
     p = widgets.softmax_playground((1.0, 3.0, 2.0))
     w = mha.softmax(np.array([1.0, 3.0, 2.0]))
     assert p.canvas.alt == (f"Bar chart of the weights at T = 1.00: token 1 {w[0]:.2f}, token 2 {w[1]:.2f}, "
@@ -209,7 +218,7 @@ def test_alt_text_follows_the_data():
     assert p.canvas.alt.endswith("token 1 highest.") and "token 1 1.00" in p.canvas.alt
 
 
-def test_defaults_are_not_the_graded_values():
+def test_defaults_are_not_the_graded_values(state_only):
     p = widgets.softmax_playground()
     assert tuple(p.state["scores"]) != (4.0, 2.0, 5.0), "Problem 2.3's scores"
     c = widgets.cross_attention_explorer()
@@ -218,7 +227,7 @@ def test_defaults_are_not_the_graded_values():
     assert (e.state["d_model"], e.state["h"]) not in {(512, 8), (768, 12)}, "Problems 1.1 and 2.1"
 
 
-def test_softmax_playground_links_the_temperature_to_sqrt_d_k():
+def test_softmax_playground_links_the_temperature_to_sqrt_d_k(state_only):
     p = widgets.softmax_playground((1.0, 3.0, 2.0))
     p.controls["link"].value = True
     T = p.controls["temperature"]
@@ -372,7 +381,7 @@ def by_hand(q, position):
     return scores, scaled, w, sum(w_j * v for w_j, v in zip(w, V))
 
 
-def test_causal_step_explorer_does_not_start_at_the_problems_query():
+def test_causal_step_explorer_does_not_start_at_the_problems_query(state_only):
     c = widgets.causal_step_explorer()
     assert not np.allclose(c.state["q"], PROBLEM_Q), "the student must not see 4.2's answer before answering"
     assert c.state["position"] == 4 and c.state["allowed"].all()
@@ -399,7 +408,7 @@ def test_causal_step_explorer_follows_the_query_and_its_position():
     assert c.canvas.builds == 1, "moving q redraws the bars, not the figure"
 
 
-def test_causal_step_explorer_table_has_padded_columns():
+def test_causal_step_explorer_table_has_padded_columns(state_only):
     html = widgets.causal_step_explorer().readout.value
     cells = re.findall(r"<t[dh]\b[^>]*>", html)
     assert len(cells) == 4 * 5, "a header and 4 keys, 4 columns each"
@@ -413,7 +422,7 @@ def test_causal_step_explorer_table_has_padded_columns():
     lambda: widgets.causal_step_explorer(),
     lambda: widgets.shape_explorer(d_model=16, h=2, n=4),
 ])
-def test_explorer_controls_keep_their_width_beside_the_readout(build):
+def test_explorer_controls_keep_their_width_beside_the_readout(build, state_only):
     """A long readout beside the controls wraps: it must not squeeze them (a slider's value hidden,
     radio labels cut, as seen in JupyterLab)."""
     explorer = build()
@@ -494,7 +503,7 @@ def test_head_view_explorer_new_sentence_resets_the_word_and_shows_the_translati
     assert [t.get_text() for t in v.parts["keys"]][: len(english)] == english
 
 
-def test_head_view_explorer_controls_are_named_and_announced():
+def test_head_view_explorer_controls_are_named_and_announced(state_only):
     import ipywidgets
 
     v = widgets.head_view_explorer()
@@ -574,6 +583,12 @@ def test_cost_explorer_redraws_two_figures_laid_out_once():
     assert c.figure is flops_figure and f"n = 8" in c.canvas.alt
 
 
+@functools.cache
+def _fresh_cost_explorer(d_model, n, count):
+    """A cost explorer drawn fresh at these values, only read: the cases that end at the same values share it."""
+    return widgets.cost_explorer(d_model=d_model, n=n, count=count, width=900, height=400)
+
+
 @pytest.mark.parametrize("changes", [
     [("n", 30)], [("d_model", 768)], [("d_model", 1024), ("n", 30), ("d_model", 64)],
     [("count", "parameters"), ("d_model", 768)], [("d_model", 768), ("count", "parameters"), ("d_model", 128),
@@ -589,8 +604,7 @@ def test_cost_explorer_blits_a_change_to_the_pixels_of_a_fresh_figure(changes):
     builds = c.canvas.builds
     for name, value in changes:
         c.controls[name].value = value
-    values = {name: c.controls[name].value for name in ("d_model", "n", "count")}
-    fresh = widgets.cost_explorer(**values, width=900, height=400)
+    fresh = _fresh_cost_explorer(*(c.controls[name].value for name in ("d_model", "n", "count")))
     moved, drawn = (np.asarray(Image.open(io.BytesIO(bytes(e.image.value))), int) for e in (c, fresh))
     assert moved.shape == drawn.shape and (np.abs(moved - drawn).sum(axis=-1) > 30).sum() == 0
     switches = sum(name == "count" for name, _ in changes)

@@ -168,10 +168,16 @@ def axes_contents(figure):
                                                         *ax.texts)]
 
 
+def lay_out(figure):
+    """Lay ``figure`` out (constrained) once and keep that layout: the layout's draw only measures the texts
+    (matplotlib's ``draw_without_rendering``), so the pixels are rendered once, by the draw that shows them."""
+    figure.draw_without_rendering()
+    figure.set_layout_engine("none")
+
+
 def lay_out_once(canvas, figure):
     """Lay ``figure`` out (constrained) once, then show it on ``canvas`` with its axes' contents dynamic."""
-    figure.canvas.draw()
-    figure.set_layout_engine("none")
+    lay_out(figure)
     canvas.show(figure, axes_contents(figure))
 
 

@@ -21,7 +21,7 @@ from ..figures.fit import fit_head_grid
 from ..layer import MultiHeadAttention
 from ..markup import render
 from .base import MAX_N, PATTERNS, TOKENS, Explorer, cycled_patterns, nearest, source_control, switch
-from .canvas import FigureImage
+from .canvas import FigureImage, lay_out
 
 MAX_PANELS = 16  # heads drawn in a notebook; more are summarised, not drawn
 TD = "padding:2px 10px;border-bottom:1px solid #ddd"  # a shape table's cell
@@ -207,8 +207,7 @@ class ShapeExplorer(Explorer):
                 figure, self.images = grid.build_head_grid(shown, widest, widest, state["title"],
                                                            figure_width=self.figure_width, dpi=self.dpi)
             figure.set_layout_engine("constrained")  # margins for the widest labels, then kept for every n
-            figure.canvas.draw()
-            figure.set_layout_engine("none")
+            lay_out(figure)
             self.labels = grid.TokenLabels().capture(self.images)
             self.labels.hide()
             self.canvas.adopt(figure, self.images)
