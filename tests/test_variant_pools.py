@@ -31,6 +31,11 @@ def test_each_problems_entries_give_many_right_answers():
         for problem, first in problems(assignment).items():
             pools = [p for p in POOLS[assignment].values() if p.problem == problem]
             answers = {json.dumps([np.asarray(p.answer(e), float).tolist() for p in pools]) for e in first.entries}
+            if all("one-answer" in p.notes for p in pools):  # the point of the problem (3.1: the ratio is 1)
+                assert len(answers) == 1
+                wrong = {json.dumps({k: float(v) for k, v in p.mistakes(e).items()}) for p in pools for e in first.entries}
+                assert len(wrong) >= 8, f"{problem}: its misconceptions' answers should be each student's own"
+                continue
             assert len(answers) >= 12, f"{problem}: too few different right answers to tell copying"
 
 

@@ -1,7 +1,8 @@
 """Checks for Level 3 (Analysis): Problems 3.1, 3.2 and 3.3.
 
-One function per autograded answer cell, named after its grade_id. Sizes are the
-sheet's: ``d_model = 512``, ``h = 8``, ``n = 10``, so ``d_k = d_model / h = 64``.
+One function per autograded answer cell, named after its grade_id. The sheet's sizes are
+``d_model = 512``, ``h = 8``, ``n = 10``, so ``d_k = d_model / h = 64``; 3.1's ratio and 3.2's
+shapes judge a student's own numbers (:mod:`..variants.levels.level3`'s pools: the sheet's outside a course).
 Expected values come from :mod:`mha_core`; with ``hidden=True`` a check recomputes
 them another way (from a traced forward pass) or tries further inputs, and its
 messages never give the answer away.
@@ -14,9 +15,12 @@ import numpy as np
 
 import mha_core as mha
 
+from ..variants import current
+from ..variants.levels import LEVEL3, Q3_1_COST_RATIO, Q3_2_CONCAT_SHAPE, Q3_2_WO_SHAPE
+
 from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, call, close, correct, named, tag_of
 
-D_MODEL, H, N = 512, 8, 10  # the sheet's running example (Problems 2.1, 3.1, 3.2)
+D_MODEL, H, N = 512, 8, 10  # the sheet's running example (Problems 2.1, 3.1, 3.2; a student's own: the pools' entries)
 
 
 
@@ -95,6 +99,7 @@ def warm():
     """Fill the caches of the traced references (the grading zygote calls this once)."""
     for case in [(D_MODEL, H, N), (D_MODEL, 1, N), *HIDDEN_COST_CASES]:
         _traced_cost(*case)
+    _block_trace(D_MODEL, H, N)
 
 
 def q3_1_attention_cost(fn, hidden=False):
@@ -139,29 +144,48 @@ def q3_1_attention_cost(fn, hidden=False):
     correct("Per head 2·n²·d_k; over h heads 2·n²·d_model: no h left." if not hidden else "Hidden checks passed too.")
 
 
+def _ratio_numbers():
+    """This student's (d_model, n, h, h_ref) for 3.1's ratio (the sheet's outside a course)."""
+    entry = current.numbers(LEVEL3, Q3_1_COST_RATIO)
+    return entry["d_model"], entry["n"], entry["h"], entry["h_ref"]
+
+
 def cost_ratio_expected():
-    return attention_cost_expected(D_MODEL, H, N) / attention_cost_expected(D_MODEL, 1, N)
+    return Q3_1_COST_RATIO.answer(current.numbers(LEVEL3, Q3_1_COST_RATIO))
 
 
 def q3_1_cost_ratio(value, hidden=False):
     value = as_number("cost_ratio", value)
-    expected = _traced_cost(D_MODEL, H, N) / _traced_cost(D_MODEL, 1, N) if hidden else cost_ratio_expected()
-    if close(value, expected, 1e-6):
-        correct("Ratio 1: as many multiply-adds with 8 heads as with one." if not hidden else "Hidden checks passed too.")
+    d_model, n, h, h_ref = _ratio_numbers()
+    d_k, d_k_ref = d_model // h, d_model // h_ref
+    if hidden:
+        expected = _traced_cost(d_model, h, n) / _traced_cost(d_model, h_ref, n)
+    else:
+        expected = cost_ratio_expected()
+    if close(value, expected, Q3_1_COST_RATIO.tolerance):
+        correct(f"Ratio 1: as many multiply-adds with {h} heads as with {h_ref}." if not hidden
+                else "Hidden checks passed too.")
         return
-    if close(value, H * expected, 1e-6):
-        raise WrongAnswer(
-            'That is the misconception "h heads cost h times more": it would hold if each of the 8 heads worked at '
-            "the full width d_model = 512. Each works at d_k = 64.", misconception="heads-cost-more"
-        )
-    if close(value, expected / H, 1e-6):
-        raise WrongAnswer(
-            "That ratio counts only one of the 8 heads: each head is 8 times cheaper than a full-width head, "
-            "but all 8 of them run.", misconception="one-head-for-all"
-        )
+    if hidden:
+        raise WrongAnswer("`cost_ratio` is not the ratio of the two counts read off real forward passes.")
+    heads = "one head" if h_ref == 1 else f"{h_ref} heads"
+    width = f"the full width d_model = {d_model}" if h_ref == 1 else f"the width of the {heads}, d_model/h_ref = {d_k_ref}"
+    known = {
+        "heads-cost-more": named(
+            "heads-cost-more", f'That is the misconception "h heads cost h times more": it would hold if each of the {h} '
+            f"heads worked at {width}. Each works at d_k = {d_model}/{h} = {d_k}."),
+        "one-head-for-all": named(
+            "one-head-for-all", f"That ratio counts only one of the {h} heads: each head is {h} times cheaper than a "
+            f"full-width head, but all {h} of them run." if h_ref == 1 else
+            f"That ratio counts only one head of each block: each of the {h} heads is {h // h_ref} times cheaper than "
+            f"one of the {h_ref} heads, but all {h} of them run."),
+    }
+    for key, wrong in Q3_1_COST_RATIO.mistakes(current.numbers(LEVEL3, Q3_1_COST_RATIO)).items():
+        if close(value, wrong, Q3_1_COST_RATIO.tolerance):
+            raise WrongAnswer(known[key], misconception=tag_of(known[key]))
     raise WrongAnswer(
-        "Divide the multi-head cost (8 heads of width d_k = 64) by the single-head cost (1 head of width "
-        "512), both for n = 10 tokens, counting the scores and the weighted sum."
+        f"Divide the multi-head cost ({h} heads of width d_k = {d_k}) by the cost with {heads} (of width {d_k_ref}), "
+        f"both for n = {n} tokens, counting the scores and the weighted sum."
     )
 
 
@@ -192,62 +216,89 @@ def _shape_of(rows, name):
     return next(r.shape for r in rows if r.name == name)
 
 
+def _block_numbers():
+    """This student's (d_model, h, n) for 3.2's shapes (the sheet's outside a course)."""
+    entry = current.numbers(LEVEL3, Q3_2_CONCAT_SHAPE)
+    return entry, (entry["d_model"], entry["h"], entry["n"])
+
+
+@functools.lru_cache(maxsize=4)
+def _block_trace(d_model, h, n):
+    """A real forward pass of the block (only its shapes are read)."""
+    block = mha.MultiHeadAttention.from_seed(d_model, h)
+    return block, block.trace(np.ones((n, d_model)))
+
+
 def concat_shape_expected():
-    return _shape_of(mha.shape_table(D_MODEL, H, N), "Concat(head_1..head_h)")
+    return _shape_of(mha.shape_table(*_block_numbers()[1]), "Concat(head_1..head_h)")
+
+
+_SHEET_NUMBERS = named("example-numbers-only", "That is the answer for the sheet's numbers, not for yours: "
+                       "use the numbers in the cell under the problem.")
+
+
+def _named_shape(pool, entry, shape, known):
+    """The message of ``known`` (by the pool's misconception key) whose wrong shape ``shape`` is, or None."""
+    for key, wrong in pool.mistakes(entry).items():
+        if shape == tuple(wrong):
+            return _SHEET_NUMBERS if key == "example-numbers-only" else known[key]
+    return None
 
 
 def q3_2_concat_shape(value, hidden=False):
     shape = as_shape("concat_shape", value)
-    d_k = D_MODEL // H
-    if hidden:
-        expected = mha.MultiHeadAttention.from_seed(D_MODEL, H).trace(np.ones((N, D_MODEL))).concat.shape
-    else:
-        expected = concat_shape_expected()
+    entry, (d_model, h, n) = _block_numbers()
+    d_k = d_model // h
+    expected = _block_trace(d_model, h, n)[1].concat.shape if hidden else concat_shape_expected()
     if shape == expected:
-        correct("8 heads of width 64 side by side: 10×512." if not hidden else "Hidden checks passed too.")
+        correct(f"{h} heads of width {d_k} side by side: {n}×{d_model}." if not hidden else "Hidden checks passed too.")
         return
-    if shape == (N, d_k):
-        raise WrongAnswer(
-            "(10, 64) is the shape after summing the heads: summing collapses the 8 heads into one 64-wide "
-            "block, so their distinct views are averaged away. Concatenation puts them side by side.",
-            misconception="heads-summed"
-        )
-    if shape == (H, N, d_k):
-        raise WrongAnswer(
-            "(8, 10, 64) is the 8 heads stacked, before concatenation. Concatenating puts them side by side "
-            "along the width axis: one row per token.", misconception="heads-summed"
-        )
-    if shape == (N, H):
-        raise WrongAnswer("Concatenation joins the heads' widths: each head contributes d_k = 64 columns, not 1.")
+    if hidden:
+        raise WrongAnswer("`concat_shape` does not match the shape found in a real forward pass.")
+    known = {
+        "heads-summed/summed": named(
+            "heads-summed", f"{(n, d_k)} is the shape after summing the heads: summing collapses the {h} heads into one "
+            f"{d_k}-wide block, so their distinct views are averaged away. Concatenation puts them side by side."),
+        "heads-summed/stacked": named(
+            "heads-summed", f"{(h, n, d_k)} is the {h} heads stacked, before concatenation. Concatenating puts them side "
+            "by side along the width axis: one row per token."),
+        "-/one-column-per-head": f"Concatenation joins the heads' widths: each head contributes d_k = {d_k} columns, not 1.",
+        "-/transposed": "Rows are tokens and columns are features: write the shape as (tokens, width).",
+    }
+    message = _named_shape(Q3_2_CONCAT_SHAPE, entry, shape, known)
+    if message:
+        raise WrongAnswer(message, misconception=tag_of(message))
     if len(shape) != 2:
         raise WrongAnswer(f"`concat_shape` should have 2 numbers (rows, columns), like (10, 64); got {shape}.")
-    if shape == expected[::-1]:
-        raise WrongAnswer("Rows are tokens and columns are features: write the shape as (tokens, width).")
     raise WrongAnswer("There is one row per token, and the heads' widths add up side by side.")
 
 
 def wo_shape_expected():
-    return _shape_of(mha.shape_table(D_MODEL, H, N), "W^O")
+    return _shape_of(mha.shape_table(*_block_numbers()[1]), "W^O")
 
 
 def q3_2_wo_shape(value, hidden=False):
     shape = as_shape("W_O_shape", value)
-    d_k = D_MODEL // H
-    expected = mha.MultiHeadAttention.from_seed(D_MODEL, H).W_O.shape if hidden else wo_shape_expected()
+    entry, (d_model, h, n) = _block_numbers()
+    d_k = d_model // h
+    expected = _block_trace(d_model, h, n)[0].W_O.shape if hidden else wo_shape_expected()
     if shape == expected:
-        correct("W^O maps the 512-wide concatenation back to d_model = 512." if not hidden
+        correct(f"W^O maps the {d_model}-wide concatenation back to d_model = {d_model}." if not hidden
                 else "Hidden checks passed too.")
         return
-    if shape == (d_k, D_MODEL):
-        raise WrongAnswer(
-            "A 64×512 W^O is sized for summed heads, the broken pass's mistake. W^O multiplies the concatenation "
-            "of all 8 heads: its number of rows is the concatenation's width.", misconception="heads-summed"
-        )
-    if shape == (D_MODEL, d_k):
-        raise WrongAnswer("W^O maps back to d_model, not to d_k: the block's output is as wide as its input.")
-    if shape == (N, D_MODEL):
-        raise WrongAnswer("(10, 512) is the shape of the block's output, not of W^O: W^O does not depend on n.",
-                          misconception="matrix-confused")
+    if hidden:
+        raise WrongAnswer("`W_O_shape` does not match the shape found in a real forward pass.")
+    known = {
+        "heads-summed": named(
+            "heads-summed", f"A {d_k}×{d_model} W^O is sized for summed heads, the broken pass's mistake. W^O multiplies "
+            f"the concatenation of all {h} heads: its number of rows is the concatenation's width."),
+        "-/maps-to-d-k": "W^O maps back to d_model, not to d_k: the block's output is as wide as its input.",
+        "matrix-confused": named(
+            "matrix-confused", f"{(n, d_model)} is the shape of the block's output, not of W^O: W^O does not depend on n."),
+    }
+    message = _named_shape(Q3_2_WO_SHAPE, entry, shape, known)
+    if message:
+        raise WrongAnswer(message, misconception=tag_of(message))
     if len(shape) != 2:
         raise WrongAnswer(f"`W_O_shape` should have 2 numbers (rows, columns), like (64, 512); got {shape}.")
     raise WrongAnswer("W^O multiplies the concatenated heads from the right and gives back width d_model.")

@@ -1,0 +1,58 @@
+"""The pools of the levels' varied problems, and the problems that keep the sheet's numbers.
+
+:data:`POOLS` is ``{assignment: {answer grade_id: Pool}}``. A pool's ``problem`` names the numbers
+(``q2_3``): the answers of one problem (2.3's weights, winner and ratio) have one pool each, with the
+same entries and the same problem, so a student gets one set of numbers per problem. Each pool's
+entries come from a small rule over a few lists (sizes that divide, scores in the sheet's order),
+enumerated in a fixed order and never holding the sheet's own numbers (the practice edition's
+worked solution would give those away); ``tests/test_variant_pools.py`` vets every entry.
+
+Each misconception's key is its tag as the check names it (``tag/detail`` where one tag has
+several wrong answers, ``-/detail`` for a wrong answer named without a tag): the checks take the
+wrong values from ``pool.mistakes(entry)`` and their messages from their own table by key.
+"""
+
+from .level1 import LEVEL1, Q1_1_D_K, Q1_1_SHEET, Q1_2_OUTPUT_SHAPE, Q1_2_SHEET
+from .level2 import (LEVEL2, Q2_1_HEAD_SHAPE, Q2_1_Q_SHAPE, Q2_1_SCORES_SHAPE, Q2_1_SHEET, Q2_1_WQ_SHAPE, Q2_2_SCALED_SCORE,
+                     Q2_2_SHEET, Q2_3_RATIO, Q2_3_SHEET, Q2_3_WEIGHTS, Q2_3_WINNER, RATIO_TOL, WEIGHT_TOL)
+from .level3 import LEVEL3, Q3_1_COST_RATIO, Q3_1_SHEET, Q3_2_CONCAT_SHAPE, Q3_2_SHEET, Q3_2_WO_SHAPE
+from .level5 import LEVEL5, Q5_3_OUTPUT_SHAPE, Q5_3_SCORE_SHAPE, Q5_3_SHEET
+
+# Problems whose point needs their exact numbers, or that have no numbers: they stay fixed.
+FIXED = {
+    "q1_1_head_dim": "a function: its tests already try many sizes",
+    "q1_2_why": "a labelled choice",
+    "q1_2_explain": "the written answer's own example (d_model = 1024, h = 16) is the rubric's",
+    "q2_2_why": "a labelled choice whose option D is about the sheet's coincidence √64 = 8 = h",
+    "q2_3_softmax": "a function: its tests already try many scores, large ones included",
+    "q3_1_claim": "a labelled choice",
+    "q3_1_attention_cost": "a function: its hidden tests already try many sizes, h = 1 and h = d_model included",
+    "q3_1_explain": "the written answer's worked counts (d_model = 512, n = 10: 102,400) are the rubric's",
+    "q3_2_wrong_step": "a labelled choice about the sheet's broken forward pass, whose steps quote its numbers",
+    "q3_2_explain": "the written answer is about the sheet's broken pass",
+    "q3_3_shared_outcome": "a labelled choice",
+    "q3_3_count_distinct_heads": "a function: its tests already try blocks of several sizes",
+}
+
+
+POOLS = {
+    LEVEL1: {"q1_1_d_k": Q1_1_D_K, "q1_2_output_shape": Q1_2_OUTPUT_SHAPE},
+    LEVEL2: {"q2_1_wq_shape": Q2_1_WQ_SHAPE, "q2_1_q_shape": Q2_1_Q_SHAPE, "q2_1_scores_shape": Q2_1_SCORES_SHAPE,
+             "q2_1_head_shape": Q2_1_HEAD_SHAPE, "q2_2_scaled_score": Q2_2_SCALED_SCORE,
+             "q2_3_weights": Q2_3_WEIGHTS, "q2_3_winner": Q2_3_WINNER, "q2_3_ratio": Q2_3_RATIO},
+    LEVEL3: {"q3_1_cost_ratio": Q3_1_COST_RATIO, "q3_2_concat_shape": Q3_2_CONCAT_SHAPE, "q3_2_wo_shape": Q3_2_WO_SHAPE},
+    LEVEL5: {"q5_3_score_shape": Q5_3_SCORE_SHAPE, "q5_3_output_shape": Q5_3_OUTPUT_SHAPE},
+}
+
+
+def problems(assignment):
+    """{problem: its first pool} of ``assignment`` (one set of numbers per problem)."""
+    found = {}
+    for pool in POOLS.get(assignment, {}).values():
+        found.setdefault(pool.problem, pool)
+    return found
+
+
+def pool_of(assignment, answer_id):
+    """The pool of the answer cell ``answer_id`` of ``assignment``."""
+    return POOLS[assignment][answer_id]
