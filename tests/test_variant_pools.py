@@ -53,9 +53,12 @@ def test_fixed_problems_are_not_varied():
 
 
 def test_softmax_pools_have_no_near_ties():
+    winners = set()
     for entry in POOLS["level2_application"]["q2_3_weights"].entries:
-        s1, s2, s3 = entry["scores"]
-        assert s3 - s1 >= 0.5 and s1 - s2 >= 0.5  # the winner and the runner-up cannot flip at 4 decimals
+        low, middle, high = sorted(entry["scores"])
+        assert high - middle >= 0.5 and middle - low >= 0.5  # the winner and the runner-up cannot flip at 4 decimals
+        winners.add(entry["scores"].index(high) + 1)
+    assert winners == {1, 2, 3}  # the winner is not always token 3, as on the sheet
 
 
 # --- where the numbers come from -----------------------------------------------------------

@@ -18,6 +18,7 @@ from ..variants import current
 from ..variants.levels import LEVEL2, RATIO_TOL, WEIGHT_TOL
 from ..variants.levels import Q2_1_HEAD_SHAPE, Q2_1_Q_SHAPE, Q2_1_SCORES_SHAPE, Q2_1_WQ_SHAPE, Q2_2_SCALED_SCORE
 from ..variants.levels import Q2_3_RATIO, Q2_3_WEIGHTS
+from ..variants.levels.level2 import ranked
 
 from .feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, call, close, correct, named, tag_of
 
@@ -28,7 +29,8 @@ D_MODEL, H, N = (Q2_1_WQ_SHAPE.sheet[k] for k in ("d_model", "h", "n"))
 D_K, DOT = Q2_2_SCALED_SCORE.sheet["d_k"], Q2_2_SCALED_SCORE.sheet["dot"]
 WHY_OPTIONS = ("A", "B", "C", "D")
 WHY_CORRECT = "A"
-# Problem 2.3: scaled scores of tokens 1, 2, 3 for query token 3.
+# Problem 2.3: scaled scores of tokens 1, 2, 3 for query token 3 (the sheet's winner token 3, runner-up token 1;
+# a student's winner may be any of the three: the ratio is the winner's weight over the runner-up's).
 SCORES = Q2_3_WEIGHTS.sheet["scores"]
 SUM_TOL = len(SCORES) * WEIGHT_TOL + 1e-12  # weights each within WEIGHT_TOL add up to within this of 1
 LARGE_SCORES = [1000.0, 1001.0, 1002.0]  # the prompt's large scores: e^1000 overflows a float
@@ -326,10 +328,11 @@ def q2_3_winner(winner, hidden=False):
     if hidden:
         raise WrongAnswer("`winner` is not the token with the largest weight.")
     if value == expected - 1:  # the 0-based index of the winner
+        itself = (f"Token {value} itself has score {scores[value - 1]:g}." if value >= 1 else
+                  "There is no token 0.")
         raise WrongAnswer(
             f"`winner` is {value}. If you meant the Python index {value}, note that here tokens are numbered "
-            f"1, 2, 3 as in the sheet. Token {value} itself has score {scores[value - 1]:g}.",
-            misconception="counted-from-0"
+            f"1, 2, 3 as in the sheet. {itself}", misconception="counted-from-0"
         )
     if 1 <= value <= len(SCORES):
         raise WrongAnswer(
@@ -340,34 +343,43 @@ def q2_3_winner(winner, hidden=False):
 
 
 def q2_3_ratio(ratio, hidden=False):
-    """Problem 2.3: how many times token 3's weight is token 1's (w_3 / w_1)."""
+    """Problem 2.3: how many times the winner's weight is the runner-up's (the sheet's: w_3 / w_1)."""
     value = as_number("ratio", ratio)
     scores = _scores()
     entry = {"scores": scores}
+    win, run, last = ranked(scores)
     w = mha.softmax(np.array(scores))
-    expected = w[2] / w[0]
+    expected = w[win - 1] / w[run - 1]
+    s_w, s_r = scores[win - 1], scores[run - 1]
+    asked = f"w_{win} / w_{run}"
     if hidden:
-        # Independently: the ratio depends only on the score gap, e^(s_3 - s_1).
-        if not close(value, math.exp(scores[2] - scores[0]), RATIO_TOL):
-            raise WrongAnswer("`ratio` is not how many times token 3's weight is token 1's.")
+        # Independently: the ratio depends only on the score gap, e^(s_winner - s_runner-up).
+        if not close(value, math.exp(s_w - s_r), RATIO_TOL):
+            raise WrongAnswer(f"`ratio` is not how many times token {win}'s weight is token {run}'s (the winner's "
+                              "over the runner-up's).")
         correct(named("ratio-misread", "The ratio depends only on the score gap."))
         return
     known = {
-        "ratio-misread/scores": named("ratio-misread", f"That is the ratio of the *scores* ({scores[2]:g}/{scores[0]:g}). "
-                                      "Softmax exponentiates, so the ratio of the weights is e^(s_3)/e^(s_1) = e^(s_3 - s_1)."),
+        "ratio-misread/scores": named("ratio-misread", f"That is the ratio of the *scores* ({s_w:g}/{s_r:g}). "
+                                      f"Softmax exponentiates, so the ratio of the weights is e^(s_{win})/e^(s_{run}) "
+                                      f"= e^(s_{win} - s_{run})."),
         "ratio-misread/difference": named("ratio-misread", "That is a difference of weights; 'by how much' here means how "
-                                          "many times larger: w_3 / w_1."),
-        "ratio-misread/gap": named("ratio-misread", "That is the score gap s_3 - s_1. The weights' ratio is e raised to that gap."),
-        "ratio-misread/upside-down": named("ratio-misread", "Upside down: that is w_1 / w_3. Token 3 wins, so the ratio "
-                                           "w_3 / w_1 is larger than 1."),
-        "ratio-misread/runner-up": named("ratio-misread", "That compares the winner with token 2, the smallest weight; "
-                                         "compare it with token 1, the runner-up: w_3 / w_1."),
+                                          f"many times larger: {asked}."),
+        "ratio-misread/gap": named("ratio-misread", f"That is the score gap s_{win} - s_{run}. The weights' ratio is e "
+                                   "raised to that gap."),
+        "ratio-misread/upside-down": named("ratio-misread", f"Upside down: that is w_{run} / w_{win}. Token {win} wins, "
+                                           f"so the ratio {asked} is larger than 1."),
+        "ratio-misread/runner-up": named("ratio-misread", f"That compares the winner with token {last}, the smallest "
+                                         f"weight; compare it with token {run}, the runner-up: {asked}."),
+        "ratio-misread/sheet-tokens": named("ratio-misread", f"That is w_3 / w_1, the sheet's winner and runner-up: with "
+                                            f"your scores token {win} wins and token {run} is the runner-up: {asked}."),
     }
     if not close(value, expected, RATIO_TOL):
         message = _named_mistake(Q2_3_RATIO, entry, value, known)
         if message:
             raise WrongAnswer(f"`ratio` is {value:g}. {message}", misconception=tag_of(message))
-        raise WrongAnswer(f"`ratio` is {value:g}: divide token 3's weight by token 1's.")
-    gap = scores[2] - scores[0]
-    correct(f"w_3/w_1 = e^({scores[2]:g}-{scores[0]:g}) = e^{gap:g} ≈ {expected:.3f}: a gap of 1 in the scores is a "
+        raise WrongAnswer(f"`ratio` is {value:g}: divide token {win}'s weight by token {run}'s (the winner's by the "
+                          f"runner-up's, {asked}).")
+    gap = s_w - s_r
+    correct(f"{asked} = e^({s_w:g}-{s_r:g}) = e^{gap:g} ≈ {expected:.3f}: a gap of 1 in the scores is a "
             "factor e in the weights.")

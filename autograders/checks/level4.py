@@ -5,9 +5,11 @@ values come from :mod:`mha_core`; with ``hidden=True`` a check tries further
 inputs or recomputes the answer with plain Python (``math``), and its messages
 never give the answer away.
 
-- 4.1: ``parameter_count(d_model, h)`` and the count for d_model = 512 (weights only; biases named).
-- 4.2: one causal query by hand (scaled scores, weights, output), within ``TOL`` = 1e-3, so the
-  sheet's 2.0123 (added up from rounded terms) passes as well as the exact 2.0124.
+- 4.1: ``parameter_count(d_model, h)`` and the count for the student's d_model (the sheet's 512; weights
+  only; biases named).
+- 4.2: one causal query by hand (scaled scores, weights, output) for the student's vectors (the sheet's
+  outside a course), within ``TOL`` = 1e-3, so the sheet's 2.0123 (added up from rounded terms) passes as
+  well as the exact 2.0124.
 - 4.3 (beyond the sheet): the student's ``multi_head_attention`` written with numpy, compared with
   :func:`mha_core.multi_head_attention` on random inputs (the hidden cases add a batch dimension); a
   wrong output is matched against :func:`mha_variant`, the block with one known mistake made, to name it.
@@ -18,6 +20,10 @@ import math
 import numpy as np
 
 import mha_core as mha
+
+from ..variants import current
+from ..variants.levels import LEVEL4, Q4_1_PARAMS, Q4_2_SCALED_SCORES
+from ..variants.levels.level4 import answers as answers_4_2, arrays as arrays_4_2, wrong_answers as wrong_answers_4_2
 
 from . import own_work
 from .feedback import WrongAnswer, as_array, as_number, as_vector, call, close, correct, named, tag_of
@@ -95,76 +101,97 @@ def q4_1_parameter_count(fn, hidden=False):
     correct("3·h·d_model·d_k + d_model² = 4·d_model², whatever h is." if not hidden else "Hidden checks passed too.")
 
 
+_SHEET_NUMBERS = named("example-numbers-only", "That is the answer for the sheet's numbers, not for yours: "
+                       "use the numbers in the cell under the problem.")
+
+
 def q4_1_params_512(value, hidden=False):
+    """The count for the student's d_model (the sheet's: 512, hence the name)."""
     value = as_number("params_512", value)
-    expected = 4 * D_MODEL * D_MODEL if hidden else mha.parameter_count(D_MODEL, H)
-    if close(value, expected, 0.5):
-        correct(f"{expected:,} parameters, for any h that divides 512." if not hidden else "Hidden checks passed too.")
+    entry = current.numbers(LEVEL4, Q4_1_PARAMS)
+    d_model, h = entry["d_model"], entry["h"]
+    expected = 4 * d_model * d_model if hidden else mha.parameter_count(d_model, h)
+    if close(value, expected, Q4_1_PARAMS.tolerance):
+        correct(f"{expected:,} parameters, for any h that divides {d_model}." if not hidden else "Hidden checks passed too.")
         return
-    message = _param_misconception(value, D_MODEL, H)
-    raise WrongAnswer(message or "Not yet: evaluate your parameter count at d_model = 512 (ignoring biases).")
+    if hidden:
+        raise WrongAnswer("`params_512` is not the count of the weights of a block of your d_model.")
+    message = _param_misconception(value, d_model, h)
+    if message is None and "example-numbers-only" in Q4_1_PARAMS.mistakes(entry):
+        sheet = Q4_1_PARAMS.mistakes(entry)["example-numbers-only"]
+        message = _SHEET_NUMBERS if close(value, sheet, Q4_1_PARAMS.tolerance) else None
+    raise WrongAnswer(message or f"Not yet: evaluate your parameter count at d_model = {d_model} (ignoring biases).",
+                      misconception=tag_of(message) if message else None)
 
 
 # --- Problem 4.2: a causal query by hand -----------------------------------------
 
-# The sheet's projected vectors: one head, d_k = 2, query at position 4 of n = 4.
-Q_VEC = np.array([1.0, 0.0])
-K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
-V = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 0.0], [0.0, 4.0]])
-D_K = 2
-N = 4
+# The sheet's projected vectors (a student's own: the pool's entry, _vectors()): one head, d_k = 2, the query
+# at position 4 of n = 4.
+Q_VEC, K, V, D_K = arrays_4_2(Q4_2_SCALED_SCORES.sheet)
+N = len(K)
+
+
+def _entry_4_2():
+    return current.numbers(LEVEL4, Q4_2_SCALED_SCORES)
+
+
+def vectors_4_2():
+    """(q, K, V, d_k) of this student's Problem 4.2 as arrays (row j of K is k_j, of V is v_j): the data cell's."""
+    return arrays_4_2(_entry_4_2())
 
 
 def expected_4_2():
     """(scaled scores, weights, output) of the query at position 4, as the last row of a causal pass."""
-    Q = np.zeros((N, D_K))
-    Q[N - 1] = Q_VEC  # the other positions' queries do not matter for row 4
+    q, K, V, d_k = vectors_4_2()
+    n = len(K)
+    Q = np.zeros((n, d_k))
+    Q[n - 1] = q  # the other positions' queries do not matter for row 4
     out, w = mha.scaled_dot_product_attention(Q, K, V, causal=True)
-    scaled = (K @ Q_VEC) / np.sqrt(D_K)
-    return scaled, w[N - 1], out[N - 1]
+    scaled = (K @ q) / np.sqrt(d_k)
+    return scaled, w[n - 1], out[n - 1]
 
 
 def _by_hand():
     """The same three answers with plain Python floats (the hidden checks' recomputation)."""
-    scaled = [sum(qi * ki for qi, ki in zip(Q_VEC.tolist(), k)) / math.sqrt(D_K) for k in K.tolist()]
+    q, K, V, d_k = vectors_4_2()
+    scaled = [sum(qi * ki for qi, ki in zip(q.tolist(), k)) / math.sqrt(d_k) for k in K.tolist()]
     exps = [math.exp(s) for s in scaled]
     weights = [e / sum(exps) for e in exps]
     output = [sum(w * v[c] for w, v in zip(weights, V.tolist())) for c in range(V.shape[1])]
     return np.array(scaled), np.array(weights), np.array(output)
 
 
-def _softmax(x):
-    e = np.exp(np.asarray(x, float) - np.max(x))
-    return e / e.sum()
+_MESSAGES_4_2 = {
+    "scaled-by-d-k": named("scaled-by-d-k", "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are "
+                           "divided by the square root of d_k."),
+    "no-scaling": named("no-scaling", "That has no scaling: divide each dot product by √d_k = √2 before the softmax."),
+    "-/multiplied-by-sqrt-d-k": "That multiplies by √d_k; the scores are divided by √d_k.",
+    "forgot-softmax": named("forgot-softmax", "That forgot the softmax: it uses the scaled scores as weights. The softmax "
+                            "exponentiates each score and divides by the sum, so the weights are positive and add up to 1."),
+    "-/linear": ("That normalises the scores without exponentials: the softmax divides e^{s_j} by the sum of e^{s_j}, "
+                 "not s_j by the sum of s_j."),
+    "causal-mask-applied/strict": named(
+        "causal-mask-applied", "That applies the causal mask wrongly: it hides position 4 itself. A causal mask hides "
+        "only keys after the query; the query at position 4, the last one, may attend to all 4 keys."),
+    "causal-mask-applied/first-only": named(
+        "causal-mask-applied", "That applies the causal mask wrongly: the query at position 4 (the last position) may "
+        "attend to all 4 keys, not only to the first."),
+    "-/uniform": ("Equal weights 1/4 ignore the scores: the softmax of the scaled scores gives larger weights to larger "
+                  "scores."),
+}
 
 
 def _wrong_4_2():
-    """Known wrong (scaled scores, weights) pairs of Problem 4.2, each with its misconception."""
-    raw = K @ Q_VEC
-    scaled = raw / np.sqrt(D_K)
-    strict = np.append(_softmax(scaled[:3]), 0.0)  # mask hides position 4 itself
-    return [
-        (raw / D_K, _softmax(raw / D_K),
-         named("scaled-by-d-k", "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are divided by the square root of d_k.")),
-        (raw, _softmax(raw),
-         named("no-scaling", "That has no scaling: divide each dot product by √d_k = √2 before the softmax.")),
-        (raw * np.sqrt(D_K), _softmax(raw * np.sqrt(D_K)),
-         "That multiplies by √d_k; the scores are divided by √d_k."),
-        (None, scaled,
-         named("forgot-softmax", "That forgot the softmax: it uses the scaled scores as weights. The softmax exponentiates each score and "
-         "divides by the sum, so the weights are positive and add up to 1.")),
-        (None, scaled / scaled.sum(),
-         "That normalises the scores without exponentials: the softmax divides e^{s_j} by the sum of e^{s_j}, "
-         "not s_j by the sum of s_j."),
-        (None, strict,
-         named("causal-mask-applied", "That applies the causal mask wrongly: it hides position 4 itself. A causal mask hides only keys after "
-         "the query; the query at position 4, the last one, may attend to all 4 keys.")),
-        (None, np.eye(N)[0],
-         named("causal-mask-applied", "That applies the causal mask wrongly: the query at position 4 (the last position) may attend to all 4 "
-         "keys, not only to the first.")),
-        (None, np.full(N, 1 / N),
-         "Equal weights 1/4 ignore the scores: the softmax of the scaled scores gives larger weights to larger scores."),
-    ]
+    """Known wrong (scaled scores, weights) pairs of Problem 4.2 for this student's vectors, each with its message."""
+    return [(scores, weights, _MESSAGES_4_2[key]) for key, (scores, weights) in wrong_answers_4_2(_entry_4_2()).items()]
+
+
+def _sheet_answer_4_2(value, index):
+    """True when ``value`` is the sheet's answer, given for other vectors."""
+    entry = _entry_4_2()
+    sheet = answers_4_2(Q4_2_SCALED_SCORES.sheet)[index]
+    return not close(answers_4_2(entry)[index], sheet, 2 * TOL) and close(value, sheet, TOL)
 
 
 def _vector(name, value, size):
@@ -203,6 +230,8 @@ def q4_2_scaled_scores(value, hidden=False):
     for scores, _, message in _wrong_4_2():
         if scores is not None and close(value, scores, TOL):
             raise WrongAnswer(message)
+    if _sheet_answer_4_2(value, 0):
+        raise WrongAnswer(_SHEET_NUMBERS)
     raise WrongAnswer(_near_miss("scaled_scores", value, expected) or (
         "For each key k_j compute the dot product q·k_j, then divide it by √d_k."
     ))
@@ -217,6 +246,8 @@ def q4_2_weights(value, hidden=False):
     for _, weights, message in _wrong_4_2():
         if close(value, weights, TOL):
             raise WrongAnswer(message)
+    if _sheet_answer_4_2(value, 1):
+        raise WrongAnswer(_SHEET_NUMBERS)
     if not close(value.sum(), 1.0, 1e-2):
         raise WrongAnswer(f"Your weights add up to {value.sum():.4f}; attention weights add up to 1 (softmax).")
     raise WrongAnswer(_near_miss("attention_weights", value, expected) or (
@@ -225,6 +256,7 @@ def q4_2_weights(value, hidden=False):
 
 
 def q4_2_output(value, hidden=False):
+    _, K, V, _ = vectors_4_2()
     value = _vector("output", value, V.shape[1])
     expected = _by_hand()[2] if hidden else expected_4_2()[2]
     if close(value, expected, TOL):
@@ -237,6 +269,8 @@ def q4_2_output(value, hidden=False):
     if close(value, weights @ K, TOL):
         raise WrongAnswer("That is the weighted sum of the keys: the output weights the values v_j, not the keys.",
                           misconception="sum-of-keys")
+    if _sheet_answer_4_2(value, 2):
+        raise WrongAnswer(_SHEET_NUMBERS)
     raise WrongAnswer(_near_miss("output", value, expected) or (
         "The output is the sum over the 4 keys of w_j v_j, the values weighted by the attention weights."
     ))

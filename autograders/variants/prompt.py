@@ -5,7 +5,8 @@ from .choice import SHEET
 from .levels import problems
 
 # How a number is named in the prompt: the sheet's symbols.
-SYMBOLS = {"dot": "q^T k", "scores": "the scaled scores (s_1, s_2, s_3)"}
+SYMBOLS = {"dot": "q^T k", "scores": "the scaled scores (s_1, s_2, s_3)", "query": "q", "keys": "(k_1, k_2, k_3, k_4)",
+           "values": "(v_1, v_2, v_3, v_4)"}
 
 
 def text(assignment, problem):

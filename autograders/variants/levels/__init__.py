@@ -16,6 +16,7 @@ from .level1 import LEVEL1, Q1_1_D_K, Q1_1_SHEET, Q1_2_OUTPUT_SHAPE, Q1_2_SHEET
 from .level2 import (LEVEL2, Q2_1_HEAD_SHAPE, Q2_1_Q_SHAPE, Q2_1_SCORES_SHAPE, Q2_1_SHEET, Q2_1_WQ_SHAPE, Q2_2_SCALED_SCORE,
                      Q2_2_SHEET, Q2_3_RATIO, Q2_3_SHEET, Q2_3_WEIGHTS, Q2_3_WINNER, RATIO_TOL, WEIGHT_TOL)
 from .level3 import LEVEL3, Q3_1_COST_RATIO, Q3_1_SHEET, Q3_2_CONCAT_SHAPE, Q3_2_SHEET, Q3_2_WO_SHAPE
+from .level4 import LEVEL4, Q4_1_PARAMS, Q4_1_SHEET, Q4_2_OUTPUT, Q4_2_SCALED_SCORES, Q4_2_SHEET, Q4_2_WEIGHTS
 from .level5 import LEVEL5, Q5_3_OUTPUT_SHAPE, Q5_3_SCORE_SHAPE, Q5_3_SHEET
 
 # Problems whose point needs their exact numbers, or that have no numbers: they stay fixed.
@@ -32,6 +33,14 @@ FIXED = {
     "q3_2_explain": "the written answer is about the sheet's broken pass",
     "q3_3_shared_outcome": "a labelled choice",
     "q3_3_count_distinct_heads": "a function: its tests already try blocks of several sizes",
+    "q3_4_max_rank": "a function: its tests already try many n and d_k",
+    "q3_5_permutation_test": "a function: its tests already try several functions, inputs and permutations",
+    "q3_5_why_positions": "a labelled choice",
+    "q4_1_parameter_count": "a function: its hidden tests already try many sizes, h = 1 and h = d_model included",
+    "q4_3_multi_head_attention": "a function written with numpy: its tests already try many random blocks",
+    "q4_4_previous_token": "a construction (W_Q, W_K) over the sheet's one-hot embeddings, tried on several sentences",
+    "q4_4_average_query": "a construction with many right answers (any large enough query pointing at k_2 + k_4): "
+                          "an answer copied would not be told from one's own, and its keys and values are 4.4 (a)'s",
 }
 
 
@@ -41,6 +50,8 @@ POOLS = {
              "q2_1_head_shape": Q2_1_HEAD_SHAPE, "q2_2_scaled_score": Q2_2_SCALED_SCORE,
              "q2_3_weights": Q2_3_WEIGHTS, "q2_3_winner": Q2_3_WINNER, "q2_3_ratio": Q2_3_RATIO},
     LEVEL3: {"q3_1_cost_ratio": Q3_1_COST_RATIO, "q3_2_concat_shape": Q3_2_CONCAT_SHAPE, "q3_2_wo_shape": Q3_2_WO_SHAPE},
+    LEVEL4: {"q4_1_params_512": Q4_1_PARAMS, "q4_2_scaled_scores": Q4_2_SCALED_SCORES, "q4_2_weights": Q4_2_WEIGHTS,
+             "q4_2_output": Q4_2_OUTPUT},
     LEVEL5: {"q5_3_score_shape": Q5_3_SCORE_SHAPE, "q5_3_output_shape": Q5_3_OUTPUT_SHAPE},
 }
 

@@ -7,7 +7,7 @@ import numpy as np
 
 import mha_core as mha
 
-from ..pools import Pool
+from ..pools import Pool, entry_problems
 from .common import divides, without_sheet
 
 LEVEL2 = "level2_application"
@@ -73,19 +73,35 @@ WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals (3 decimals pass too)
 RATIO_TOL = 0.02  # "roughly": ratios of rounded weights are accepted
 
 
+# Where the winner (w), the runner-up (r) and the last token (l) stand, tokens 1, 2, 3: the winner at each
+# position. Never in order: ascending scores give sorted weights (the "sorted" slip), descending ones weights
+# whose reverse is sorted.
+_ARRANGEMENTS = ("rlw", "wlr", "rwl", "lwr")  # "rlw": the sheet's order (4, 2, 5)
+
+
 def _q2_3_entries():
-    """Scores in the sheet's order (token 3 first, token 1 second, token 2 last), gaps of at least 1."""
-    for s2, low, high in itertools.product((1.0, 2.0), (0.5, 1.0, 1.5, 2.5, 3.0), (0.5, 1.5, 2.0)):
-        scores = (s2 + low, s2, s2 + low + high)  # never the sheet's gap s_3 - s_1 = 1
-        # two misreadings of the ratio would coincide: s_3/s_1 with s_3 - s_1, w_3/w_2 with the sheet's e
-        if scores[2] / scores[0] != scores[2] - scores[0] and scores[2] - scores[1] != 1:
-            yield {"scores": scores}
+    """Scores with gaps of at least 0.5, the winner at token 1, 2 or 3 (the sheet's: token 3)."""
+    for s_l, low, high in itertools.product((1.0, 2.0), (0.5, 1.0, 1.5, 2.5, 3.0), (0.5, 1.5, 2.0)):
+        s_r, s_w = s_l + low, s_l + low + high  # never the sheet's gap s_w - s_r = 1
+        # two misreadings of the ratio would coincide: s_w/s_r with s_w - s_r, w_w/w_l with the sheet's e
+        if s_w / s_r == s_w - s_r or s_w - s_l == 1:
+            continue
+        for arrangement in _ARRANGEMENTS:
+            yield {"scores": tuple({"w": s_w, "r": s_r, "l": s_l}[role] for role in arrangement)}
+
+
+def ranked(scores):
+    """The tokens (1, 2, 3) of the winner, the runner-up and the last, by score."""
+    order = np.argsort(np.asarray(scores, float))[::-1]
+    return tuple(int(i) + 1 for i in order)
 
 
 def _in_order(entry):
-    s1, s2, s3 = entry["scores"]
-    if not s3 - s1 >= 0.5 or not s1 - s2 >= 0.5 or s2 <= 0:
-        return f"scores {entry['scores']}: expected s_3 > s_1 > s_2 > 0, each gap at least 0.5 (the feedback says so)"
+    scores = entry["scores"]
+    winner, runner, last = (scores[t - 1] for t in ranked(scores))
+    if not winner - runner >= 0.5 or not runner - last >= 0.5 or last <= 0:
+        return (f"scores {scores}: expected three positive scores, each gap at least 0.5 (the winner and the "
+                "runner-up cannot flip at the checks' precision)")
     return None
 
 
@@ -100,27 +116,43 @@ def _weights_mistakes(entry):
     return found
 
 
+def ratio(scores):
+    """The winner's weight over the runner-up's: e^(s_winner - s_runner-up) (the sheet's: w_3 / w_1)."""
+    winner, runner, _ = ranked(scores)
+    return math.exp(scores[winner - 1] - scores[runner - 1])
+
+
 def _ratio_mistakes(entry):
     s = entry["scores"]
     w = mha.softmax(np.asarray(s, float))
-    found = {"ratio-misread/scores": s[2] / s[0], "ratio-misread/difference": w[2] - w[0],
-             "ratio-misread/gap": s[2] - s[0], "ratio-misread/upside-down": w[0] / w[2],
-             "ratio-misread/runner-up": w[2] / w[1]}
+    win, run, last = (t - 1 for t in ranked(s))
+    found = {"ratio-misread/scores": s[win] / s[run], "ratio-misread/difference": w[win] - w[run],
+             "ratio-misread/gap": s[win] - s[run], "ratio-misread/upside-down": w[run] / w[win],
+             "ratio-misread/runner-up": w[win] / w[last]}
+    if {win, run} != {2, 0}:  # the sheet's tokens w_3 / w_1, when they are not this entry's winner and runner-up
+        found["ratio-misread/sheet-tokens"] = w[2] / w[0]
     if entry != Q2_3_SHEET:
         found["example-numbers-only"] = math.e ** (Q2_3_SHEET["scores"][2] - Q2_3_SHEET["scores"][0])
     return found
 
 
 def _winner_mistakes(entry):
-    winner = int(np.argmax(entry["scores"])) + 1  # the check reads winner - 1 as counted from 0 first
+    winner = ranked(entry["scores"])[0]  # the check reads winner - 1 as counted from 0 first
     return {"counted-from-0": winner - 1,
             **{f"softmax-reorders/token-{token}": token for token in range(1, 4) if token not in (winner, winner - 1)}}
 
 
-_Q2_3_ENTRIES = tuple(_q2_3_entries())
-Q2_3_WEIGHTS = Pool(problem="q2_3", sheet=Q2_3_SHEET, entries=_Q2_3_ENTRIES, valid=_in_order, tolerance=WEIGHT_TOL,
-                    answer=lambda e: mha.softmax(np.asarray(e["scores"], float)), mistakes=_weights_mistakes)
-Q2_3_WINNER = Pool(problem="q2_3", sheet=Q2_3_SHEET, entries=_Q2_3_ENTRIES, valid=_in_order, tolerance=0,
-                   answer=lambda e: int(np.argmax(e["scores"])) + 1, mistakes=_winner_mistakes)
-Q2_3_RATIO = Pool(problem="q2_3", sheet=Q2_3_SHEET, entries=_Q2_3_ENTRIES, valid=_in_order, tolerance=RATIO_TOL,
-                  answer=lambda e: math.exp(e["scores"][2] - e["scores"][0]), mistakes=_ratio_mistakes)
+def _q2_3_pools(entries):
+    return (Pool(problem="q2_3", sheet=Q2_3_SHEET, entries=entries, valid=_in_order, tolerance=WEIGHT_TOL,
+                 answer=lambda e: mha.softmax(np.asarray(e["scores"], float)), mistakes=_weights_mistakes),
+            Pool(problem="q2_3", sheet=Q2_3_SHEET, entries=entries, valid=_in_order, tolerance=0,
+                 answer=lambda e: ranked(e["scores"])[0], mistakes=_winner_mistakes),
+            Pool(problem="q2_3", sheet=Q2_3_SHEET, entries=entries, valid=_in_order, tolerance=RATIO_TOL,
+                 answer=lambda e: ratio(e["scores"]), mistakes=_ratio_mistakes))
+
+
+# A few candidates have two misreadings that coincide (the flipped-sign softmax of (3, 5, 2) is the sheet's
+# weights; w_3 / w_1 is the winner over the runner-up of (1, 4, 2.5)): the vetting leaves them out.
+_CANDIDATES = tuple(_q2_3_entries())
+_Q2_3_ENTRIES = tuple(e for e in _CANDIDATES if not any(entry_problems(p, e) for p in _q2_3_pools(_CANDIDATES)))
+Q2_3_WEIGHTS, Q2_3_WINNER, Q2_3_RATIO = _q2_3_pools(_Q2_3_ENTRIES)
