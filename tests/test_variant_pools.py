@@ -52,6 +52,16 @@ def test_fixed_problems_are_not_varied():
     assert not varied & set(FIXED)
 
 
+def test_fixed_problems_name_answer_cells_of_the_notebooks():
+    import nbformat
+
+    from tests.conftest import NOTEBOOKS
+
+    ids = {cell.metadata.get("nbgrader", {}).get("grade_id") for path in NOTEBOOKS.glob("level*.ipynb")
+           for cell in nbformat.read(str(path), as_version=4).cells}
+    assert set(FIXED) <= ids, sorted(set(FIXED) - ids)
+
+
 def test_softmax_pools_have_no_near_ties():
     winners = set()
     for entry in POOLS["level2_application"]["q2_3_weights"].entries:

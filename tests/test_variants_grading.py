@@ -184,3 +184,46 @@ def test_the_launcher_hands_the_numbers_to_the_kernel_and_nothing_else_does(tmp_
         assert current.HANDED_ENV not in sandbox._environment(no_numbers, {})
     finally:
         box.close()
+
+
+def test_level4s_handed_numbers_reach_the_kernel_and_the_recheck(tmp_path, kernels):
+    """One student of level 4, graded once: 4.1's count for their own d_model and 4.2's scores for their own
+    vectors, both typed in as numbers, score only if nbgrader's kernel and the re-check both judge their numbers;
+    4.2's other answers are the solution's code, run on the vectors the data cell reads."""
+    from nbgrader.api import Gradebook
+
+    level = "level4_synthesis"
+    source = tmp_path / "source_notebooks"
+    source.mkdir()
+    shutil.copy(ROOT / "notebooks" / f"{level}.ipynb", source)
+    course = tmp_path / "course"
+    run("course", "--course", str(course), "--source", str(source), cwd=tmp_path)
+    fd = os.open(course / variants.KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, KEY.hex().encode())
+    os.close(fd)
+    pools = POOLS[level]
+    student, numbers = next((name, {p.problem: choose(p, KEY, editions.COURSE_ID, level, name) for p in pools.values()})
+                            for name in (f"s{i:03d}" for i in range(50)))  # never the sheet's numbers (the pools)
+    d_model = numbers["q4_1"]["d_model"]
+    q, keys = numbers["q4_2"]["query"], numbers["q4_2"]["keys"]
+    scaled = [round((q[0] * k[0] + q[1] * k[1]) / 2**0.5, 6) for k in keys]  # by hand, d_k = 2
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", editions.COURSE_ID) as gb:
+        gb.add_student(student)
+    nb = editions.read(ROOT / "notebooks" / f"{level}.ipynb")
+    nb = submission(nb, "q4_1_params_512", f"params_512 = {4 * d_model**2}\n")
+    nb = submission(nb, "q4_2_scaled_scores", f"scaled_scores = np.array({scaled})\n")
+    folder = course / "submitted" / student / level
+    folder.mkdir(parents=True)
+    nbformat.write(nb, str(folder / f"{level}.ipynb"))
+    graded = run("grade", "--course", str(course), "--workers", "1", "--quiet", cwd=course.parent)
+    assert "graded 1, failed 0" in graded.stdout and "re-checked" not in graded.stdout
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", editions.COURSE_ID) as gb:
+        notebook = gb.find_submission_notebook(level, level, student)
+        scores = {g.name: (g.auto_score, g.max_score) for g in notebook.grades if g.auto_score is not None}
+    for test in ("q4_1_params_512_test", "q4_2_scaled_scores_test", "q4_2_weights_test", "q4_2_output_test"):
+        assert scores[test][0] == scores[test][1] > 0, (test, scores)
+    autograded = editions.read(course / "autograded" / student / level / f"{level}.ipynb")
+    shown = json.dumps([c.get("outputs") for c in autograded.cells])
+    assert f"d_model = {d_model}" in shown and "Yours only" in shown
+    assert record.read(course / "variants" / f"{level}.csv")[student, "q4_1"] == (0, numbers["q4_1"])

@@ -41,6 +41,14 @@ FIXED = {
     "q4_4_previous_token": "a construction (W_Q, W_K) over the sheet's one-hot embeddings, tried on several sentences",
     "q4_4_average_query": "a construction with many right answers (any large enough query pointing at k_2 + k_4): "
                           "an answer copied would not be told from one's own, and its keys and values are 4.4 (a)'s",
+    "q5_1_d_k_limit": "the limit h = d_model gives d_k = 1 whatever d_model is, and 5.1 takes the paper's "
+                      "d_model = 512 throughout: its choices weigh 512 heads of width 1 against the paper's 8 of 64",
+    "q5_1_sweet_spot_heads": "the paper's configuration (d_model = 512, d_k = 64: 8 heads), which (c)'s choices and "
+                             "(d)'s written limit quote; another d_model would give the student two in one problem",
+    "q5_1_refutation": "a labelled choice whose options quote d_model = 512 (512 heads of width 1, 8 of width 64)",
+    "q5_1_explain": "the written answer's limit is 5.1's d_model = 512",
+    "q5_4_previous_token_head": "the learned model's heads: one trained model (mha_core/learned) for everybody",
+    "q5_4_induction_head": "the learned model's heads: one trained model (mha_core/learned) for everybody",
 }
 
 
