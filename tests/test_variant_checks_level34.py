@@ -159,3 +159,33 @@ def test_level4_causal_query_for_each_students_own_vectors(q, keys, values, caps
         assert _message(level4.q4_2_weights, np.round(sheet_weights, 4)).misconception == "example-numbers-only"
         with pytest.raises(WrongAnswer):
             level4.q4_2_output(sheet_output, hidden=True)
+
+
+def test_copied_answers_whose_names_are_not_their_grade_ids_are_listed(tmp_path):
+    """W_O_shape (grade_id q3_2_wo_shape) and attention_weights (q4_2_weights): the pools name the variable."""
+    import nbformat
+
+    from autograders.grading.copying import copied
+    from autograders.variants import record
+    from autograders.variants.levels import POOLS
+
+    def notebook(assignment, student, grade_id, code):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(code)
+        cell.metadata["nbgrader"] = {"grade_id": grade_id, "solution": True}
+        nb.cells.append(cell)
+        path = tmp_path / "autograded" / student / assignment / f"{assignment}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, str(path))
+
+    blocks = {"ann": {"d_model": 256, "h": 4, "n": 7}, "ben": {"d_model": 768, "h": 16, "n": 5}}
+    record.write(tmp_path / "variants", L3, [(s, "q3_2", 0, n) for s, n in blocks.items()])
+    notebook(L3, "ann", "q3_2_wo_shape", "W_O_shape = (256, 256)\n")
+    notebook(L3, "ben", "q3_2_wo_shape", "W_O_shape = (256, 256)\n")  # ann's
+    ann, ben = POOLS[L4]["q4_2_weights"].entries[:2]
+    record.write(tmp_path / "variants", L4, [(s, "q4_2", 0, e) for s, e in (("ann", ann), ("ben", ben))])
+    e = [math.exp((ann["query"][0] * k[0] + ann["query"][1] * k[1]) / math.sqrt(2)) for k in ann["keys"]]
+    copied_weights = [round(x / sum(e), 4) for x in e]
+    notebook(L4, "ben", "q4_2_weights", f"attention_weights = np.array({copied_weights})\n")  # ann's
+    found = {(row["student"], row["problem"]): row["whose"] for row in copied(tmp_path)}
+    assert found == {("ben", "q3_2_wo_shape"): ["ann"], ("ben", "q4_2_weights"): ["ann"]}

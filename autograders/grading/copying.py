@@ -86,7 +86,8 @@ def copied(course):
             rights = {s: pool.answer(_entry(numbers[s, pool.problem][1])) for s in students if (s, pool.problem) in numbers}
             for student in students:
                 source = cells[student].get(answer_id)
-                value = None if source is None else read_answer(source, answer_id.split("_", 2)[2])
+                name = pool.notes.get("variable", answer_id.split("_", 2)[2])  # q1_1_d_k: d_k
+                value = None if source is None else read_answer(source, name)
                 if value is None or student not in rights or _equal(value, rights[student], pool.tolerance):
                     continue
                 whose = [other for other, right in rights.items() if other != student

@@ -30,7 +30,7 @@ class Pool:
     mistakes: Callable = lambda entry: {}  # entry -> {misconception tag: the answer it gives}
     tolerance: float = 1e-9            # absolute: what the checks accept as equal
     valid: Callable = lambda entry: None   # entry -> why its numbers are unusable, or None
-    notes: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)  # "variable": the answer's name when not its grade_id's tail
 
 
 def _same(a, b, tolerance):

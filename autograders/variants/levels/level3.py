@@ -79,7 +79,7 @@ _Q3_2_ENTRIES = without_sheet(tuple(
 ), Q3_2_SHEET)
 
 
-def _block_pool(answer, mistakes):
+def _block_pool(answer, mistakes, notes=None):
     sheet_answer = answer(Q3_2_SHEET["d_model"], Q3_2_SHEET["h"], Q3_2_SHEET["n"], 64)
 
     def all_mistakes(e):
@@ -90,7 +90,8 @@ def _block_pool(answer, mistakes):
         return found
 
     return Pool(problem="q3_2", sheet=Q3_2_SHEET, entries=_Q3_2_ENTRIES, tolerance=0, valid=_block_valid,
-                answer=lambda e: answer(e["d_model"], e["h"], e["n"], e["d_model"] // e["h"]), mistakes=all_mistakes)
+                answer=lambda e: answer(e["d_model"], e["h"], e["n"], e["d_model"] // e["h"]), mistakes=all_mistakes,
+                notes=notes or {})
 
 
 Q3_2_CONCAT_SHAPE = _block_pool(
@@ -100,4 +101,5 @@ Q3_2_CONCAT_SHAPE = _block_pool(
 Q3_2_WO_SHAPE = _block_pool(
     lambda d_model, h, n, d_k: (d_model, d_model),
     lambda d_model, h, n, d_k: {"heads-summed": (d_k, d_model), "-/maps-to-d-k": (d_model, d_k),
-                                "matrix-confused": (n, d_model)})
+                                "matrix-confused": (n, d_model)},
+    {"variable": "W_O_shape"})

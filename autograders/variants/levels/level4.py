@@ -177,13 +177,13 @@ _Q4_2_TABLE = (
 )
 
 
-def _pool_4_2(index, mistakes):
+def _pool_4_2(index, mistakes, notes=None):
     entries = tuple({"query": tuple(map(float, q)), "keys": tuple(tuple(map(float, k)) for k in keys),
                      "values": tuple(tuple(map(float, v)) for v in values)} for q, keys, values in _Q4_2_TABLE)
     return Pool(problem="q4_2", sheet=Q4_2_SHEET, entries=without_sheet(entries, Q4_2_SHEET), tolerance=TOL,
-                valid=_vectors_valid, answer=lambda e: answers(e)[index], mistakes=mistakes)
+                valid=_vectors_valid, answer=lambda e: answers(e)[index], mistakes=mistakes, notes=notes or {})
 
 
 Q4_2_SCALED_SCORES = _pool_4_2(0, _scores_mistakes)
-Q4_2_WEIGHTS = _pool_4_2(1, _weights_mistakes)
+Q4_2_WEIGHTS = _pool_4_2(1, _weights_mistakes, {"variable": "attention_weights"})
 Q4_2_OUTPUT = _pool_4_2(2, _output_mistakes)
