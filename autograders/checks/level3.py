@@ -166,8 +166,6 @@ def q3_1_cost_ratio(value, hidden=False):
         correct(f"Ratio 1: as many multiply-adds with {h} heads as with {h_ref}." if not hidden
                 else "Hidden checks passed too.")
         return
-    if hidden:
-        raise WrongAnswer("`cost_ratio` is not the ratio of the two counts read off real forward passes.")
     heads = "one head" if h_ref == 1 else f"{h_ref} heads"
     width = f"the full width d_model = {d_model}" if h_ref == 1 else f"the width of the {heads}, d_model/h_ref = {d_k_ref}"
     known = {
@@ -253,8 +251,6 @@ def q3_2_concat_shape(value, hidden=False):
     if shape == expected:
         correct(f"{h} heads of width {d_k} side by side: {n}×{d_model}." if not hidden else "Hidden checks passed too.")
         return
-    if hidden:
-        raise WrongAnswer("`concat_shape` does not match the shape found in a real forward pass.")
     known = {
         "heads-summed/summed": named(
             "heads-summed", f"{(n, d_k)} is the shape after summing the heads: summing collapses the {h} heads into one "
@@ -286,8 +282,6 @@ def q3_2_wo_shape(value, hidden=False):
         correct(f"W^O maps the {d_model}-wide concatenation back to d_model = {d_model}." if not hidden
                 else "Hidden checks passed too.")
         return
-    if hidden:
-        raise WrongAnswer("`W_O_shape` does not match the shape found in a real forward pass.")
     known = {
         "heads-summed": named(
             "heads-summed", f"A {d_k}×{d_model} W^O is sized for summed heads, the broken pass's mistake. W^O multiplies "
