@@ -304,7 +304,7 @@ def start_hub(settings):
         log("restarting the hub (everyone's server keeps running)")
         os.kill(pid, signal.SIGTERM)
         # The proxy keeps running (and so the port): only the hub's own API port is freed.
-        wait_for(lambda: running_pid(settings) is None and not port_taken(settings.hub_port), "the old hub's stop", 30)
+        wait_for(lambda: running_pid(settings) is None and not port_taken(settings.hub_port), "the old hub's stop")
     logfile = open(settings.path("logs", "hub.log"), "ab")
     subprocess.Popen([str(settings.venv / "bin" / "jupyterhub"), "-f", str(settings.path("jupyterhub_config.py"))],
                      cwd=settings.path(), stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -356,7 +356,7 @@ def stop(settings):
             if user.get("servers"):
                 api(settings, "DELETE", f"/users/{user['name']}/server")
         os.kill(pid, signal.SIGTERM)
-        wait_for(lambda: running_pid(settings) is None, "the hub's stop", 30)
+        wait_for(lambda: running_pid(settings) is None, "the hub's stop")
     try:
         proxy = int(settings.path("proxy.pid").read_text())
         os.kill(proxy, signal.SIGTERM)
