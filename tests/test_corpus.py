@@ -27,13 +27,11 @@ import pytest
 from autograders.editions import editions
 from tests.conftest import cell_text
 from autograders.grading.feedback_html import hidden_lines
-from tests.corpus import CASES, LEVEL1, LEVEL2, RECHECK_LOWERED, outside_paths, submission, world_writable
+from tests.corpus import CASES, LEVEL1, LEVEL2, RECHECK_LOWERED, TIMEOUT, outside_paths, submission, world_writable
 
 ROOT = editions.ROOT
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 HONEST = [("honest", LEVEL1), ("honest", LEVEL2)]
-TIMEOUT = 8  # seconds per cell in this course: the loops cost this, not 30 s; the cells that read every
-# object and module (the kernel's history and caches) took over 4 s with both cores busy
 
 
 def _namespaces():

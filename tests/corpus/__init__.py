@@ -17,6 +17,9 @@ import nbformat
 
 LEVEL1 = "level1_recognition"
 LEVEL2 = "level2_application"
+# Seconds per cell in the corpus's course: the loops cost this, not 30 s; the cells that read every
+# object and module (the kernel's history and caches) took over 4 s with both cores busy.
+TIMEOUT = 8
 
 # Files a hostile cell tries to write outside its submission; none may exist afterwards.
 OUTSIDE = ("/tmp/mha-corpus-pwned.txt", "/work/mha-corpus-pwned.txt", "{course}/pwned.txt", "{root}/pwned.txt")
@@ -364,7 +367,7 @@ CASES += [
          edits=(("q1_2_output_shape", "source", IN_RECHECK + "\n".join("    " + line for line in
                                                                         IGNORE_SIGNALS_LOOP.splitlines())
                  + "\noutput_shape = (6, 768)"),),
-         zero=("q1_2_output_shape_test",), says=("could not confirm", "`q1_2_output_shape` ran past the 4 s limit")),
+         zero=("q1_2_output_shape_test",), says=("could not confirm", f"`q1_2_output_shape` ran past the {TIMEOUT} s limit")),
     Case("recheck-floods-only-there", LEVEL1, "one right answer whose cell prints 100 MB before it, in the re-check "
          "only: the re-check stops that cell at the output limit, and only that test is unconfirmed",
          edits=(("q1_2_output_shape", "source", IN_RECHECK + '    for _ in range(100_000):\n        print("x" * 1000)\n'
