@@ -26,9 +26,9 @@ import numpy as np
 
 import mha_core
 
-# numpy's site-packages, mha_core/ and autograders/: a frame in these is not the student's
 TAGS = ("transposed-all-axes", "no-keepdims", "shape-error")  # what explain() names
 
+# numpy's site-packages, mha_core/ and autograders/: a frame in these is not the student's
 _LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(np.__file__))) + os.sep,
                  os.path.dirname(os.path.abspath(mha_core.__file__)) + os.sep,
                  os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)

@@ -24,7 +24,7 @@ import time
 import numpy as np
 from numpy.lib import format as npy_format
 
-from ..checks.shape_errors import TAGS as SHAPE_TAGS
+from ..checks.shape_errors import TAGS as SHAPE_TAGS, explain
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes in one message from the student side
 MAX_DEPTH = 24  # containers nested in one value (encode stops at 20)
@@ -261,12 +261,10 @@ def raised_info(error):
     shapes, the named bug: autograders/checks/shape_errors.py). It only ever words that student's feedback."""
     info = {"type": type(error).__name__[:100], "message": str(error)[:1000]}
     try:
-        from ..checks.shape_errors import explain
-
         explained = explain(error) if isinstance(error, Exception) else None
     except Exception:  # noqa: BLE001 (the student's objects are read: no explanation then)
         explained = None
-    if explained and explained[0] in SHAPE_TAGS:
+    if explained:
         info["explained"] = {"tag": explained[0], "text": str(explained[1])[:2000]}
     return info
 

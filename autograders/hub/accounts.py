@@ -106,7 +106,7 @@ def write_as(name, files, python, replace=False):
     user, where = pwd.getpwnam(name), home(name)
     paths = {str(where / relative): relative for relative in files}
     done = subprocess.run([str(python), "-c", _WRITE, "replace" if replace else "keep"],
-                          input=json.dumps({str(where / r): text for r, text in files.items()}), text=True,
+                          input=json.dumps({path: files[relative] for path, relative in paths.items()}), text=True,
                           user=user.pw_uid, group=user.pw_gid, extra_groups=[], cwd="/",
                           env={"PATH": "/usr/bin:/bin", "HOME": user.pw_dir}, capture_output=True)
     if done.returncode != 0:

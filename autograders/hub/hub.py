@@ -252,11 +252,12 @@ def hand_out_numbers(settings, students):
     if not variants.enabled(course):
         return 0
     decided = variants.decide(course, settings.course_id, [(s, a) for s in students for a in sorted(POOLS)], students)
+    files = {student: {} for student in students}
+    for (student, assignment), document in sorted(decided.items()):
+        files[student][f".mha-workbook/variants/{assignment}.json"] = json.dumps(document, indent=1, sort_keys=True) + "\n"
     written = 0
     for student in students:  # one process per student, writing all their assignments' files
-        files = {f".mha-workbook/variants/{a}.json": json.dumps(document, indent=1, sort_keys=True) + "\n"
-                 for (s, a), document in sorted(decided.items()) if s == student}
-        written += len(accounts.write_as(student, files, settings.venv / "bin" / "python", replace=True))
+        written += len(accounts.write_as(student, files[student], settings.venv / "bin" / "python", replace=True))
     log(f"each student's numbers: {written} files in {len(students)} homes")
     return written
 
