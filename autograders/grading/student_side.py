@@ -84,7 +84,8 @@ def serve(fd_in, fd_out):
                 # The cell spent the memory limit: what the allocator kept of it can fail any later request.
                 # Stop here; the checker blames this cell and a new process replays the others without it.
                 os._exit(3)
-            _forget_the_error(shell)
+            if result is None or not result.success:
+                _forget_the_error(shell)
             reply = {"timeout": True} if alarm.fired else {"overflow": True} if budget.exceeded else {"done": True}
         elif op == "get":
             reply = {"missing": True}
@@ -108,7 +109,9 @@ def serve(fd_in, fd_out):
 
 def _forget_the_error(shell):
     """Drop what keeps a failed cell's frames alive (``sys.last_*``, IPython's last result): a cell that
-    filled the memory limit and raised MemoryError would otherwise hold it, and the next request fail."""
+    filled the memory limit and raised MemoryError would otherwise hold it, and the next request fail.
+    Only after a failed cell: a full collection costs tens of milliseconds with numpy and matplotlib
+    loaded, and a cell that succeeded left no traceback behind."""
     for name in ("last_type", "last_value", "last_traceback", "last_exc"):
         if hasattr(sys, name):
             setattr(sys, name, None)

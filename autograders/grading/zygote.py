@@ -100,6 +100,9 @@ def serve(path):
             pass
     from . import sandbox
 
+    import gc
+
+    gc.freeze()  # what was imported is never scanned by a child's collections (and its pages stay shared)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     os.chmod(path, 0o600)
