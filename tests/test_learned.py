@@ -77,13 +77,23 @@ def test_the_patterns_and_titles():
     assert learned.head_titles(model)[1] == "layer 1, head 2"
 
 
+# Training amplifies rounding: a start moved by one part in 1e15 ends 600 Adam steps later up to 2e-6
+# of each array's largest entry away (measured), and another machine's BLAS sums its dot products in
+# another order. So retraining must land within 1e-4 of that scale (50 times the measured drift, far
+# below one Adam step of 3e-3) and behave the same, not match bit for bit.
+DRIFT = 1e-4
+
+
 def test_retraining_reproduces_the_shipped_weights(retrained):
-    shipped = learned.load().as_arrays()
-    again = retrained.as_arrays()
-    assert sorted(shipped) == sorted(again)
-    for name in shipped:
-        assert np.allclose(shipped[name], again[name], rtol=1e-6, atol=1e-8), name
-    assert retrained.accuracy() == learned.load().accuracy()
+    model = learned.load()
+    shipped, again = model.as_arrays(), retrained.as_arrays()
+    assert sorted(shipped) == sorted(again) and shipped["h"] == again["h"]
+    for name in set(shipped) - {"h"}:
+        scale = np.abs(shipped[name]).max()
+        assert np.abs(shipped[name] - again[name]).max() <= DRIFT * scale, name
+    assert retrained.accuracy() == model.accuracy()
+    sequence = learned.evaluation_set(size=1)[0][0]
+    assert np.allclose(learned.patterns(retrained, sequence), learned.patterns(model, sequence), atol=DRIFT)
 
 
 @pytest.fixture(scope="module")
