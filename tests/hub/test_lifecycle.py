@@ -2,17 +2,21 @@
 adds students and touches nothing that exists; a student taken off it keeps files and grades
 and can no longer sign in.
 
-Runs after the round trips (pytest keeps file order: test_browser, test_exchange, then this).
+Runs after the round trips (pytest keeps file order: test_browser, test_exchange, then this); run
+alone, it makes Alice's graded submission itself (:func:`alice_graded`).
 """
 
 import csv
+import shutil
 import sqlite3
 import time
 from datetime import datetime, timezone
 
+import pytest
+
 from autograders.hub import accounts, hub
 
-from .conftest import ASSIGNMENT, INSTRUCTOR, ROSTER, write_roster
+from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT, ROSTER, write_roster
 
 ALICE, CAROL, DAVE = "mhatalice", "mhatcarol", "mhatdave"
 
@@ -42,6 +46,28 @@ def stop(hub_class, name, timeout=60):
     assert server(hub_class, name) is None
 
 
+def ok(done):
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def alice_graded(hub_class, released):
+    """Alice's submission, collected and graded: the round trip's (tests/hub/test_exchange.py), or,
+    when this file runs without it, one made here the same way."""
+    if submissions(hub_class):
+        return
+    ok(hub_class.nbgrader(ALICE, "fetch_assignment", ASSIGNMENT))
+    answered = accounts.home(ALICE) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    answered.write_bytes((ROOT / "notebooks" / f"{ASSIGNMENT}.ipynb").read_bytes())
+    shutil.chown(answered, ALICE, ALICE)
+    ok(hub_class.nbgrader(ALICE, "submit", ASSIGNMENT))
+    ok(hub_class.nbgrader(INSTRUCTOR, "collect", "--update", ASSIGNMENT))
+    ok(hub_class.run(INSTRUCTOR, str(hub_class.settings.venv / "bin" / "mha-workbook"), "grade", "--course",
+                     str(hub_class.course), "--assignment", ASSIGNMENT, "--quiet", "--student", ALICE))
+    assert submissions(hub_class), "Alice's submission is not in the gradebook"
+
+
 def test_the_culler_runs_as_a_service_with_the_configured_timeout(hub_class):
     status, services = hub_class.hub_api("GET", "/services")
     assert status == 200 and {"ngshare", "idle-culler", "course-admin"} <= set(services), services
@@ -65,7 +91,7 @@ def submissions(hub_class):
         return db.execute("SELECT count(*) FROM submitted_assignment").fetchone()[0]
 
 
-def test_a_longer_roster_adds_students_and_keeps_everything_else(hub_class):
+def test_a_longer_roster_adds_students_and_keeps_everything_else(hub_class, alice_graded):
     running = start(hub_class, ALICE)
     hub_class.token(CAROL)  # Carol is a user of the hub, with a token
     graded = submissions(hub_class)
