@@ -414,8 +414,10 @@ def _pyplot():
 
 
 def _figure_png(fig):
+    """The figure as PNG bytes, drawn once: each plot lays itself out first (tight_layout), so the
+    saved picture needs no second, cropping draw (``bbox_inches="tight"`` took a third of the report's time)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=100)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
