@@ -4,7 +4,7 @@ channels and the manager are stand-ins; tests/test_sandbox.py grades real notebo
 
 import asyncio
 import itertools
-from queue import Empty, Queue
+from queue import Queue
 
 import pytest
 
@@ -20,10 +20,7 @@ class Channel:
         self.queue = Queue()
 
     async def get_msg(self, timeout=None):
-        try:
-            return self.queue.get(timeout=timeout)
-        except Empty:
-            raise Empty from None
+        return self.queue.get(timeout=timeout)  # Empty when nothing came, as jupyter_client's
 
 
 class Kernel:
@@ -31,28 +28,20 @@ class Kernel:
     only from the ``joins``-th request on (a subscription that joins late misses the first ones)."""
 
     def __init__(self, joins=1, alive=True, answers=True):
-        self.shell, self.iopub = Channel(), Channel()
+        self.shell_channel, self.iopub_channel = Channel(), Channel()
         self.joins, self.alive, self.answers = joins, alive, answers
         self.requests, self.shutdowns, self.ids = 0, 0, itertools.count()
 
     def kernel_info(self):
         self.requests += 1
         msg_id = f"info-{next(self.ids)}"
-        self.iopub.queue.put(message("status", "start-up", execution_state="starting"))
+        self.iopub_channel.queue.put(message("status", "start-up", execution_state="starting"))
         if self.answers:
-            self.shell.queue.put(message("kernel_info_reply", msg_id, language_info={"name": "python"}))
+            self.shell_channel.queue.put(message("kernel_info_reply", msg_id, language_info={"name": "python"}))
             if self.requests >= self.joins:
-                self.iopub.queue.put(message("status", msg_id, execution_state="busy"))
-                self.iopub.queue.put(message("status", msg_id, execution_state="idle"))
+                self.iopub_channel.queue.put(message("status", msg_id, execution_state="busy"))
+                self.iopub_channel.queue.put(message("status", msg_id, execution_state="idle"))
         return msg_id
-
-    @property
-    def shell_channel(self):
-        return self.shell
-
-    @property
-    def iopub_channel(self):
-        return self.iopub
 
     async def is_alive(self):
         return self.alive

@@ -22,13 +22,15 @@ This module imports nbgrader (seconds): only the course's configuration and the
 grading jobs import it, never the launcher or a kernel.
 """
 
+import asyncio
 import json
 import os
 import time
 from pathlib import Path
+from queue import Empty
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbclient.util import run_sync
+from nbclient.util import ensure_async, run_hook, run_sync
 from nbformat import NotebookNode
 from nbgrader import utils as nbgrader_utils
 from nbgrader.converters import Autograde
@@ -103,8 +105,6 @@ class SandboxExecute(Execute):
 
     async def async_start_new_kernel_client(self):
         """nbclient's (its public steps; ``on_notebook_start`` kept), ready as said above."""
-        from nbclient.util import ensure_async, run_hook
-
         self.kc = self.km.client()
         await ensure_async(self.kc.start_channels())
         try:
@@ -123,8 +123,6 @@ class SandboxExecute(Execute):
     async def _ready(self, timeout):
         """The kernel_info reply, once IOPub has shown that request's "idle" (the kernel is ready). A
         subscription that joins late misses what was sent before: then the request is sent again."""
-        from nbclient.util import ensure_async
-
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             msg_id = self.kc.kernel_info()
@@ -139,10 +137,6 @@ class SandboxExecute(Execute):
     async def _reply_to(channel, msg_id, msg_type, wait, deadline, state=None):
         """The message of ``msg_type`` (a status: ``state``) that answers ``msg_id`` on ``channel`` within
         ``wait`` seconds, or None; the messages before it are read and dropped."""
-        from queue import Empty
-
-        from nbclient.util import ensure_async
-
         until = min(deadline, time.monotonic() + wait)
         while (left := until - time.monotonic()) > 0:
             try:
@@ -157,10 +151,6 @@ class SandboxExecute(Execute):
     async def _async_stop_kernel(self, wait=1.0):
         """A graceful stop: the shutdown request, then the process watched every 10 ms (at most ``wait``
         seconds; nbclient's clean-up then stops what is left its own way)."""
-        import asyncio
-
-        from nbclient.util import ensure_async
-
         await ensure_async(self.km.request_shutdown())
         deadline = time.monotonic() + wait
         while await ensure_async(self.km.is_alive()) and time.monotonic() < deadline:
@@ -212,7 +202,7 @@ class SandboxExecute(Execute):
     #
     # nbclient's executor (``NotebookClient.execute``) runs a notebook in one kernel from start to end and
     # has no hook to replace a dead kernel and go on with the next cell, so this loop stays ours. It calls
-    # nbclient's public steps (``setup_kernel``, ``wait_for_reply``, ``execute_cell``, ``preprocess_cell``,
+    # nbclient's public steps (``setup_kernel``, ``execute_cell``, ``preprocess_cell``,
     # ``reset_execution_trackers``, ``set_widgets_metadata``) as nbconvert's ``ExecutePreprocessor.preprocess``
     # does, re-initialising the client the same way; one private step, ``_check_assign_resources``, is read
     # from nbconvert 7.17.2 with nbclient 0.11.0 (pyproject.toml pins both ranges).
@@ -233,11 +223,9 @@ class SandboxExecute(Execute):
             if kernels > self.max_restarts:
                 self._not_run(cells[index:], "crash: not run, the kernel crashed too often in this notebook.")
                 break
-            self.shutdown_kernel, self.kernel_info_reply = "graceful", None
-            with self.setup_kernel():
-                info = self.kernel_info_reply or self.wait_for_reply(self.kc.kernel_info())
-                if info:
-                    self.nb.metadata["language_info"] = info["content"].get("language_info", {})
+            self.shutdown_kernel = "graceful"
+            with self.setup_kernel():  # a new client each time: its kernel_info reply is ours (_ready)
+                self.nb.metadata["language_info"] = self.kernel_info_reply["content"].get("language_info", {})
                 if not self._replay(completed):
                     continue
                 while index < len(cells):

@@ -137,6 +137,12 @@ def _send(request):
         return status, {"text": text}
 
 
+def ok(done):
+    """``done`` (a finished command), failing the test with its output unless it succeeded."""
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
 @pytest.fixture(scope="session")
 def released(hub_class):
     """The assignment, released to the exchange once for the session."""

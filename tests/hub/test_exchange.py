@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 import nbformat
 import pytest
 
-from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT
+from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT, ok
 
 ALICE, BOB, MALLORY = "mhatalice", "mhatbob", "mhatmallory"
 SOURCE = ROOT / "notebooks" / f"{ASSIGNMENT}.ipynb"
@@ -58,11 +58,6 @@ def hub_class_home(name):
     from autograders.hub import accounts
 
     return accounts.home(name)
-
-
-def ok(done):
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 
 from autograders.hub import accounts, hub
 
-from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT, ROSTER, write_roster
+from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT, ROSTER, ok, write_roster
 
 ALICE, CAROL, DAVE = "mhatalice", "mhatcarol", "mhatdave"
 
@@ -44,11 +44,6 @@ def stop(hub_class, name, timeout=60):
     while server(hub_class, name) and time.monotonic() < deadline:
         time.sleep(1)
     assert server(hub_class, name) is None
-
-
-def ok(done):
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done
 
 
 @pytest.fixture(scope="module")
