@@ -1,8 +1,14 @@
-"""Helpers for the tests of the level checks (``tests/test_checks_level{N}.py``)."""
+"""Helpers for the tests of the level checks (``tests/test_checks_level{N}.py``) and the runner
+of a level notebook's graded cells in this process (no kernel)."""
+
+import contextlib
+import io
+import linecache
 
 import pytest
 
 from autograders.checks.feedback import WrongAnswer
+from tests.conftest import is_test_cell, nbgrader_meta, read
 
 
 def rejects(check, value, *phrases, hidden=False):
@@ -21,3 +27,32 @@ def accepts(check, value, capsys):
         check(value, hidden=hidden)
     out = capsys.readouterr()
     assert out.out.count("✔ Correct.") == 2 and out.err == ""
+
+
+def _compiled(source, name):
+    """``source`` compiled as IPython compiles a cell: under a file name of its own, its lines in
+    linecache (a check that explains a shape error reads the student's line, as in a kernel)."""
+    filename = f"<cell {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    return compile(source, filename, "exec")
+
+
+def graded_cell_errors(path, replace=None):
+    """Run the setup, data, answer and test cells of ``path``, the answer cell
+    ``replace[0]`` holding ``replace[1]``; return {test grade_id: the WrongAnswer it raised, or None}."""
+    namespace, results = {}, {}
+    for cell in read(path).cells:
+        gid = nbgrader_meta(cell).get("grade_id")
+        if cell.cell_type != "code" or gid is None:
+            continue
+        source = replace[1] if replace and gid == replace[0] else cell.source
+        if not is_test_cell(cell):
+            exec(_compiled(source, gid), namespace)
+            continue
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(_compiled(source, gid), namespace)
+            results[gid] = None
+        except WrongAnswer as wrong:
+            results[gid] = wrong
+    return results

@@ -569,7 +569,17 @@ SHARED = {
 }
 
 # Fast-tier fixtures that take seconds to build (nbgrader steps, no kernel): their users share a worker.
-FAST_SHARED = {"tests/test_editions.py": {"small_release"}}
+FAST_SHARED = {"tests/test_editions.py": {"small_release"}, "tests/conftest.py": {"graded_cells"}}
+
+
+@pytest.fixture(scope="session")
+def graded_cells():
+    """``graded_cells(path, replace=None)``: a level notebook's graded cells run in this process
+    (tests.checking.graded_cell_errors), once per worker for each (notebook, replaced answer):
+    test_mistakes_alone and test_report_tags judge the same runs. Read its results, never change them."""
+    from tests.checking import graded_cell_errors
+
+    return functools.cache(graded_cell_errors)
 
 
 def share_groups(items):

@@ -11,7 +11,6 @@ from autograders.checks.feedback import WrongAnswer, error_value, named
 from autograders.checks.misconceptions import NAMES
 from autograders.grading import report
 from tests.conftest import level_notebooks, mistakes_for
-from tests.test_mistakes_alone import graded_cell_errors
 
 # Which misconception each fixture mistake's ``says`` names: a phrase of it -> the name the report
 # shows (the first row that matches wins). This was the report's own phrase table; it stays here as
@@ -122,12 +121,6 @@ def expected_tag(says):
     return TAG_OF_NAME.get(name)
 
 
-def raised_by_graded_cells(path, replace):
-    """{test grade_id: the WrongAnswer it raised} of the failed tests, answer cell ``replace[0]``
-    holding ``replace[1]`` (the runner of test_mistakes_alone)."""
-    return {gid: wrong for gid, wrong in graded_cell_errors(path, replace).items() if wrong is not None}
-
-
 CASES = [pytest.param(path, mistake, id=f"{path.stem}-{index:02d}-{mistake.cell}")
          for path in level_notebooks() for index, mistake in enumerate(mistakes_for(path))]
 
@@ -139,8 +132,8 @@ def test_every_fixture_mistake_says_a_known_misconception():
 
 
 @pytest.mark.parametrize("path, mistake", CASES)
-def test_every_fixture_mistake_carries_the_tag_the_report_expects(path, mistake):
-    raised = raised_by_graded_cells(path, (mistake.cell, mistake.code))
+def test_every_fixture_mistake_carries_the_tag_the_report_expects(path, mistake, graded_cells):
+    raised = {gid: wrong for gid, wrong in graded_cells(path, (mistake.cell, mistake.code)).items() if wrong is not None}
     tags = {gid: raised[gid].misconception for gid in mistake.fails if gid in raised}
     expected = expected_tag(mistake.says)
     assert expected in tags.values(), f"{mistake.says!r}: expected tag {expected!r}, the failed tests carry {tags}"
