@@ -1,10 +1,10 @@
 """The hub's proxy relays a response as it comes (the spawn page's progress events), keeps the
-target's status, headers and cookies, and lets a long request finish."""
+target's status, headers and cookies, and lets a long request or a slow websocket handshake finish."""
 
 import asyncio
 
 import pytest
-from tornado import web
+from tornado import web, websocket
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
@@ -34,6 +34,16 @@ class Slow(web.RequestHandler):
         await asyncio.sleep(self.application.settings["delay"])
         self.set_status(201)
         self.write("done")
+
+
+class SlowEcho(websocket.WebSocketHandler):
+    """A websocket whose handshake takes ``delay`` s (a busy server opening a kernel's channels)."""
+
+    async def prepare(self):
+        await asyncio.sleep(self.application.settings["delay"])
+
+    def on_message(self, message):
+        self.write_message(message)
 
 
 def in_thread(main):
@@ -66,7 +76,8 @@ def relay():
 
     async def start(proxy_timeout=None, delay=0.0):
         received = asyncio.Event()
-        target, target_port = listen(web.Application([(r"/user/ann/events", Events), (r"/user/ann/slow", Slow)],
+        target, target_port = listen(web.Application([(r"/user/ann/events", Events), (r"/user/ann/slow", Slow),
+                                                      (r"/user/ann/channels", SlowEcho)],
                                                      received=received, delay=delay))
         chp = PythonProxy({"proxy_timeout": proxy_timeout})
         chp.add_route("/user/ann", {"target": f"http://127.0.0.1:{target_port}"})
@@ -115,6 +126,26 @@ def test_a_request_longer_than_tornados_default_timeout_is_not_cut(relay, monkey
 
     response = in_thread(run)
     assert (response.code, response.body) == (201, b"done")
+
+
+def test_a_websocket_handshake_longer_than_tornados_default_timeout_is_not_cut(relay, monkeypatch):
+    """The same for a kernel's channels: the target's handshake takes 1 s, the default stands at 0.5 s."""
+    from tornado import httpclient
+
+    monkeypatch.setitem(httpclient.HTTPRequest._DEFAULTS, "request_timeout", 0.5)
+
+    async def run():
+        _, base, servers = await relay(delay=1.0)
+        request = HTTPRequest(f"{base.replace('http', 'ws')}/user/ann/channels", request_timeout=30)
+        connection = await websocket.websocket_connect(request)
+        connection.write_message("ping")
+        echoed = await connection.read_message()
+        connection.close()
+        for server in servers:
+            server.stop()
+        return echoed
+
+    assert in_thread(run) == "ping"
 
 
 def test_an_unreachable_target_is_a_503(relay):

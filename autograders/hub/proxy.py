@@ -11,8 +11,10 @@ and ``cli.py`` (pinned in hub/requirements.txt and pyproject's ``hub`` extra):
   (server-sent events) showed nothing until the server was up. :class:`StreamingProxyHandler`
   sends the headers and each chunk as they arrive;
 - with no ``--proxy-timeout`` a forwarded request inherits tornado's 20 s request timeout, which
-  cuts a progress stream, a long Validate or a Formgrader request. Here a request may take as
-  long as it needs once connected (connecting still times out, after CONNECT_TIMEOUT s).
+  cuts a progress stream, a long Validate or a Formgrader request, and a websocket's handshake: a
+  kernel's channels, when the server is busy (1 of 20 students running level 2 at once on 2 cores
+  lost their kernel's connection, a 599, in the hub benchmark). Here a request and a handshake may
+  take as long as they need once connected (connecting still times out, after CONNECT_TIMEOUT s).
 
 The package has no hook for its handler: :func:`main` puts the subclass where ``PythonProxy``
 looks it up (``configproxy.ProxyHandler``), then runs the package's own command line.
@@ -31,13 +33,19 @@ def streaming_handler():
     from configurable_http_proxy.handlers import ProxyHandler
 
     class StreamingProxyHandler(ProxyHandler):
+        def _get_proxy_request(self, url):
+            # The one place (0.4.0) where both a forwarded request (call_proxy) and a websocket's
+            # handshake (start_ws_client) get their HTTPRequest: no public hook sets its timeouts.
+            request = super()._get_proxy_request(url)
+            request.connect_timeout = CONNECT_TIMEOUT
+            request.request_timeout = self.proxy.proxy_timeout or 0  # 0: no limit once connected
+            return request
+
         async def call_proxy(self, path=None):
             url = await self.get_target_url(path)
             if url is None:
                 return
             request = self._get_proxy_request(url)
-            request.connect_timeout = CONNECT_TIMEOUT
-            request.request_timeout = self.proxy.proxy_timeout or 0  # 0: no limit once connected
             response = _Relay(self)
             request.header_callback, request.streaming_callback = response.header_line, response.chunk
             try:
