@@ -7,7 +7,8 @@
   ``python -m autograders practice``), shown rendered (``settings/overrides.json``);
 - no news pop-up and no update check;
 - ``custom/custom.css``: no Validate button on a notebook with no code to validate
-  (the self-test).
+  (the self-test);
+- kernels speak over Unix sockets in the user's runtime folder, not TCP ports on 127.0.0.1.
 """
 
 import os
@@ -26,3 +27,10 @@ c.LabApp.app_settings_dir = os.path.join(here, "settings")  # overrides.json: de
 c.LabApp.news_url = None
 c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
 c.LabApp.custom_css = True
+
+# On a server shared by a class (make hub), a kernel's TCP ports on 127.0.0.1 are open to every
+# account: anyone can subscribe to another student's IOPub (signed, not encrypted: their outputs),
+# and the ports, picked free by one server and bound later by its kernel, collide between servers
+# (the hub benchmark, 40 students starting at once: "Address already in use", a kernel lost).
+# Unix sockets in the user's own runtime folder (0700) are neither.
+c.KernelManager.transport = "ipc"

@@ -422,6 +422,12 @@ def test_students_config_has_no_formgrader_and_the_instructors_has():
     assert disabled == {"@jupyter/nbgrader:formgrader"}, "only the Formgrader's in-Lab tab (blank under a hub) is off"
 
 
+def test_everyones_kernels_speak_over_unix_sockets_not_tcp():
+    """On a shared server a kernel's TCP ports are open to every account (tests/hub/attacks.py)."""
+    for config in (ROOT / "lab" / "jupyter_server_config.py", INSTRUCTOR / "jupyter_server_config.py"):
+        assert load_py_config(config).KernelManager.transport == "ipc", config
+
+
 def test_the_instructor_opens_the_formgrader_under_their_own_prefix(tmp_path, monkeypatch):
     """Course > Formgrader points at the server's own prefix, in a new tab, wherever the hub puts it."""
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))

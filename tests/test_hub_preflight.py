@@ -82,3 +82,12 @@ def test_the_cli_prints_the_refusal_in_one_line_and_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("make hub: ") and ("needs root" in err or "cannot be read" in err)
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the remaining checks come after the root check")
+def test_a_prefix_too_long_for_a_kernels_socket_is_refused(nothing_may_change, tmp_path):
+    settings = nothing_may_change
+    settings.prefix = str(tmp_path / ("m" * 60))
+    with pytest.raises(hub.HubError, match=f"prefix '{settings.prefix}' is too long: a kernel's socket under it"):
+        hub.up(settings, roster(tmp_path, ["mhaqann"]))
+    unchanged(settings, ["mhaqann"])

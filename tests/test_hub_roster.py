@@ -1,5 +1,7 @@
 """The hub's roster and settings: every bad row named with its reason, nothing taken on trust."""
 
+from pathlib import Path
+
 import pytest
 
 from autograders.hub.roster import RosterError, Student, login_problem, read_roster
@@ -104,6 +106,15 @@ def test_login_rules_accept_what_useradd_accepts():
 def test_settings_refuse_bad_values_by_name(change, message):
     with pytest.raises(ValueError, match=message):
         HubSettings(**change)
+
+
+def test_a_runtime_folder_holds_a_kernels_socket_for_the_largest_uid_under_the_default_prefix():
+    from autograders.hub.settings import KERNEL_SOCKET_NAME, SOCKET_PATH_MAX
+
+    settings = HubSettings()
+    assert settings.runtime_dir(2**32 - 1) == Path("/opt/mha-workbook/run/4294967295")
+    assert settings.longest_socket_path() == len("/opt/mha-workbook/run/4294967295") + KERNEL_SOCKET_NAME <= SOCKET_PATH_MAX
+    assert KERNEL_SOCKET_NAME == len("/kernel-12345678-1234-1234-1234-123456789abc-ipc-5")
 
 
 def test_settings_round_trip_through_their_file(tmp_path):

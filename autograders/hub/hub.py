@@ -15,6 +15,7 @@ ports, a Python every user may run), then, each step leaving what exists alone:
 import hashlib
 import json
 import os
+import pwd
 import secrets
 import shutil
 import signal
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from . import accounts
 from .roster import login_problem, read_roster
+from .settings import SOCKET_PATH_MAX
 
 REPO = Path(__file__).resolve().parents[2]
 HUB_FILES = REPO / "hub"
@@ -99,6 +101,10 @@ def preflight(settings, roster):
         if port_taken(port) and not ours:
             raise HubError(f"{name} {port} is taken by another program: choose another "
                            f"(make hub PORT=...) or stop that program; nothing was changed")
+    if settings.longest_socket_path() > SOCKET_PATH_MAX:
+        raise HubError(f"prefix {settings.prefix!r} is too long: a kernel's socket under it would take "
+                       f"{settings.longest_socket_path()} bytes, more than a Unix socket's {SOCKET_PATH_MAX}; "
+                       f"choose a shorter one; nothing was changed")
     return students, base_python()
 
 
@@ -186,9 +192,24 @@ def create_accounts(settings, students):
         if accounts.ensure_account(name, full_name):
             created.append(name)
         accounts.place_file(name, "START.md", start_page(role), settings.venv / "bin" / "python")
+    make_runtime_dirs(settings, [name for name, _, _ in people])
     if created:
         log(f"created {len(created)} account(s): {', '.join(created)}")
     return created
+
+
+def make_runtime_dirs(settings, names):
+    """Each person's runtime folder (HubSettings.runtime_dir), theirs alone, in a folder of root's."""
+    parent = Path(settings.prefix, "run")
+    parent.mkdir(exist_ok=True)
+    os.chown(parent, 0, 0, follow_symlinks=False)
+    parent.chmod(0o755)
+    for name in names:
+        user = pwd.getpwnam(name)
+        folder = settings.runtime_dir(user.pw_uid)
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chown(folder, user.pw_uid, user.pw_gid, follow_symlinks=False)
+        folder.chmod(0o700)
 
 
 # -- 4. the instructor's course -----------------------------------------------------

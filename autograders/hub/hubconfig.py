@@ -31,6 +31,7 @@ def spawn_environment(settings, name):
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",  # nbgrader runs alembic from PATH
         "MHA_EXCHANGE_URL": settings.exchange_url,
         "MHA_COURSE_ID": settings.course_id,
+        "JUPYTER_RUNTIME_DIR": str(settings.runtime_dir(pwd.getpwnam(name).pw_uid)),
     }
     if instructor:
         environment["MHA_COURSE_ROOT"] = str(Path(pwd.getpwnam(name).pw_dir) / "course")

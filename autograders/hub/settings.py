@@ -8,6 +8,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 SIGNUPS = ("approve", "open")
+# A kernel's sockets are Unix sockets (lab/jupyter_server_config.py) named
+# <runtime>/kernel-<36-character id>-ipc-<1..5>; such a path has at most 107 bytes.
+SOCKET_PATH_MAX, KERNEL_SOCKET_NAME = 107, len("/kernel-") + 36 + len("-ipc-5")
 
 
 @dataclass
@@ -43,6 +46,17 @@ class HubSettings:
     @property
     def exchange_venv(self):
         return Path(self.prefix) / "ngshare"
+
+    def runtime_dir(self, uid):
+        """The Jupyter runtime folder of the user ``uid``: their server's and kernels' connection files
+        and their kernels' sockets, in a folder only root writes (``<prefix>/run``), theirs alone (0700).
+        Not their home's ~/.local/share/jupyter/runtime: with a 32-character login, a socket's path
+        there is longer than a Unix socket's limit."""
+        return Path(self.prefix) / "run" / str(uid)
+
+    def longest_socket_path(self):
+        """Bytes in the longest path a kernel's socket may have under ``prefix`` (the largest uid)."""
+        return len(str(self.runtime_dir(2**32 - 1)).encode()) + KERNEL_SOCKET_NAME
 
     @property
     def hub_port(self):

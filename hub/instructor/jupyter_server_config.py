@@ -27,3 +27,4 @@ c.LabApp.app_settings_dir = labsettings.render(os.path.join(here, "settings"), l
                                                os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
 c.LabApp.news_url = None
 c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
+c.KernelManager.transport = "ipc"  # as the students' (lab/jupyter_server_config.py says why)

@@ -53,6 +53,24 @@ denied("read the victim's notebook", lambda: open(f"{{home}}/{{ASSIGNMENT}}/{{AS
 denied("the instructor's course", lambda: os.listdir(pwd.getpwnam(INSTRUCTOR).pw_dir + "/course"))
 
 uid = pwd.getpwnam(VICTIM).pw_uid
+runtime = os.path.join(os.path.dirname(os.environ["JUPYTER_RUNTIME_DIR"]), str(uid))
+denied("list the victim's kernel sockets", lambda: os.listdir(runtime))
+
+def listening(owner):
+    """The TCP ports ``owner`` listens on (/proc/net/tcp is readable by every account)."""
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[7]) == owner:  # 0A: LISTEN
+                ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+# A kernel on TCP listens on five ports of 127.0.0.1 that any account may connect to (its IOPub
+# publishes every output to whoever subscribes); this cell runs in such a kernel, when there is one.
+mine = listening(os.getuid())
+results["a kernel's ports open to every account"] = (f"ALLOWED: {{len(mine)}} ports" if len(mine) > 1
+                                                     else f"refused: {{len(mine)}} port(s), the server's")
 pids = [p for p in os.listdir("/proc") if p.isdigit() and os.stat(f"/proc/{{p}}").st_uid == uid]
 results["the victim's processes seen"] = f"{{len(pids)}}"
 for pid in pids[:1]:

@@ -207,7 +207,7 @@ def test_three_students_round_trip_in_chromium(hub_class, released, playwright_b
     verdicts = attacks.verdicts(printed)
     allowed = {k: v for k, v in verdicts.items() if v.startswith("ALLOWED")}
     assert not allowed, allowed
-    assert len(verdicts) >= 12 and int(verdicts["the victim's processes seen"]) > 0, verdicts
+    assert len(verdicts) >= 14 and int(verdicts["the victim's processes seen"]) > 0, verdicts
 
     for person in students.values():
         person.assignments()
