@@ -426,6 +426,8 @@ def test_everyones_kernels_speak_over_unix_sockets_not_tcp():
     """On a shared server a kernel's TCP ports are open to every account (tests/hub/attacks.py)."""
     for config in (ROOT / "lab" / "jupyter_server_config.py", INSTRUCTOR / "jupyter_server_config.py"):
         assert load_py_config(config).KernelManager.transport == "ipc", config
+    runtime = values()["singleuser"]["extraEnv"]["JUPYTER_RUNTIME_DIR"]
+    assert runtime.startswith("/tmp/"), "the sockets' folder belongs on the pod's own disk, not the home's volume"
 
 
 def test_the_instructor_opens_the_formgrader_under_their_own_prefix(tmp_path, monkeypatch):
