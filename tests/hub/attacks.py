@@ -56,21 +56,19 @@ uid = pwd.getpwnam(VICTIM).pw_uid
 runtime = os.path.join(os.path.dirname(os.environ["JUPYTER_RUNTIME_DIR"]), str(uid))
 denied("list the victim's kernel sockets", lambda: os.listdir(runtime))
 
-def listening(owner):
-    """The TCP ports ``owner`` listens on (/proc/net/tcp is readable by every account)."""
-    ports = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in open(table).read().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and int(fields[7]) == owner:  # 0A: LISTEN
-                ports.append(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
-
-# A kernel on TCP listens on five ports of 127.0.0.1 that any account may connect to (its IOPub
-# publishes every output to whoever subscribes); this cell runs in such a kernel, when there is one.
-mine = listening(os.getuid())
-results["a kernel's ports open to every account"] = (f"ALLOWED: {{len(mine)}} ports" if len(mine) > 1
-                                                     else f"refused: {{len(mine)}} port(s), the server's")
+# A kernel on TCP has its five channels on ports of 127.0.0.1 that any account may connect to
+# (its IOPub publishes every output to whoever subscribes). This cell runs in a kernel when run
+# in Lab, and reads how that kernel was started. (ipykernel also binds one TCP port for its
+# forked subprocesses' output, a PULL socket: nobody reads from it, and what it takes must carry
+# a secret of the kernel's.)
+try:
+    import ipykernel
+    info = json.load(open(ipykernel.get_connection_file()))
+    results["a kernel's channels open to every account"] = (
+        f"refused: transport {{info['transport']}}" if info["transport"] == "ipc"
+        else f"ALLOWED: {{info['transport']}} ports {{[info[k] for k in info if k.endswith('_port')]}}")
+except (ImportError, RuntimeError):  # not in a kernel (a terminal's python)
+    pass
 pids = [p for p in os.listdir("/proc") if p.isdigit() and os.stat(f"/proc/{{p}}").st_uid == uid]
 results["the victim's processes seen"] = f"{{len(pids)}}"
 for pid in pids[:1]:

@@ -208,6 +208,7 @@ def test_three_students_round_trip_in_chromium(hub_class, released, playwright_b
     allowed = {k: v for k, v in verdicts.items() if v.startswith("ALLOWED")}
     assert not allowed, allowed
     assert len(verdicts) >= 14 and int(verdicts["the victim's processes seen"]) > 0, verdicts
+    assert verdicts["a kernel's channels open to every account"] == "refused: transport ipc", verdicts
 
     for person in students.values():
         person.assignments()
