@@ -2,6 +2,11 @@
 updates once per change (:class:`Explorer`), the controls used by several explorers, and the
 constructed heads' patterns and sentences.
 
+A cell run again replaces its explorers (:func:`made_in_cell`): JupyterLab sends each cell's
+execution with the cell's id, and the explorers an earlier run of that cell made are closed and
+their figures let go. ipywidgets keeps every widget until it is closed, and ``Out[n]`` keeps the
+object: each run of an explorer cell had kept 5-6.5 MiB more in the kernel (measured, 20 runs).
+
 An explorer's module holds a pure function from the controls' values to the state it shows
 (numbers, shapes, which cells are masked, what the readout says: no widget, no figure) and a
 thin view, an :class:`Explorer`, that draws that state.
@@ -85,6 +90,16 @@ class Explorer(widgets.VBox):
         self.children = [widgets.HBox([self.controls_box, *outputs[:1]]), *outputs[1:]]
         for control in self.controls.values():
             control.observe(self._changed, names="value")
+        made_in_cell(self)
+
+    def retire(self):
+        """Close this explorer and every widget in it, and let its figure go (``Out[n]`` may keep the
+        explorer itself): the cell that made it ran again. Not :meth:`close`, which ipywidgets also
+        calls when an explorer is collected, and whose parts a page may still show (the demo's layouts)."""
+        for widget in descendants(self):
+            widget.close()
+        self.canvas.release()
+        self.close()
 
     @traitlets.validate("children")
     def _with_script(self, proposal):
@@ -123,3 +138,43 @@ class Explorer(widgets.VBox):
     def update(self, change=None):
         raise NotImplementedError
 
+
+
+def descendants(box):
+    """The widgets inside ``box`` (its children, theirs, and so on), not ``box`` itself."""
+    for child in getattr(box, "children", ()):
+        yield child
+        yield from descendants(child)
+
+
+_MADE = {}  # a cell's id -> (the id of its latest run, the explorers that run made)
+
+
+def current_cell():
+    """(the cell's id, the run's message id) of the execution under way, from the execute_request
+    JupyterLab sent (its metadata's ``cellId``); None outside a kernel or without a cell id (nbclient,
+    Voila, a console)."""
+    from IPython import get_ipython
+
+    kernel = getattr(get_ipython(), "kernel", None)
+    parent = kernel.get_parent("shell") if kernel is not None else None
+    if not parent:
+        return None
+    cell = (parent.get("metadata") or {}).get("cellId")
+    run = (parent.get("header") or {}).get("msg_id")
+    return (cell, run) if cell and run else None
+
+
+def made_in_cell(explorer, cell=None):
+    """Note ``explorer`` as made by the cell being run (``cell``: (cell id, run id), by default
+    :func:`current_cell`); close what an earlier run of the same cell made."""
+    cell = cell or current_cell()
+    if cell is None:
+        return
+    cell_id, run = cell
+    latest, made = _MADE.get(cell_id, (None, []))
+    if latest != run:
+        for old in made:
+            old.retire()
+        made = []
+    _MADE[cell_id] = (run, made + [explorer])

@@ -11,6 +11,7 @@ import io
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.backend_bases import FigureCanvasBase
 from PIL import Image as PILImage
 
 from ..access import AltImage, live
@@ -135,6 +136,15 @@ class FigureImage:
         for artist in self.dynamic:
             self.figure.draw_artist(artist)
         self.widget.value = self.png()
+
+    def release(self):
+        """Let the figure go (the explorer was closed): its artists are cleared and its canvas, which
+        holds the pixels, is replaced by a bare one, so an explorer kept by ``Out[n]`` or by its own
+        references to artists holds no picture; the image keeps its last PNG."""
+        if self.figure is not None:
+            self.figure.clear()
+            FigureCanvasBase(self.figure)  # the figure's canvas from now on: no Agg buffer
+        self.figure, self.background, self.dynamic = None, None, []
 
     def png(self):
         """The canvas as PNG bytes (RGB, fast zlib level)."""
