@@ -4,6 +4,8 @@ closed (their widgets and figure let go); other cells' explorers, and two made b
 import types
 
 import IPython
+import matplotlib.text
+import numpy as np
 import pytest
 
 from mha_core import widgets
@@ -22,7 +24,7 @@ def is_open(widget):
 
 def test_a_cell_run_again_closes_the_explorers_its_earlier_run_made(monkeypatch):
     monkeypatch.setenv("MHA_CORE_DRAW", "1")  # drawn: a figure with Agg's pixels to let go
-    first = widgets.flop_explorer()
+    first = widgets.head_grid_explorer()  # it keeps its own handles on its panels and titles
     agg = first.figure.canvas
     base.made_in_cell(first, ("cell-a", "run-1"))
     inner = list(base.descendants(first))
@@ -32,6 +34,8 @@ def test_a_cell_run_again_closes_the_explorers_its_earlier_run_made(monkeypatch)
     assert not is_open(first) and not any(is_open(w) for w in inner)
     assert first.figure is None and first.canvas.background is None, "the old figure is still held"
     assert agg.figure.canvas is not agg and not agg.figure.axes, "the old figure keeps its pixels or artists"
+    kept = [name for name, value in vars(first).items() if base.holds_picture(value)]
+    assert not kept, f"the retired explorer still holds a picture in {kept}"
     assert is_open(second) and second.figure is not None
 
 
@@ -71,3 +75,12 @@ def test_without_a_cell_id_nothing_is_closed(monkeypatch, parent):
 
 def test_outside_a_kernel_there_is_no_cell():
     assert base.current_cell() is None
+
+
+def test_what_holds_a_picture():
+    text, big, small = matplotlib.text.Text(0, 0, "q"), np.zeros((256, 256, 4), np.uint8), np.zeros(8)
+    holder = types.SimpleNamespace(pixels=big)
+    for value in (text, big, [small, text], {"frame": big}, holder, (holder,)):
+        assert base.holds_picture(value), value
+    for value in (small, [small], {"n": 4}, "a long readout " * 10_000, widgets.flop_explorer(), None):
+        assert not base.holds_picture(value), type(value)

@@ -16,6 +16,7 @@ import contextlib
 
 import ipywidgets as widgets
 import traitlets
+from matplotlib.artist import Artist
 
 from .. import heads
 from ..access import aria_script, live
@@ -99,6 +100,9 @@ class Explorer(widgets.VBox):
         for widget in descendants(self):
             widget.close()
         self.canvas.release()
+        for name, value in list(vars(self).items()):  # its own handles on artists and pixels
+            if holds_picture(value):
+                setattr(self, name, None)
         self.close()
 
     @traitlets.validate("children")
@@ -137,6 +141,26 @@ class Explorer(widgets.VBox):
 
     def update(self, change=None):
         raise NotImplementedError
+
+
+def holds_picture(value, deep=True):
+    """True for what keeps a picture alive: a matplotlib artist (a drawn text keeps its renderer and
+    the renderer its pixels), a buffer of 64 KiB or more (an array, a saved region of a canvas), or a
+    list, tuple, dict or plain object (one level down) that holds one."""
+    if isinstance(value, Artist):
+        return True
+    try:
+        if memoryview(value).nbytes >= 2**16:
+            return True
+    except TypeError:
+        pass
+    if isinstance(value, dict):
+        return any(holds_picture(item, deep) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(holds_picture(item, deep) for item in value)
+    if deep and hasattr(value, "__dict__") and not isinstance(value, (widgets.Widget, type)):
+        return any(holds_picture(item, False) for item in vars(value).values())
+    return False
 
 
 def descendants(box):
