@@ -276,9 +276,10 @@ class Student:
         kernel connection does (RETRIES times, waits doubling from 1 s). The server keeps the session's
         messages meanwhile and sends them on the new connection (same session id)."""
         for attempt in range(RETRIES + 1):
+            if attempt:
+                await asyncio.sleep(2 ** (attempt - 1))  # 1, 2, 4 ... s
             if again or attempt:
                 self.reconnects += 1
-                await asyncio.sleep(2 ** attempt if attempt else 0)
             try:
                 self.ws = await websocket_connect(self.url(self.channels, "ws"), max_message_size=2**26)
                 return

@@ -101,9 +101,10 @@ def preflight(settings, roster):
         if port_taken(port) and not ours:
             raise HubError(f"{name} {port} is taken by another program: choose another "
                            f"(make hub PORT=...) or stop that program; nothing was changed")
-    if settings.longest_socket_path() > SOCKET_PATH_MAX:
+    longest = settings.longest_socket_path()
+    if longest > SOCKET_PATH_MAX:
         raise HubError(f"prefix {settings.prefix!r} is too long: a kernel's socket under it would take "
-                       f"{settings.longest_socket_path()} bytes, more than a Unix socket's {SOCKET_PATH_MAX}; "
+                       f"{longest} bytes, more than a Unix socket's {SOCKET_PATH_MAX}; "
                        f"choose a shorter one; nothing was changed")
     return students, base_python()
 
@@ -199,7 +200,9 @@ def create_accounts(settings, students):
 
 
 def make_runtime_dirs(settings, names):
-    """Each person's runtime folder (HubSettings.runtime_dir), theirs alone, in a folder of root's."""
+    """Each person's runtime folder (HubSettings.runtime_dir), theirs alone, in a folder of root's.
+    Only the folder itself is given to them (not accounts.give, which walks a tree): root never
+    walks what a student may have put in it."""
     parent = Path(settings.prefix, "run")
     parent.mkdir(exist_ok=True)
     os.chown(parent, 0, 0, follow_symlinks=False)

@@ -25,16 +25,17 @@ def role_config_dir(settings, role):
 def spawn_environment(settings, name):
     """The environment of ``name``'s JupyterLab (the instructor's or a student's)."""
     instructor = name == settings.instructor
+    user = pwd.getpwnam(name)
     bin_dir = str(settings.venv / "bin")
     environment = {
         "JUPYTER_CONFIG_DIR": role_config_dir(settings, "instructor" if instructor else "student"),
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",  # nbgrader runs alembic from PATH
         "MHA_EXCHANGE_URL": settings.exchange_url,
         "MHA_COURSE_ID": settings.course_id,
-        "JUPYTER_RUNTIME_DIR": str(settings.runtime_dir(pwd.getpwnam(name).pw_uid)),
+        "JUPYTER_RUNTIME_DIR": str(settings.runtime_dir(user.pw_uid)),
     }
     if instructor:
-        environment["MHA_COURSE_ROOT"] = str(Path(pwd.getpwnam(name).pw_dir) / "course")
+        environment["MHA_COURSE_ROOT"] = str(Path(user.pw_dir) / "course")
     return environment
 
 

@@ -190,7 +190,7 @@ def current_cell():
 
 def made_in_cell(explorer, cell=None):
     """Note ``explorer`` as made by the cell being run (``cell``: (cell id, run id), by default
-    :func:`current_cell`); close what an earlier run of the same cell made."""
+    :func:`current_cell`); retire what an earlier run of the same cell made."""
     cell = cell or current_cell()
     if cell is None:
         return
