@@ -31,7 +31,6 @@ class Settings:
     output_limit: int = 200_000  # characters a cell may print; past them the cell is stopped
     hide: tuple = ()  # directories no student code may see (the course's, made absolute)
     namespaces: bool = True  # new network and mount namespaces where the OS allows
-    zygote: bool = True  # fork kernels from a warm process (autograders.grading.zygote)
     max_restarts: int = 8  # kernels started for one notebook, at most (the re-check: restarts of its student side)
 
     def __post_init__(self):
@@ -88,7 +87,7 @@ class Settings:
 CONFIG_NAMES = {
     "notebook_timeout": "notebook_timeout", "memory": "memory_limit", "file_size": "file_size_limit",
     "processes": "process_limit", "open_files": "open_files_limit", "output_limit": "output_limit", "hide": "hide",
-    "namespaces": "namespaces", "zygote": "zygote", "max_restarts": "max_restarts",
+    "namespaces": "namespaces", "max_restarts": "max_restarts",
 }
 
 DEFAULT = Settings()

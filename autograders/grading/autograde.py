@@ -67,7 +67,6 @@ class SandboxExecute(Execute):
     output_limit = Integer(DEFAULT.output_limit, help="characters a cell may print; past them the kernel stops the cell").tag(config=True)
     hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
     namespaces = Bool(DEFAULT.namespaces, help="new network and mount namespaces where the OS allows").tag(config=True)
-    zygote = Bool(DEFAULT.zygote, help="fork kernels from a warm process (autograders.grading.zygote)").tag(config=True)
     max_restarts = Integer(DEFAULT.max_restarts, help="kernels started for one notebook, at most").tag(config=True)
 
     @default("timeout")

@@ -12,8 +12,9 @@ and which is registered as an entry point (``pyproject.toml``, group
 public ``pre_launch`` and ``cleanup``: each kernel gets a private directory (a
 :class:`~autograders.grading.sandbox.Sandbox`, holding the submission's other files);
 it talks over Unix sockets in that directory (zmq's ``ipc`` transport, so that a new
-network namespace does not cut it off); and its command line is the launcher's (or
-the zygote's proxy's), which isolates the process before it becomes the kernel.
+network namespace does not cut it off); and its command line is the launcher's, which
+starts it in bubblewrap. The kernel is interrupted by a message on its control channel, not a
+signal: bubblewrap starts it in a session of its own.
 
 :func:`kernel_spec` is that spec for given :class:`~autograders.common.settings.Settings`
 (the kernel is this interpreter's ipykernel, with the output cap loaded on its command
@@ -38,7 +39,7 @@ def kernel_spec(settings, name="python3"):
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
             "--IPKernelApp.extra_extensions=autograders.grading.output_cap",
             f"--OutputLimit.characters={settings.output_limit}"]
-    return KernelSpec(argv=argv, display_name=f"Python 3 (sandboxed, {name})", language="python",
+    return KernelSpec(argv=argv, display_name=f"Python 3 (sandboxed, {name})", language="python", interrupt_mode="message",
                       metadata={"kernel_provisioner": {"provisioner_name": PROVISIONER,
                                                        "config": {"settings": settings.as_dict()}}})
 

@@ -1,8 +1,7 @@
 """The re-check's student side: the sandboxed process that runs a student's code, and the
 checker's handle on it.
 
-:func:`serve` runs inside the sandbox (``python -m autograders.grading.student_side serve IN OUT``,
-forked by the zygote when one runs): it runs cells, hands answers over as data and answers calls of
+:func:`serve` runs inside the sandbox (``python -m autograders.grading.student_side serve IN OUT``): it runs cells, hands answers over as data and answers calls of
 the student's functions, one reply per request (:mod:`autograders.grading.protocol`).
 :class:`StudentSide` is that process seen from the checker (every reply checked, every wait with a
 deadline, killed with its process group at the first fault); :class:`Session` keeps one going over a
@@ -163,7 +162,7 @@ class StudentSide:
             inner = command or [sys.executable, "-m", SERVE_MODULE, "serve"]
             inner = [*inner, str(to_child), str(from_child)]
             self.process = subprocess.Popen(
-                self.box.command(inner, fds=(to_child, from_child)), env={**self.box.env(), "NBGRADER_EXECUTION": "recheck"},
+                self.box.command(inner), env={**self.box.env(), "NBGRADER_EXECUTION": "recheck"},
                 pass_fds=(to_child, from_child), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True,
             )
@@ -224,8 +223,7 @@ class StudentSide:
         send(self.write_fd, {"op": "returned", "seq": self.seq, **reply}, deadline)
 
     def kill(self):
-        """Kill the process with its process group (through the zygote's proxy: the child's
-        group too), close the pipes, remove the sandbox (as root: kill its user's processes)."""
+        """Kill the process with its process group (bubblewrap: what it sandboxed dies with it), close the pipes, remove the sandbox (as root: kill its user's processes)."""
         self.alive = False
         for pgid in (self.process.pid,):
             with contextlib.suppress(OSError):
