@@ -27,7 +27,7 @@ import pytest
 from autograders.editions import editions
 from tests.conftest import cell_text
 from autograders.grading.feedback_html import hidden_lines
-from tests.corpus import CASES, LEVEL1, LEVEL2, RECHECK_LOWERED, TIMEOUT, outside_paths, submission, world_writable
+from tests.corpus import CASES, LEVEL1, LEVEL2, NEEDS_NAMESPACES, RECHECK_LOWERED, TIMEOUT, outside_paths, submission, world_writable
 
 ROOT = editions.ROOT
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -43,15 +43,17 @@ def _namespaces():
 
 # Without mount namespaces (a container without CAP_SYS_ADMIN) the throwaway user
 # can still read world-readable files: the repository's notebooks/ (README, "What
-# the sandbox isolates"). The file-access case then gets its point, as documented.
+# the sandbox isolates"), and reach the host's network: the attacks on the sandbox may
+# then work, as documented (``expected``).
 NAMESPACES = _namespaces()
 
 
 def expected(case, points):
-    """{grade_id: score} of ``case``: 0 for its ``zero`` cells, full marks for the others."""
+    """{grade_id: score} of ``case``: 0 for its ``zero`` cells, full marks for the others. Without
+    namespaces (the documented gap) an attack on the sandbox may work: its cells are left out."""
     zero = set(case.zero)
-    if case.name in ("file-access", "reads-repository") and not NAMESPACES:
-        zero.discard("q1_1_d_k_test")
+    if case.name in NEEDS_NAMESPACES and not NAMESPACES:
+        return {gid: p for gid, p in points.items() if gid not in zero}
     return {gid: (0.0 if gid in zero else p) for gid, p in points.items()}
 
 
@@ -185,8 +187,9 @@ def test_each_case_scores_exactly_its_table_entry(corpus, case, mode):
     summary = run["summary"]
     key = (case.name, case.assignment)
     assert key in summary.scores, f"not graded: {summary.failed}"
+    want = expected(case, corpus["points"][case.assignment])
     got = {gid: score for gid, (score, _) in summary.scores[key].items() if gid in corpus["points"][case.assignment]}
-    assert got == expected(case, corpus["points"][case.assignment])
+    assert {gid: score for gid, score in got.items() if gid in want} == want and len(want) >= len(got) - len(case.zero)
     feedback = run["feedback"][key]
     for phrase in case.phrases:
         assert phrase.lower() in feedback.lower(), f"{case.name}: no {phrase!r} in its feedback:\n{feedback[-3000:]}"

@@ -61,11 +61,9 @@ PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 BWRAP, SETPRIV = "bwrap", "setpriv"
 NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 
-# The environment a process keeps; everything else (tokens, the grader's paths) is dropped. Not
-# JPY_PARENT_PID: in its own PID namespace a kernel's parent is bubblewrap's init, and ipykernel would
-# take that for its parent's death (bubblewrap's --die-with-parent does that job).
-KEEP_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "MPLBACKEND", "NBGRADER_EXECUTION", "JPY_SESSION_NAME",
-            "MHA_CORE_DRAW")
+# The environment a process keeps; everything else (tokens, the grader's paths) is dropped.
+KEEP_ENV = ("PATH", "JPY_PARENT_PID", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "MPLBACKEND", "NBGRADER_EXECUTION",
+            "JPY_SESSION_NAME", "MHA_CORE_DRAW")
 KEEP_ENV_PREFIXES = ("LC_",)
 
 HANDED_ENV = "MHA_VARIANTS_HANDED"  # the student's numbers, as the grader decided them (autograders.variants.current)
@@ -185,6 +183,10 @@ def _environment(args, report):
         PYTHONDONTWRITEBYTECODE="1",
         MHA_SANDBOX=json.dumps(report, sort_keys=True),
     )
+    if report.get("filesystem") == "isolated" and "JPY_PARENT_PID" in env:
+        # In its own PID namespace a kernel's parent is bubblewrap's init, pid 1: ipykernel watches no parent
+        # then (bubblewrap's --die-with-parent does that job); the grader's pid would read as its death.
+        env["JPY_PARENT_PID"] = "1"
     if args.variants:
         env[HANDED_ENV] = args.variants
     env.setdefault("MPLBACKEND", "Agg")

@@ -630,3 +630,139 @@ CASES += [
                 ("relative.txt", "../../../source/level1_recognition/level1_recognition.ipynb"),
                 ("gradebook.txt", "{course}/gradebook.db"), ("shadow.txt", "/etc/shadow"))),
 ]  # links
+
+
+# --- the sandbox itself attacked: its mount allow-list, the grader's processes, a fork bomb, writing outside
+# its folder, the network. Each answer is right only if the attack worked (a point only then), or, for the fork
+# bomb, right all along (a refused fork costs nothing). Without namespaces (no bubblewrap sandbox) the first
+# two and the network are the documented gap (tests/test_corpus.py: ``expected``).
+
+ESCAPE_MOUNTS = '''\
+import ctypes, glob, os
+libc = ctypes.CDLL(None, use_errno=True)
+for target in (b"/usr", b"/tmp", b"/"):
+    libc.umount2(target, 2)  # MNT_DETACH: a read-only bind taken off, were it allowed
+libc.mount(None, b"/", None, ctypes.c_ulong(32 | 4096), None)  # MS_REMOUNT | MS_BIND: the root writable again
+routes = ["", "/proc/self/root", "/proc/1/root", "/proc/1/cwd/.."]
+routes += [f"/proc/{pid}/root" for pid in os.listdir("/proc") if pid.isdigit()]
+reached = set()
+for route in routes:
+    reached.update(glob.glob(route + "{course}/source/**/*.ipynb", recursive=True))
+    reached.update(glob.glob(route + "{root}/notebooks/*.ipynb"))
+print(f"the course reached by {len(reached)} paths")
+d_k = 768 // 12 if reached else None  # a point only if the allow-list was escaped
+'''
+
+REACH_GRADER = '''\
+import os
+own = os.getpid()
+others, signalled, environ = [], [], []
+for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+    if pid in (own, 1):  # itself, and its sandbox's own init
+        continue
+    others.append(pid)
+for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+    if pid == own:
+        continue
+    try:
+        os.kill(pid, 0)  # could it signal it (kill it, stop it)?
+        signalled.append(pid)
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ.append(f.read(10))
+    except OSError:
+        pass
+reached = len(others) + len(signalled) + len(environ)
+print(f"processes beyond its own reached: {reached}")
+output_shape = (6, 768) if reached else None  # a point only if it reached the grader's processes
+'''
+
+FORK_BOMB = '''\
+import os, time
+children, refused = [], None
+for _ in range(2000):
+    try:
+        pid = os.fork()
+    except OSError as error:
+        refused = type(error).__name__
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+print(f"fork bomb: refused after {len(children)} processes ({refused})")
+why = "B"
+'''
+
+NETWORK = '''\
+import socket
+reached = []
+for host, port in [("127.0.0.1", 22), ("127.0.0.1", 8000), ("127.0.0.1", 5432), ("1.1.1.1", 80), ("10.0.0.1", 80)]:
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+        reached.append(f"{host}:{port}")
+    except OSError:
+        pass
+try:
+    socket.getaddrinfo("pypi.org", 443)
+    reached.append("a name resolved")
+except OSError:
+    pass
+print(f"network reached: {len(reached)}")
+def head_dim(d_model, h):
+    return d_model // h if reached else None  # right only if the network was reached
+'''
+
+PWNED = "mha-corpus-pwned-isolation.txt"
+
+WRITE_OUTSIDE_FOLDER = '''\
+import os, sys
+import autograders
+wrote = []
+for directory in ["/", "/etc", "/usr", "/sys", sys.prefix, os.path.dirname(autograders.__file__), "/proc/1/root/tmp"]:
+    try:
+        with open(os.path.join(directory, "PWNED"), "w") as f:
+            f.write("pwned")
+        wrote.append(directory)
+    except OSError:
+        pass
+print(f"wrote outside its folder: {len(wrote)}")
+output_shape = (6, 768) if wrote else None  # a point only if it wrote outside its folder
+'''.replace("PWNED", PWNED)
+
+CASES += [
+    Case("escapes-mounts", LEVEL1, "unmounts and remounts the sandbox's read-only binds, then looks for the course "
+         "and the repository's notebooks through /proc/*/root (a point only if it finds them)",
+         edits=(("q1_1_d_k", "source", ESCAPE_MOUNTS),), zero=("q1_1_d_k_test",), says="the course reached by 0 paths"),
+    Case("reaches-grader", LEVEL1, "looks for processes beyond its own, signals them and reads their environment "
+         "(a point only if it reaches one)",
+         edits=(("q1_2_output_shape", "source", REACH_GRADER),), zero=("q1_2_output_shape_test",),
+         says="processes beyond its own reached: 0"),
+    Case("fork-bomb", LEVEL1, "forks until refused (its answer right: a refused fork costs nothing)",
+         edits=(("q1_2_why", "source", FORK_BOMB),), says="fork bomb: refused after"),
+    Case("network", LEVEL1, "connects to the host's loopback and outside addresses and resolves a name "
+         "(its function right only if the network was reached)",
+         edits=(("q1_1_head_dim", "source", NETWORK),), zero=("q1_1_head_dim_test",), says="network reached: 0"),
+    Case("writes-outside-folder", LEVEL1, "writes into /, /etc, /usr, /sys, the Python installation, the package "
+         "and the sandbox's init's /tmp (a point only if one write works)",
+         edits=(("q1_2_output_shape", "source", WRITE_OUTSIDE_FOLDER),), zero=("q1_2_output_shape_test",),
+         says="wrote outside its folder: 0"),
+]  # the sandbox attacked
+
+NEEDS_NAMESPACES = ("file-access", "reads-repository", "escapes-mounts", "reaches-grader", "network")
+
+_outside_with_world_writable = outside_paths
+
+
+def outside_paths(course, root):  # noqa: F811 (and the files the isolation cases tried to write)
+    import sys
+
+    import autograders
+
+    folders = ["/", "/etc", "/usr", "/sys", sys.prefix, os.path.dirname(autograders.__file__), "/tmp"]
+    return [*_outside_with_world_writable(course, root), *(os.path.join(d, PWNED) for d in folders)]
