@@ -120,8 +120,8 @@ def test_the_settings_reach_the_launcher_as_one_json_argument(tmp_path):
     box = sandbox.Sandbox(settings)
     try:
         command = box.command(["true"], own=[str(box.work / "f")])
-        assert command[:3] == [sys.executable, "-I", sandbox.__file__] and command[4:] == ["--", "true"]
-        launch, inner = sandbox.parse(command[3:])
+        assert command[:4] == [sys.executable, "-I", "-S", sandbox.__file__] and command[5:] == ["--", "true"]
+        launch, inner = sandbox.parse(command[4:])
         assert inner == ["true"] and launch.settings == settings
         assert (launch.workdir, launch.keep, launch.uid, launch.own) == (str(box.work), str(box.root), box.uid,
                                                                          [str(box.work / "f")])

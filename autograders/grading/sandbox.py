@@ -96,7 +96,9 @@ def _root_file_system(keep, workdir, hide):
     """bubblewrap's arguments for the sandbox's file system (see :data:`SYSTEM_DIRS`), and what
     its report says: (arguments, the read-only paths, the covered ones). ``hide``: paths to cover
     should they lie inside a directory shown (with the repository, when the packages are its own)."""
-    prefixes = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
+    venv = Path(sys.executable).parent.parent  # the launcher runs without site (-S): sys.prefix is the base's
+    prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    prefixes = sorted({os.path.realpath(p) for p in prefixes + ([venv] if (venv / "pyvenv.cfg").is_file() else [])})
     if "/" in prefixes:
         raise OSError("Python is installed in / itself: no installation to show alone")
     packages = [os.path.realpath(ROOT / name) for name in PACKAGES if (ROOT / name).is_dir()]
@@ -351,12 +353,12 @@ class Sandbox:
                 shutil.copyfile(path, target)
 
     def command(self, inner, own=()):
-        """The command line that runs ``inner`` in this sandbox (the launcher's, as a plain script: the
-        standard library only, no numpy imported for every process)."""
+        """The command line that runs ``inner`` in this sandbox (the launcher's, as a plain script without
+        site: the standard library only, no .pth file's imports for every process)."""
         from ..variants.current import handed_json
 
         launch = Launch(self.settings, workdir=self.work, keep=self.root, uid=self.uid, own=own, variants=handed_json())
-        return [sys.executable, "-I", os.path.abspath(__file__), launch.to_json(), "--", *inner]
+        return [sys.executable, "-I", "-S", os.path.abspath(__file__), launch.to_json(), "--", *inner]
 
     def env(self):
         """The environment to start the launcher with (the command inside imports this package)."""
