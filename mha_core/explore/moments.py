@@ -303,10 +303,10 @@ MOMENTS = {
         "at position 2 the causal mask leaves keys 1 and 2 only: scaled scores 1/√2 and 0, so "
         "w_1 = e^0.71 / (e^0.71 + 1).", _causal, tolerance=0.03),
     "predict_5_1_keys": Moment(
-        "h = d_model = 16, so d_k = 1: at most how many different keys can one head's 8 queries prefer "
-        "most?", _keys_at_limit,
-        "with d_k = 1 a score is q_i · k_j: a query with q_i > 0 prefers the key with the largest k, one with "
-        "q_i < 0 the key with the smallest k.", _limit),
+        "h = d_model = 16, so d_k = 1, and no mask: at most how many different keys can one head's 8 "
+        "queries prefer most?", _keys_at_limit,
+        "count the bright columns in each head's panel below, then explain them in the written answer (d); "
+        "with the causal mask on, count again.", _limit),
     "predict_5_3_le": Moment(
         "Figure s02: the weight the row of le puts on the first the (a number between 0 and 1)?", _le_weight,
         "le translates the, which the English has twice: its query matches both keys equally, so they "
@@ -315,6 +315,6 @@ MOMENTS = {
         "Which head, switched off, costs the learned model the most accuracy? \"A\" layer 1 head 1, \"B\" "
         "layer 1 head 2, \"C\" layer 2 head 1, \"D\" layer 2 head 2.", _most_needed,
         "the induction head (layer 2, head 2) is the one that copies the answer: without it almost nothing "
-        "is right; without the previous-token head it can no longer find the token after A, but the "
+        "is right; without the previous-token head it can no longer find the token after α, but the "
         "remaining heads still guess some.", _ablation_table, what="the ablation table", choices=tuple("ABCD")),
 }
