@@ -1,10 +1,12 @@
 """Sign-in from an LMS (LTI 1.3) and grades back (AGS), against a platform on the loopback.
 
 A class of its own, brought up by ``mha-workbook hub up`` with LTI settings: accounts named
-``mhal...`` (not the other hub tests' ``mhat``), environments in ``$MHA_LTI_HUB_PREFIX``
-(default ``/opt/mha-workbook-test-lti``), its own free ports; its accounts, homes and
-processes are removed after. The platform (``lti_platform.py``) signs id_tokens with its own
-RSA key and serves its JWKS; the student's browser is a cookie-keeping HTTP client.
+``mhal...`` (not the other hub tests' ``mhat``), its own state and free ports; its accounts, homes
+and processes are removed after. Its environments are the other hub tests' (``$MHA_HUB_PREFIX``,
+built once: `make test` runs the hub's tests one after the other on one worker), unless
+``$MHA_LTI_HUB_PREFIX`` names others (for a run beside another run of the hub's tests). The
+platform (``lti_platform.py``) signs id_tokens with its own RSA key and serves its JWKS; the
+student's browser is a cookie-keeping HTTP client.
 """
 
 import html
@@ -23,10 +25,11 @@ from autograders.hub import accounts, ags, hub, lti
 from autograders.hub.settings import HubSettings
 
 from ..browser.servers import hub_ports
+from .conftest import PREFIX as HUB_PREFIX
 from .conftest import Class, write_roster
 from .lti_platform import CLIENT_ID, Browser, Platform, new_key
 
-PREFIX = os.environ.get("MHA_LTI_HUB_PREFIX", "/opt/mha-workbook-test-lti")
+PREFIX = os.environ.get("MHA_LTI_HUB_PREFIX", HUB_PREFIX)
 PEOPLE = "mhal"
 INSTRUCTOR = "mhalteach"
 ROSTER = [("mhalann", "Ann", "Launches"), ("mhalben", "Ben", "Launches"), ("mhalcat", "Cat", "Never")]
