@@ -85,16 +85,18 @@ def line_item(lineitems, assignment, maximum, token):
     return made["id"]
 
 
-def post_score(lineitem, user_id, score, maximum, token):
+def post_score(lineitem, user_id, score, maximum, token, pending_manual=False):
+    """One student's score; ``pending_manual``: written answers not graded yet (the LMS may show it so)."""
     _call("POST", _with_path(lineitem, "/scores"), {
-        "userId": user_id, "scoreGiven": score, "scoreMaximum": maximum,
-        "activityProgress": "Completed", "gradingProgress": "FullyGraded",
+        "userId": user_id, "scoreGiven": score, "scoreMaximum": maximum, "activityProgress": "Completed",
+        "gradingProgress": "PendingManual" if pending_manual else "FullyGraded",
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds")}, SCORE, token=token)
 
 
-def send_grades(lti, launches, key_pem, assignment, scores):
-    """Post ``scores`` ({student: (score, max_score)}) of ``assignment``. Returns (sent, not
-    sent with the reason). The line item is the one of the course of each student's last launch."""
+def send_grades(lti, launches, key_pem, assignment, scores, pending_manual=()):
+    """Post ``scores`` ({student: (score, max_score)}) of ``assignment``; the students of
+    ``pending_manual`` still have answers to grade by hand. Returns (sent, not sent with the
+    reason). The line item is the one of the course of each student's last launch."""
     if not lti.get("token_endpoint"):
         raise AGSError("the hub's LTI settings have no token_endpoint: the LMS's grade service cannot be asked")
     token = access_token(lti["token_endpoint"], lti["client_id"], key_pem)
@@ -107,6 +109,6 @@ def send_grades(lti, launches, key_pem, assignment, scores):
         lineitems = launch["lineitems"]
         if lineitems not in items:
             items[lineitems] = line_item(lineitems, assignment, maximum, token)
-        post_score(items[lineitems], launch["sub"], score, maximum, token)
+        post_score(items[lineitems], launch["sub"], score, maximum, token, student in pending_manual)
         sent.append(student)
     return sent, missed

@@ -65,15 +65,17 @@ def _grades(args):
               file=sys.stderr)
         return 2
     course = args.course or accounts.home(settings.instructor) / "course"
-    scores = {row["student"]: (row["score"], row["max_score"]) for row in read_results(course).rows
-              if row["assignment"] == args.assignment and row["status"] == "graded"}
+    rows = [row for row in read_results(course).rows if row["assignment"] == args.assignment and row["status"] == "graded"]
+    scores = {row["student"]: (row["score"], row["max_score"]) for row in rows}
+    pending = {row["student"] for row in rows if row["needs_manual_grade"]}
     try:
         sent, missed = ags.send_grades(settings.lti, lti.read_launches(settings.path("lti", "launches.json")),
-                                       lti.tool_key(settings), args.assignment, scores)
+                                       lti.tool_key(settings), args.assignment, scores, pending)
     except ags.AGSError as error:
         print(f"hub grades: {error}", file=sys.stderr)
         return 2
-    print(f"{args.assignment}: {len(sent)} grades sent to the LMS")
+    print(f"{args.assignment}: {len(sent)} grades sent to the LMS"
+          + (f" ({len(pending & set(sent))} marked as waiting for manual grading)" if pending & set(sent) else ""))
     for student, reason in missed:
         print(f"  not sent for {student}: {reason}")
     return 0 if sent or not scores else 1

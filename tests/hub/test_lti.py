@@ -106,6 +106,16 @@ def test_a_launch_signs_a_roster_student_into_their_own_server(lms):
     assert not other.url.startswith(f"{base}/user/mhalben/lab"), "Ann's cookie does not open Ben's server"
 
 
+def test_the_instructor_signs_in_from_the_lms_as_the_hubs_admin(lms):
+    hosted, platform = lms
+    platform.enrol(INSTRUCTOR)
+    browser = Browser()
+    assert browser.launch(platform, INSTRUCTOR).status_code == 200
+    assert signed_in_as(browser, hosted.settings) is not None
+    status, user = hosted.hub_api("GET", f"/users/{INSTRUCTOR}")
+    assert status == 200 and user["admin"] is True
+
+
 REFUSED = {
     "not on the roster": ("mhalzed", {}, 403, "mhalzed is not on this class's roster: ask your instructor to add you"),
     "expired": ("mhalben", {"exp": int(time.time()) - 60, "iat": int(time.time()) - 400}, 400,
@@ -153,7 +163,8 @@ def test_grades_go_back_to_the_lms_line_item(lms):
     assert launches["mhalann"]["sub"] == platform.users["mhalann"]
     assert "mhalcat" not in launches and "mhalzed" not in launches
     scores = {"mhalann": (7.5, 10.0), "mhalben": (3.0, 10.0), "mhalcat": (5.0, 10.0)}
-    sent, missed = ags.send_grades(settings.lti, launches, lti.tool_key(settings), "level1_recognition", scores)
+    sent, missed = ags.send_grades(settings.lti, launches, lti.tool_key(settings), "level1_recognition", scores,
+                                   pending_manual={"mhalben"})
     assert sent == ["mhalann", "mhalben"]
     assert [student for student, _ in missed] == ["mhalcat"], "Cat never launched: no LMS id, named"
     (item,) = platform.lineitems.values()
@@ -161,11 +172,13 @@ def test_grades_go_back_to_the_lms_line_item(lms):
     posted = platform.scores[item["id"]]
     assert {u: (s["scoreGiven"], s["scoreMaximum"]) for u, s in posted.items()} == {
         platform.users["mhalann"]: (7.5, 10.0), platform.users["mhalben"]: (3.0, 10.0)}
-    assert {s["gradingProgress"] for s in posted.values()} == {"FullyGraded"}
+    assert {u: s["gradingProgress"] for u, s in posted.items()} == {
+        platform.users["mhalann"]: "FullyGraded", platform.users["mhalben"]: "PendingManual"}
     # Sent again after a regrade: the same line item, the new score.
     ags.send_grades(settings.lti, launches, lti.tool_key(settings), "level1_recognition", {"mhalben": (4.0, 10.0)})
     assert len(platform.lineitems) == 1
-    assert platform.scores[item["id"]][platform.users["mhalben"]]["scoreGiven"] == 4.0
+    regraded = platform.scores[item["id"]][platform.users["mhalben"]]
+    assert (regraded["scoreGiven"], regraded["gradingProgress"]) == (4.0, "FullyGraded")
 
 
 def test_the_platform_refuses_a_tool_key_it_does_not_know(lms):
