@@ -2,12 +2,11 @@
 changes, and the hub's configuration they give (no hub started: tests/hub/test_lti.py does)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 from traitlets.config import Config
 
+from autograders.__main__ import main
 from autograders.hub import hubconfig
 from autograders.hub.settings import HubSettings
 
@@ -24,17 +23,16 @@ def test_incomplete_lti_settings_are_refused_naming_the_key(lti, named):
         HubSettings(lti=lti)
 
 
-def test_hub_up_says_in_one_line_when_the_lti_file_cannot_be_read(tmp_path):
-    missing = tmp_path / "lti.json"
-    done = subprocess.run([sys.executable, "-m", "autograders", "hub", "up", "--roster", str(tmp_path / "r.csv"),
-                           "--root", str(tmp_path / "state"), "--lti", str(missing)], capture_output=True, text=True)
-    assert done.returncode == 2
-    assert done.stderr.strip().startswith("make hub:") and str(missing) in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
-    missing.write_text(json.dumps({"issuer": "https://lms.example.edu"}))
-    done = subprocess.run([sys.executable, "-m", "autograders", "hub", "up", "--roster", str(tmp_path / "r.csv"),
-                           "--root", str(tmp_path / "state"), "--lti", str(missing)], capture_output=True, text=True)
-    assert done.returncode == 2 and "missing: authorize_url, client_id, jwks_endpoint" in done.stderr
+def test_hub_up_says_in_one_line_when_the_lti_file_cannot_be_read(tmp_path, capsys):
+    lti = tmp_path / "lti.json"
+    command = ["hub", "up", "--roster", str(tmp_path / "r.csv"), "--root", str(tmp_path / "state"), "--lti", str(lti)]
+    assert main(command) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("make hub:") and str(lti) in said and len(said.splitlines()) == 1
+    lti.write_text(json.dumps({"issuer": "https://lms.example.edu"}))
+    assert main(command) == 2
+    said = capsys.readouterr().err.strip()
+    assert "missing: authorize_url, client_id, jwks_endpoint" in said and len(said.splitlines()) == 1
     assert not (tmp_path / "state").exists()
 
 
