@@ -75,18 +75,18 @@ hub-stop: $(STAMP)
 
 # The single-user image of deploy/Dockerfile, built with podman (deploy/README.md). Without a
 # registry: a stand-in for its base (python:3.11-slim-bookworm) is made from Debian's packages
-# first (deploy/stand-in-base.sh; BASE=keep uses one made earlier). As root; needs mmdebstrap,
+# when podman has none (deploy/stand-in-base.sh; BASE=new makes it again). As root; needs mmdebstrap,
 # podman, buildah, runc. `make image-test` runs tests/test_image.py on it: not part of `make
 # test` (which deselects the marker `image`) nor of CI.
 IMAGE  := mha-workbook-singleuser:0.1.0
 PODMAN := podman --runtime runc --cgroup-manager=cgroupfs
-BASE   ?= make
+BASE   ?= keep
 
 image:
 	@command -v podman > /dev/null && command -v mmdebstrap > /dev/null || { \
 		echo "make image: needs podman and mmdebstrap (apt-get install podman buildah runc uidmap mmdebstrap)"; exit 2; }
 	@start=$$(date +%s); \
-	if [ "$(BASE)" != keep ] || ! podman image exists docker.io/library/python:3.11-slim-bookworm; then \
+	if [ "$(BASE)" = new ] || ! podman image exists docker.io/library/python:3.11-slim-bookworm; then \
 		sh deploy/stand-in-base.sh || exit 1; fi; \
 	$(PODMAN) build --pull=never --network=host --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
 		--ignorefile deploy/Dockerfile.dockerignore -f deploy/Dockerfile -t $(IMAGE) . || exit 1; \
