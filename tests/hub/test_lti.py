@@ -27,7 +27,7 @@ from autograders.hub.settings import HubSettings
 from ..browser.servers import hub_ports
 from .conftest import PREFIX as HUB_PREFIX
 from .conftest import Class, write_roster
-from .lti_platform import CLIENT_ID, Browser, Platform, new_key
+from .lti_platform import CLIENT_ID, LTI as LTI_CLAIM, Browser, Platform, new_key
 
 PREFIX = os.environ.get("MHA_LTI_HUB_PREFIX", HUB_PREFIX)
 PEOPLE = "mhal"
@@ -122,6 +122,9 @@ REFUSED = {
                 "This launch has expired"),
     "forged": ("mhalben", {"key": new_key()}, 400, "This launch was not signed by your LMS's key"),
     "wrong audience": ("mhalben", {"aud": "another-tool"}, 403, "This launch was meant for another tool"),
+    # No roster id from the LMS (its custom parameter not set up): the library falls back on the
+    # opaque LMS user id, which is on no roster.
+    "no roster id": ("mhalben", {LTI_CLAIM + "custom": {}}, 403, "is not on this class's roster"),
 }
 
 
@@ -140,7 +143,10 @@ def test_a_bad_launch_is_refused_with_a_clear_page(lms, case):
     assert answer.status_code == status, answer.text[:500]
     assert message in html.unescape(answer.text), answer.text[:2000]
     assert signed_in_as(browser, hosted.settings) is None, "a refused launch signs nobody in"
-    assert hosted.hub_api("GET", f"/users/{login}")[0] == 404 or login != "mhalzed"
+    refused = {"not on the roster": login, "no roster id": platform.users[login]}.get(case)
+    if refused:
+        assert f"{refused} is not on this class's roster" in html.unescape(answer.text)
+        assert hosted.hub_api("GET", f"/users/{refused}")[0] == 404, "no hub user made for a refused id"
 
 
 def test_a_replayed_launch_is_refused(lms):
