@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 
 from autograders.hub import accounts, ags, hub, lti
 from autograders.hub.settings import HubSettings
@@ -227,3 +228,21 @@ def test_hub_grades_sends_the_gradebooks_scores(lms):
     (item,) = [i for i in platform.lineitems.values() if i["resourceId"] == "level2_application"]
     score = platform.scores[item["id"]][platform.users["mhalann"]]
     assert (score["scoreGiven"], score["scoreMaximum"]) == pytest.approx(expected)
+
+
+def test_behind_https_the_launch_cookies_survive_a_cross_site_post(lms):
+    """Behind a TLS proxy (X-Forwarded-Proto: https), the state and nonce cookies are
+    ``SameSite=None; Secure``: a browser sends only such cookies with the platform's form, which
+    is posted from the LMS's site. Over plain HTTP they stay the hub's default."""
+    hosted, platform = lms
+    cookies = {}
+    for proto in ("https", None):
+        headers = {"X-Forwarded-Proto": proto} if proto else {}
+        answer = requests.get(platform.launch_url("mhalann"), headers=headers, allow_redirects=False, timeout=60)
+        assert answer.status_code == 302
+        cookies[proto] = [c for c in answer.raw.headers.getlist("Set-Cookie") if c.startswith("lti13authenticator")]
+        assert len(cookies[proto]) == 2, answer.raw.headers.getlist("Set-Cookie")
+    for cookie in cookies["https"]:
+        assert "SameSite=None" in cookie and "Secure" in cookie and "HttpOnly" in cookie, cookie
+    for cookie in cookies[None]:
+        assert "SameSite=None" not in cookie and "Secure" not in cookie, cookie
