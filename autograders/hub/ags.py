@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 
 import jwt
 
+TOOL_KID = "mha-workbook-tool"  # the tool key's id in its JWKS (lti.py) and in the tokens it signs
 SCOPES = ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
           "https://purl.imsglobal.org/spec/lti-ags/scope/score")
 LINEITEM = "application/vnd.ims.lis.v2.lineitem+json"
@@ -55,7 +56,7 @@ def access_token(token_endpoint, client_id, key_pem):
     now = int(time.time())
     assertion = jwt.encode({"iss": client_id, "sub": client_id, "aud": token_endpoint, "iat": now,
                             "exp": now + 300, "jti": uuid.uuid4().hex},
-                           key_pem, algorithm="RS256", headers={"kid": "mha-workbook-tool"})
+                           key_pem, algorithm="RS256", headers={"kid": TOOL_KID})
     form = urllib.parse.urlencode({
         "grant_type": "client_credentials",
         "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",

@@ -23,17 +23,20 @@ import time
 from pathlib import Path
 
 import jwt
+from jupyterhub.handlers import BaseHandler
 from ltiauthenticator.lti13.auth import LTI13Authenticator
 from ltiauthenticator.lti13.error import InvalidAudienceError, LoginError, ValidationError
 from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
-from jupyterhub.handlers import BaseHandler
 from tornado.web import HTTPError
 from traitlets import Unicode
 
+from .ags import TOOL_KID
 from .auth import OnRoster
 
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 AGAIN = "Open the assignment from your course's page in the LMS again."
+
+
 def tool_key(settings):
     """The tool's RSA private key (PEM), made on first use, readable by root only."""
     path = settings.path("secrets", "lti_tool_key.pem")
@@ -54,7 +57,7 @@ def tool_key(settings):
 def public_jwks(pem):
     key = jwt.algorithms.RSAAlgorithm(jwt.algorithms.RSAAlgorithm.SHA256).prepare_key(pem)
     jwk = jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
-    return {"keys": [{**jwk, "kid": "mha-workbook-tool", "alg": "RS256", "use": "sig"}]}
+    return {"keys": [{**jwk, "kid": TOOL_KID, "alg": "RS256", "use": "sig"}]}
 
 
 def read_launches(path):
