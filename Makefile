@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 RUN    := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test check bench practice release clean demo hub hub-stop
+.PHONY: lab test check bench practice release clean demo hub hub-stop image image-test
 
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -72,6 +72,28 @@ hub:
 
 hub-stop: $(STAMP)
 	$(SUDO) $(RUN) -m autograders hub stop
+
+# The single-user image of deploy/Dockerfile, built with podman (deploy/README.md). Without a
+# registry: a stand-in for its base (python:3.11-slim-bookworm) is made from Debian's packages
+# when podman has none (deploy/stand-in-base.sh; BASE=new makes it again). As root; needs mmdebstrap,
+# podman, buildah, runc. `make image-test` runs tests/test_image.py on it: not part of `make
+# test` (which deselects the marker `image`) nor of CI.
+IMAGE  := mha-workbook-singleuser:0.1.0
+PODMAN := podman --runtime runc --cgroup-manager=cgroupfs
+BASE   ?= keep
+
+image:
+	@command -v podman > /dev/null && command -v mmdebstrap > /dev/null || { \
+		echo "make image: needs podman and mmdebstrap (apt-get install podman buildah runc uidmap mmdebstrap)"; exit 2; }
+	@start=$$(date +%s); \
+	if [ "$(BASE)" = new ] || ! podman image exists docker.io/library/python:3.11-slim-bookworm; then \
+		sh deploy/stand-in-base.sh || exit 1; fi; \
+	$(PODMAN) build --pull=never --network=host --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+		--ignorefile deploy/Dockerfile.dockerignore -f deploy/Dockerfile -t $(IMAGE) . || exit 1; \
+	echo "make image: $(IMAGE) in $$(( $$(date +%s) - start )) s, $$(podman image inspect --format '{{.Size}}' $(IMAGE) | awk '{printf "%.0f MB", $$1 / 1e6}')"
+
+image-test: image
+	PYTHONDONTWRITEBYTECODE= $(RUN) -m pytest -m image tests/test_image.py
 
 practice: $(STAMP)
 	$(RUN) -m autograders practice --out workbook

@@ -365,11 +365,12 @@ def up(settings, roster, due=None):
     start_hub(settings)
     set_up_exchange(settings, students)
     host = settings.ip or socket.gethostname()
+    signin = (f"everyone signs in from the LMS {settings.lti['issuer']} (docs/lms.md)" if settings.lti else
+              f"the instructor signs in as {settings.instructor} with the password in "
+              f"{settings.path('secrets', 'instructor_password')}; students sign up at /hub/signup"
+              + (" and are approved by the instructor at /hub/authorize" if settings.signup == "approve" else ""))
     log(f"the hub is up: http://{host}:{settings.port}/ ({len(students)} students; "
-        f"instructor: {settings.instructor}, course in {course_dir(settings)})\n"
-        f"the instructor signs in as {settings.instructor} with the password in "
-        f"{settings.path('secrets', 'instructor_password')}; students sign up at /hub/signup"
-        + (" and are approved by the instructor at /hub/authorize" if settings.signup == "approve" else ""))
+        f"instructor: {settings.instructor}, course in {course_dir(settings)})\n{signin}")
     return students
 
 
