@@ -10,6 +10,7 @@ The tests need root (they create system users). Elsewhere they fail with that re
 they are never skipped. Every test here is marked ``slow`` and ``hub``.
 """
 
+import fcntl
 import json
 import os
 import shutil
@@ -156,6 +157,9 @@ def hub_class():
     if os.geteuid() != 0:
         pytest.fail("the hub tests need root: they create system users (named mhat...) and run a JupyterHub "
                     "that starts each user's Lab as that user", pytrace=False)
+    # One class on this machine at a time: every run's accounts have the same names.
+    lock = open(os.path.join(tempfile.gettempdir(), "mha-hub-tests.lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     remove_people()
     state = Path(tempfile.mkdtemp(prefix="mha-hub-test-"))
     roster = write_roster(state.parent / f"{state.name}-roster.csv", ROSTER)
@@ -163,7 +167,9 @@ def hub_class():
     settings = HubSettings(root=str(state / "hub"), prefix=PREFIX, ip="127.0.0.1", port=port,
                            exchange_port=exchange_port, instructor=INSTRUCTOR)
     try:
-        hub.up(settings, roster)
+        # The checkout's own folder is left as the developer keeps it (tests/test_hub_exposure.py tries a
+        # clone in a folder every account may search, as a student).
+        hub.up(settings, roster, clone=None)
         yield Class(settings, roster)
     finally:
         try:
@@ -182,3 +188,4 @@ def hub_class():
             shutil.copy(log, ROOT / "artifacts" / "hub.log")
         shutil.rmtree(state, ignore_errors=True)
         roster.unlink(missing_ok=True)
+        lock.close()  # and with it the lock
