@@ -10,6 +10,7 @@ kernel started with ``--transport=tcp`` receives the secret (the attack works wh
 """
 
 import json
+import pwd
 import shutil
 import subprocess
 import time
@@ -25,9 +26,13 @@ from .test_exchange import SOURCE, hub_class_home, write_as
 from .test_lifecycle import start
 
 BOB, MALLORY = "mhatbob", "mhatmallory"
-LEAK = """import time
+# The kernel notes its transport and where its sockets are (~/kernel.txt), then prints a secret for 2 s.
+LEAK = """import getpass, json, os, time, ipykernel
+info = json.load(open(ipykernel.get_connection_file()))
+with open(os.path.expanduser("~/kernel.txt"), "a") as f:
+    f.write(f"{info['transport']} {info['ip']}\\n")
 for i in range(20):
-    print("SECRET of", __import__("getpass").getuser(), i, flush=True)
+    print("SECRET of", getpass.getuser(), i, flush=True)
     time.sleep(0.1)
 """
 
@@ -48,8 +53,7 @@ def leaks(hub_class):
 
 def listened(hub_class, victim, action):
     """What Mallory receives from ``victim``'s TCP ports while ``action()`` runs; and its result."""
-    import pwd
-
+    hub_class_home(victim).joinpath("kernel.txt").unlink(missing_ok=True)
     settings = hub_class.settings
     environment = hub_terminal_environment(settings, MALLORY, hub_class.token(MALLORY))
     runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin")
@@ -91,9 +95,17 @@ def terminal_commands(hub_class):
 def test_a_kernel_started_in_a_terminal_is_heard_by_nobody_else(leaks, victim, how):
     command = [str(part) for part in terminal_commands(leaks)[how]]
     heard, done = listened(leaks, victim, in_terminal(leaks, victim, *command))
-    if how != "nbgrader validate":  # validate prints its verdict, not the cell's output
-        assert "SECRET of" in done.stdout + done.stderr or how == "nbclient from Python", done.stdout[-500:]
     assert heard["received"] == 0, heard
+    assert kernels_seen(leaks, victim) == ["ipc"]
+
+
+def kernels_seen(hub_class, name):
+    """The transport of each kernel that ran the leak as ``name``; its sockets in their runtime folder."""
+    runtime = str(hub_class.settings.runtime_dir(pwd.getpwnam(name).pw_uid)) + "/kernel-"
+    lines = hub_class_home(name).joinpath("kernel.txt").read_text().split("\n")
+    seen = [line.split() for line in lines if line]
+    assert all(ip.startswith(runtime) for transport, ip in seen if transport == "ipc"), seen
+    return [transport for transport, _ in seen]
 
 
 def test_the_listener_hears_a_kernel_on_tcp(leaks):
@@ -101,6 +113,7 @@ def test_the_listener_hears_a_kernel_on_tcp(leaks):
     jupyter = str(leaks.settings.venv / "bin" / "jupyter")
     heard, done = listened(leaks, BOB, in_terminal(leaks, BOB, jupyter, "run", "--transport=tcp", "leak.py"))
     assert heard["received"] > 0 and any("SECRET of" in m for m in heard["sample"]), heard
+    assert kernels_seen(leaks, BOB) == ["tcp"]
 
 
 def test_the_graders_kernels_are_heard_by_nobody_else(leaks, released):
@@ -140,7 +153,9 @@ def test_the_validate_button_and_voila_are_heard_by_nobody_else(leaks):
         through_server(leaks, BOB, "POST", "assignments/validate", {"path": "leak.ipynb"})))
     assert answer["success"], answer
     assert heard["received"] == 0, heard
+    assert kernels_seen(leaks, BOB) == ["ipc"]
     heard, page = listened(leaks, INSTRUCTOR, lambda: through_server(leaks, INSTRUCTOR, "GET",
                                                                       "voila/render/leak.ipynb"))
     assert "SECRET of" in page, page[-500:]
     assert heard["received"] == 0, heard
+    assert kernels_seen(leaks, INSTRUCTOR) == ["ipc"]
