@@ -28,6 +28,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from ..common.inputs import InputError, read_csv
 from . import accounts, exposure
 from .roster import login_problem, read_roster
 from .settings import SOCKET_PATH_MAX
@@ -307,12 +308,26 @@ def hand_out_numbers(settings, students):
     return written
 
 
+DUE_TODO = "write one line per assignment under the header assignment,duedate (e.g. level1_recognition,2026-12-08 17:00:00 UTC)"
+
+
 def read_due(path):
-    """``assignment,duedate`` rows (e.g. ``level1_recognition,2026-12-08 17:00:00 UTC``)."""
+    """``assignment,duedate`` rows (e.g. ``level1_recognition,2026-12-08 17:00:00 UTC``); an InputError
+    naming the line when the file is broken or a date is not one."""
+    from dateutil.parser import parse
+
     if not path:
         return {}
-    rows = [line.split(",", 1) for line in Path(path).read_text().splitlines()[1:] if line.strip()]
-    return {a.strip(): d.strip() for a, d in rows}
+    due = {}
+    for line, row in read_csv(path, ("assignment", "duedate"), DUE_TODO, extra_ok=False):
+        if not row["assignment"]:
+            raise InputError(path, "no assignment", DUE_TODO, line)
+        try:
+            parse(row["duedate"])
+        except (ValueError, OverflowError):
+            raise InputError(path, f"duedate {row['duedate']!r} is not a date", DUE_TODO, line) from None
+        due[row["assignment"]] = row["duedate"]
+    return due
 
 
 # -- 5. the hub ---------------------------------------------------------------------

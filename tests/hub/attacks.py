@@ -116,9 +116,10 @@ while True:
         subscribed[port] = socket
         poller.register(socket, zmq.POLLIN)
     for socket, _ in poller.poll(100):
-        received.append(b" ".join(socket.recv_multipart())[:300].decode(errors="replace"))
+        received.append(b" ".join(socket.recv_multipart()).decode(errors="replace"))
     if select.select([0], [], [], 0)[0] and not os.read(0, 1):
         break
-print(json.dumps({"ports": sorted(subscribed), "received": len(received), "sample": received[-3:]}))
+secrets = [m for m in received if "SECRET of" in m]
+print(json.dumps({"ports": sorted(subscribed), "received": len(received), "secrets": len(secrets), "sample": secrets[:1]}))
 context.destroy(linger=0)
 '''

@@ -17,9 +17,9 @@ from datetime import datetime, timezone
 import nbformat
 import pytest
 
-from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT, ok
+from .conftest import ASSIGNMENT, INSTRUCTOR, PEOPLE, ROOT, ok
 
-ALICE, BOB, MALLORY = "mhatalice", "mhatbob", "mhatmallory"
+ALICE, BOB, MALLORY = PEOPLE + "alice", PEOPLE + "bob", PEOPLE + "mallory"
 SOURCE = ROOT / "notebooks" / f"{ASSIGNMENT}.ipynb"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 
@@ -117,7 +117,7 @@ def test_nobody_reads_lists_or_overwrites_another_students_work_through_the_exch
         ("POST", f"/feedback/{course}/{ASSIGNMENT}/{BOB}",                           # write Bob's feedback
          {"timestamp": timestamp, "files": json.dumps([{"path": "x.html", "content": "eA=="}])}, None),
         ("GET", f"/students/{course}", None, None),                                 # the roster
-        ("POST", f"/students/{course}", {"students": json.dumps([{"username": "mhatzed", "first_name": "",
+        ("POST", f"/students/{course}", {"students": json.dumps([{"username": PEOPLE + "zed", "first_name": "",
                                                                    "last_name": "", "email": ""}])}, None),
         ("POST", f"/instructor/{course}/{MALLORY}", {"first_name": "M", "last_name": "", "email": ""}, None),
         ("POST", "/course/mallorys-course", {"instructors": json.dumps([MALLORY])}, None),
