@@ -42,8 +42,9 @@ READERS = {
                       lambda path: gradebooks.course_config(path.parent)),
     "grading status": ("status.json", '{"ann/level1_recognition": {"ok": true}}\n',
                        lambda path: grading.load_status(path.parent.parent)),
-    "capacity.json": ("capacity.json", json.dumps({"source": "x", "memory_per_student_mib": 305, "cpu_per_student": 0.42,
-                                                   "memory_limit_factor": 2, "cpu_limit_factor": 5}, indent=1),
+    "capacity.json": ("capacity.json", json.dumps({"source": "x", "memory_per_student_mib": 305,
+                                                   "cpu_per_student": 0.42, "memory_limit_factor": 2,
+                                                   "cpu_limit_factor": 5}, indent=1),
                       bench_hub.read_capacity),
 }
 CSV = ("roster", "due dates", "overrides", "variants record")
@@ -69,15 +70,18 @@ CASES = [(reader, form) for form, (readers, _, _, _) in FORMS.items() for reader
 MORE = {  # broken forms of one file only: (reader, text, what the line must say, the line)
     "numbers not JSON": ("variants record", 'student_id,problem,generation,numbers\nann,q1_1_d_k,0,{d_model: 96\n',
                          "the numbers are not valid JSON", 2),
-    "a control character in the numbers": ("variants record",
-                                           'student_id,problem,generation,numbers\nann,q1_1_d_k,0,"{""a"": ""\x1b[31m""}"\n',
-                                           "control character (U+001B)", 2),
-    "not a date": ("due dates", "assignment,duedate\nlevel1_recognition,next friday\n", "'next friday' is not a date", 2),
+    "a control character in the numbers": (
+        "variants record", 'student_id,problem,generation,numbers\nann,q1_1_d_k,0,"{""a"": ""\x1b[31m""}"\n',
+        "control character (U+001B)", 2),
+    "not a date": ("due dates", "assignment,duedate\nlevel1_recognition,next friday\n",
+                   "'next friday' is not a date", 2),
     "a key not hex": ("course key", "not hex at all\n", "hexadecimal digits", None),
-    "config not Python": ("course config", "c = get_config()\nc.CourseDirectory.course_id = 'x\n", "not valid Python", 2),
+    "config not Python": ("course config", "c = get_config()\nc.CourseDirectory.course_id = 'x\n",
+                          "not valid Python", 2),
     "config fails when run": ("course config", "c = get_config()\n\nc.Nope.x = undefined_name\n",
                               "fails when run (NameError", 3),
-    "capacity lacks a number": ("capacity.json", '{"source": "x", "cpu_per_student": 0.42}', "lacks memory_per_student_mib", None),
+    "capacity lacks a number": ("capacity.json", '{"source": "x", "cpu_per_student": 0.42}',
+                                "lacks memory_per_student_mib", None),
 }
 
 

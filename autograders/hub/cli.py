@@ -55,7 +55,8 @@ def usage_lines(url, token, course_id):
     import urllib.error
     import urllib.request
 
-    request = urllib.request.Request(f"{url.rstrip('/')}/usage/{course_id}", headers={"Authorization": f"token {token}"})
+    request = urllib.request.Request(f"{url.rstrip('/')}/usage/{course_id}",
+                                     headers={"Authorization": f"token {token}"})
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             answer = json.loads(response.read().decode())

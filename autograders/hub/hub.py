@@ -157,8 +157,9 @@ def install_kernel_transport(venv):
     folder (``hub/site/mha_workbook_ipc.py`` says why and how): the Jupyter apps' configuration in the
     environment's ``etc/jupyter``, and the default for kernels started from Python in its site-packages."""
     site = HUB_FILES / "site"
-    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", where], capture_output=True, text=True,
+                             check=True).stdout.strip()
     etc = venv / "etc" / "jupyter"
     etc.mkdir(parents=True, exist_ok=True)
     for source, target in ((site / "jupyter_config.py", etc), (site / "mha_workbook_ipc.py", Path(purelib)),
@@ -308,7 +309,8 @@ def hand_out_numbers(settings, students):
     return written
 
 
-DUE_TODO = "write one line per assignment under the header assignment,duedate (e.g. level1_recognition,2026-12-08 17:00:00 UTC)"
+DUE_TODO = ("write one line per assignment under the header assignment,duedate "
+            "(e.g. level1_recognition,2026-12-08 17:00:00 UTC)")
 
 
 def read_due(path):

@@ -146,6 +146,21 @@ def test_nobody_reads_another_students_files_or_the_course_on_disk(hub_class, su
         assert done.returncode != 0 and "Permission denied" in done.stderr, (target, done.stdout[:300])
 
 
+def test_the_environment_students_run_holds_no_solution(hub_class):
+    """Mallory searches everything she can read of the hub's environments for a source notebook."""
+    def search(folder):
+        return hub_class.run(MALLORY, "grep", "-rlIs", "--include=*.ipynb", "-e", "BEGIN SOLUTION",
+                             "-e", "BEGIN HIDDEN TESTS", str(folder))
+
+    done = search(hub_class.settings.prefix)
+    assert done.returncode in (1, 2) and not done.stdout, done.stdout[:500]  # 2: some folders were not hers
+    planted = write_as(hub_class, MALLORY, "planted/source.ipynb", SOURCE.read_bytes())
+    try:  # the same search finds a source notebook where she can read one
+        assert search(planted.parent).stdout.strip() == str(planted)
+    finally:
+        shutil.rmtree(planted.parent)
+
+
 def test_a_student_token_reaches_only_its_owner(hub_class, submitted):
     token = hub_class.token(MALLORY)
     status, me = hub_class.hub_api("GET", "/user", token=token)
