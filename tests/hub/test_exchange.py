@@ -11,6 +11,7 @@ exactly what that student submitted.
 import csv
 import json
 import os
+import re
 import shutil
 from datetime import datetime, timezone
 
@@ -146,17 +147,32 @@ def test_nobody_reads_another_students_files_or_the_course_on_disk(hub_class, su
         assert done.returncode != 0 and "Permission denied" in done.stderr, (target, done.stdout[:300])
 
 
-def test_the_environment_students_run_holds_no_solution(hub_class):
-    """Mallory searches everything she can read of the hub's environments for a source notebook."""
-    def search(folder):
-        return hub_class.run(MALLORY, "grep", "-rlIs", "--include=*.ipynb", "-e", "BEGIN SOLUTION",
-                             "-e", "BEGIN HIDDEN TESTS", str(folder))
+def solution_lines():
+    """Lines of the level notebooks' solutions, as long and as distinctive as a search needs (not in the
+    workbook's own installed code, which students may read; verbatim in a notebook's JSON)."""
+    public = "\n".join(p.read_text() for package in ("autograders", "mha_core") for p in (ROOT / package).rglob("*.py"))
+    lines = set()
+    for notebook in sorted((ROOT / "notebooks").glob("level*.ipynb")):
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
+                lines |= {line.strip() for line in block.splitlines()
+                          if len(line.strip()) >= 30 and not set(line) & set('\\"') and line.strip() not in public}
+    return sorted(lines)
 
-    done = search(hub_class.settings.prefix)
-    assert done.returncode in (1, 2) and not done.stdout, done.stdout[:500]  # 2: some folders were not hers
-    planted = write_as(hub_class, MALLORY, "planted/source.ipynb", SOURCE.read_bytes())
-    try:  # the same search finds a source notebook where she can read one
-        assert search(planted.parent).stdout.strip() == str(planted)
+
+def test_the_environment_students_run_holds_no_solution(hub_class):
+    """Mallory searches everything she can read of the hub's environments for a line of a solution."""
+    planted = write_as(hub_class, MALLORY, "planted/patterns.txt", "\n".join(solution_lines()).encode())
+    assert len(solution_lines()) > 40
+
+    def search(folder):
+        return hub_class.run(MALLORY, "grep", "-rlIsF", "-f", str(planted), str(folder))
+
+    try:
+        done = search(hub_class.settings.prefix)
+        assert done.returncode in (1, 2) and not done.stdout, done.stdout[:500]  # 2: some folders were not hers
+        copy = write_as(hub_class, MALLORY, "planted/source/level1_recognition.ipynb", SOURCE.read_bytes())
+        assert search(copy.parent).stdout.strip() == str(copy)  # the same search finds a source notebook
     finally:
         shutil.rmtree(planted.parent)
 
