@@ -36,24 +36,21 @@ def mib(size):
     return f"{size / 2**20:.1f} MiB"
 
 
-def usage(db, database, student_id=None):
+def usage(db, student_id=None):
     """{student id: (submissions, bytes)} over every submission stored (of one student, or all)."""
-    Submission, File = database.Submission, database.File
-    query = db.query(Submission.student_id, database.func.count(database.distinct(Submission._id)),
-                     database.func.coalesce(database.func.sum(File.size), 0)) \
-        .outerjoin(Submission.files).group_by(Submission.student_id)
+    from ngshare.database import File, Submission
+    from sqlalchemy import distinct, func
+
+    query = db.query(Submission.student_id, func.count(distinct(Submission._id)),
+                     func.coalesce(func.sum(File.size), 0)).outerjoin(Submission.files).group_by(Submission.student_id)
     if student_id is not None:
         query = query.filter(Submission.student_id == student_id)
     return {student: (count, int(size)) for student, count, size in query}
 
 
 def with_quota(service, quota):
-    """Refuse a submission that would take its student past ``quota`` bytes; serve ``usage/<course>``."""
-    import sqlalchemy
-
-    from ngshare import database
-
-    database.func, database.distinct = sqlalchemy.func, sqlalchemy.distinct
+    """Refuse a submission that would take its student past ``quota`` bytes; serve ``usage/<course>``.
+    (ngshare's handlers are synchronous in one process: two submissions are never checked at once.)"""
     submit = service.SubmitAssignment.post
 
     def post(self, course_id, assignment_id):
@@ -62,7 +59,7 @@ def with_quota(service, quota):
         except (ValueError, TypeError, AttributeError):
             size = 0  # ngshare's own checks answer malformed input
         if self.user is not None:
-            count, used = usage(self.db, database, self.user.id).get(self.user.id, (0, 0))
+            count, used = usage(self.db, self.user.id).get(self.user.id, (0, 0))
             if used + size > quota:
                 self.json_error(413, f"Submission refused: your {count} submission(s) hold {mib(used)} and this "
                                      f"one {mib(size)}; the quota is {quota / 2**20:.0f} MiB over all your "
@@ -77,7 +74,7 @@ def with_quota(service, quota):
         def get(self, course_id):
             course = self.find_course(course_id)
             self.check_course_instructor(course)
-            used = usage(self.db, database)
+            used = usage(self.db)
             students = sorted(s.id for s in course.students)
             self.json_success(quota=quota, usage=[
                 {"student_id": s, "submissions": used.get(s, (0, 0))[0], "bytes": used.get(s, (0, 0))[1]}

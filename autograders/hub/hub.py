@@ -1,9 +1,12 @@
 """``mha-workbook hub up | stop | status``: a class on one Linux server.
 
 ``up`` checks everything it can before it changes anything (root, the roster, the
-ports, a Python every user may run), then, each step leaving what exists alone:
+ports, a Python every user may run, the due dates, whether a student could read the
+solutions: ``exposure.py``), closes what students could read of the solutions, then,
+each step leaving what exists alone:
 
-1. the environments in ``prefix`` (the hub's and everyone's Lab; the exchange's own);
+1. the environments in ``prefix`` (the hub's and everyone's Lab, whose kernels all use Unix
+   sockets: ``hub/site/``; the exchange's own);
 2. the configuration: everyone's Jupyter settings by role, the hub's config and secrets;
 3. the accounts: the instructor and every roster student, each with a home of their own;
 4. the instructor's course (``mha-workbook course``), every student in its gradebook,
