@@ -250,7 +250,13 @@ def main(argv=None):
     add_commands(commands)
 
     args = parser.parse_args(argv)
-    return args.run(args)
+    from .common.inputs import InputError
+
+    try:
+        return args.run(args)
+    except InputError as error:  # a file a person wrote is broken: one line, nothing changed
+        print(f"{error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

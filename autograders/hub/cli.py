@@ -17,7 +17,8 @@ def _up(args):
     try:
         lti = json.loads(open(args.lti).read()) if args.lti else {}
         settings = _settings(args, ip=args.ip, port=args.port, instructor=args.instructor, signup=args.signup,
-                             demo_password=args.demo_password or "", cull_timeout=args.cull_timeout, lti=lti)
+                             demo_password=args.demo_password or "", cull_timeout=args.cull_timeout, lti=lti,
+                             submission_quota=args.quota * 2**20)
         up(settings, args.roster, args.due)
     except (HubError, RosterError, ValueError, OSError) as error:
         print(f"make hub: {error}", file=sys.stderr)
@@ -81,6 +82,48 @@ def _grades(args):
     return 0 if sent or not scores else 1
 
 
+def usage_lines(url, token, course_id):
+    """Each student's submissions on the exchange and what they hold, against the quota."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{url.rstrip('/')}/usage/{course_id}",
+                                     headers={"Authorization": f"token {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            answer = json.loads(response.read().decode())
+    except urllib.error.HTTPError as error:
+        answer = json.loads(error.read().decode() or "{}")
+    if not answer.get("success"):
+        raise ValueError(f"the exchange refused: {answer.get('message', 'no answer')}")
+    quota = answer["quota"]
+    lines = [f"{'student':<32} {'submissions':>11} {'MiB':>8} {'MiB left':>8}  (quota {quota / 2**20:.0f} MiB each)"]
+    for row in answer["usage"]:
+        lines.append(f"{row['student_id']:<32} {row['submissions']:>11} {row['bytes'] / 2**20:>8.1f} "
+                     f"{max(0, quota - row['bytes']) / 2**20:>8.1f}")
+    return lines
+
+
+def _usage(args):
+    """In the instructor's terminal, with their own token; as root, with the hub's course-admin token."""
+    import os
+
+    try:
+        if os.environ.get("MHA_EXCHANGE_URL") and os.environ.get("JUPYTERHUB_API_TOKEN"):
+            url, token = os.environ["MHA_EXCHANGE_URL"], os.environ["JUPYTERHUB_API_TOKEN"]
+            course = os.environ.get("MHA_COURSE_ID", HubSettings().course_id)
+        else:
+            settings = HubSettings.load(args.root)
+            url, course = settings.exchange_url, settings.course_id
+            token = settings.path("secrets", "course_admin_token").read_text().strip()
+        print("\n".join(usage_lines(url, token, course)))
+    except (OSError, ValueError) as error:
+        print(f"hub usage: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def add_commands(commands):
     defaults = HubSettings()
     hub = commands.add_parser("hub", help="host the class on this server: JupyterHub, the exchange, the course")
@@ -88,7 +131,8 @@ def add_commands(commands):
     for name, run, text in (("up", _up, "start (or restart with a new roster) the class's hub"),
                             ("stop", _stop, "stop the hub and everyone's server; all data stays"),
                             ("status", _status, "is the hub running?"),
-                            ("grades", _grades, "send an assignment's grades to the LMS (LTI Advantage AGS)")):
+                            ("grades", _grades, "send an assignment's grades to the LMS (LTI Advantage AGS)"),
+                            ("usage", _usage, "each student's submissions on the exchange, against the quota")):
         action = actions.add_parser(name, help=text)
         action.add_argument("--root", default=defaults.root, help=f"the hub's state (default {defaults.root})")
         action.add_argument("--prefix", default=defaults.prefix, help=f"its environments (default {defaults.prefix})")
@@ -104,6 +148,9 @@ def add_commands(commands):
             action.add_argument("--demo-password", help="one shared password for everyone (demos only)")
             action.add_argument("--cull-timeout", type=int, default=defaults.cull_timeout,
                                 help="seconds without activity before a server is stopped (default 3600)")
+            action.add_argument("--quota", type=int, default=defaults.submission_quota // 2**20,
+                                help="MiB each student's submissions may hold together on the exchange, every "
+                                     f"one kept (default {defaults.submission_quota // 2**20})")
             action.add_argument("--due", help="CSV: assignment,duedate (e.g. 2026-12-08 17:00:00 UTC)")
             action.add_argument("--lti", help="JSON: sign-in from an LMS (LTI 1.3): issuer, client_id, authorize_url, "
                                               "jwks_endpoint, and token_endpoint for grades (docs/lms.md)")

@@ -96,7 +96,7 @@ def configure(c, settings):
                         "--database", f"sqlite:///{root / 'exchange' / 'ngshare.db'}",
                         "--storage", str(root / "exchange" / "files"),
                         "--admins", ADMIN_SERVICE,
-                        "--limit", str(settings.submission_limit)],
+                        "--limit", str(settings.submission_limit), "--quota", str(settings.submission_quota)],
             "oauth_no_confirm": True,
         },
         {

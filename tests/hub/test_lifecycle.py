@@ -16,9 +16,9 @@ import pytest
 
 from autograders.hub import accounts, hub
 
-from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT, ROSTER, ok, write_roster
+from .conftest import ASSIGNMENT, INSTRUCTOR, PEOPLE, ROOT, ROSTER, ok, write_roster
 
-ALICE, CAROL, DAVE = "mhatalice", "mhatcarol", "mhatdave"
+ALICE, CAROL, DAVE = PEOPLE + "alice", PEOPLE + "carol", PEOPLE + "dave"
 
 
 def server(hub_class, name):
