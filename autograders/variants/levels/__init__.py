@@ -12,7 +12,11 @@ several wrong answers, ``-/detail`` for a wrong answer named without a tag): the
 wrong values from ``pool.mistakes(entry)`` and their messages from their own table by key.
 """
 
-from .level1 import LEVEL1, Q1_1_D_K, Q1_1_SHEET, Q1_2_OUTPUT_SHAPE, Q1_2_SHEET
+from ...problems import level1 as _level1
+from ...problems.engine import pool as _pool
+
+LEVEL1 = _level1.ASSIGNMENT
+Q1_1_D_K, Q1_2_OUTPUT_SHAPE = _pool(_level1.D_K), _pool(_level1.OUTPUT_SHAPE)
 from .level2 import (LEVEL2, Q2_1_HEAD_SHAPE, Q2_1_Q_SHAPE, Q2_1_SCORES_SHAPE, Q2_1_SHEET, Q2_1_WQ_SHAPE, Q2_2_SCALED_SCORE,
                      Q2_2_SHEET, Q2_3_RATIO, Q2_3_SHEET, Q2_3_WEIGHTS, Q2_3_WINNER, RATIO_TOL, WEIGHT_TOL)
 from .level3 import LEVEL3, Q3_1_COST_RATIO, Q3_1_SHEET, Q3_2_CONCAT_SHAPE, Q3_2_SHEET, Q3_2_WO_SHAPE
