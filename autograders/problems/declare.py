@@ -110,6 +110,7 @@ class Answer:
     wrong_ndim: tuple = None         # a shape of another length, after the mistakes: (message, tag)
     size: Callable = None            # a vector: its number of entries, from the numbers
     judge: Callable = None           # a hand-written diagnosis for what the declaration cannot say
+    notes: dict = field(default_factory=dict)  # for the pool: "one-answer" when every entry has the same answer
 
     @property
     def variable(self):

@@ -34,15 +34,17 @@ def pool(answer):
     """The :class:`~autograders.variants.pools.Pool` of ``answer``: what vetting and the variants read."""
     from ..variants.pools import Pool
 
-    found = _POOLS.get(answer.id)
+    found = _POOLS.get(id(answer))
     if found is None:
         spec = answer.numbers
-        found = _POOLS[answer.id] = Pool(
+        found = Pool(
             problem=spec.problem, sheet=spec.sheet, entries=spec.entries, tolerance=answer.tolerance, valid=spec.valid,
             answer=lambda e: answer.answer(spec.view(e)),
             mistakes=lambda e: {m.key: wrong for m, wrong in answer.mistakes_of(e)},
-            notes={"variable": answer.variable} if answer.name else {})
-    return found
+            notes=({"variable": answer.variable} if answer.name else {}) | answer.notes)
+        _POOLS[id(answer)] = (answer, found)  # the answer kept alive: its id stays its own
+        return found
+    return found[1]
 
 
 _POOLS = {}

@@ -2,7 +2,6 @@
 
 from . import current
 from .choice import SHEET
-from .levels import problems
 
 # How a number is named in the prompt: the sheet's symbols.
 SYMBOLS = {"dot": "q^T k", "scores": "the scaled scores (s_1, s_2, s_3)", "query": "q", "keys": "(k_1, k_2, k_3, k_4)",
@@ -11,6 +10,8 @@ SYMBOLS = {"dot": "q^T k", "scores": "the scaled scores (s_1, s_2, s_3)", "query
 
 def text(assignment, problem):
     """The line the cell shows for ``problem`` of ``assignment``."""
+    from .levels import problems  # the declarations import this package
+
     pool = problems(assignment).get(problem)
     if pool is None:
         raise ValueError(f"problem: {problem!r} has no variants in {assignment!r}; "
