@@ -142,10 +142,12 @@ def text(message, n, **more):
 
 
 def choice(id, right_letter, says, **more):
-    """A labelled choice: ``says`` maps each wrong letter to (its tag or None, its message)."""
+    """A labelled choice: ``says`` maps each wrong letter to (its tag or None, its message); the options are
+    these letters and the right one, in order."""
     mistakes = tuple(Mistake(f"{tag or '-'}/{letter}", lambda n, letter=letter: letter, message)
                      for letter, (tag, message) in says.items())
-    return Answer(id, "choice", lambda n: right_letter, mistakes=mistakes, **more)
+    options = tuple(sorted({*says, right_letter}))
+    return Answer(id, "choice", lambda n: right_letter, mistakes=mistakes, options=options, **more)
 
 
 def shape_of(*names):

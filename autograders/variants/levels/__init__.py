@@ -14,6 +14,7 @@ wrong values from ``pool.mistakes(entry)`` and their messages from their own tab
 
 from ...problems import level1 as _level1
 from ...problems import level2 as _level2
+from ...problems import level3 as _level3
 from ...problems import level5 as _level5
 from ...problems.engine import pool as _pool
 
@@ -23,9 +24,11 @@ LEVEL2 = _level2.ASSIGNMENT
 Q2_1_WQ_SHAPE, Q2_1_Q_SHAPE, Q2_1_SCORES_SHAPE, Q2_1_HEAD_SHAPE, Q2_2_SCALED_SCORE = (
     _pool(a) for a in (_level2.WQ_SHAPE, _level2.Q_SHAPE, _level2.SCORES_SHAPE, _level2.HEAD_SHAPE, _level2.SCALED_SCORE))
 Q2_3_WEIGHTS, Q2_3_WINNER, Q2_3_RATIO = (_pool(a) for a in (_level2.WEIGHTS, _level2.WINNER, _level2.RATIO))
+LEVEL3 = _level3.ASSIGNMENT
+Q3_1_COST_RATIO, Q3_2_CONCAT_SHAPE, Q3_2_WO_SHAPE = (
+    _pool(a) for a in (_level3.COST_RATIO, _level3.CONCAT_SHAPE, _level3.WO_SHAPE))
 LEVEL5 = _level5.ASSIGNMENT
 Q5_3_SCORE_SHAPE, Q5_3_OUTPUT_SHAPE = _pool(_level5.SCORE_SHAPE), _pool(_level5.OUTPUT_SHAPE)
-from .level3 import LEVEL3, Q3_1_COST_RATIO, Q3_1_SHEET, Q3_2_CONCAT_SHAPE, Q3_2_SHEET, Q3_2_WO_SHAPE
 from .level4 import LEVEL4, Q4_1_PARAMS, Q4_1_SHEET, Q4_2_OUTPUT, Q4_2_SCALED_SCORES, Q4_2_SHEET, Q4_2_WEIGHTS
 
 # Problems whose point needs their exact numbers, or that have no numbers: they stay fixed.
