@@ -84,7 +84,8 @@ class Answer:
     ``hidden``: the hidden test's own recomputation, from the numbers (None: ``answer``) within
     ``hidden_tolerance``; ``hidden_says``: its message when the answer fails it (None: named as in the
     visible test). ``prefix``: what a named mistake's message starts with (``{name}``, ``{value}``).
-    ``sheet_mistake``: the sheet's answer given for other numbers is named. ``fallback``: the message for
+    ``sheet_mistake``: the sheet's answer given for other numbers is named (within ``tolerance``, even when
+    ``near`` recognises the misconceptions' answers otherwise). ``fallback``: the message for
     an unknown wrong answer, ``fallback_tag`` its tag."""
 
     id: str
@@ -110,6 +111,7 @@ class Answer:
     wrong_ndim: tuple = None         # a shape of another length, after the mistakes: (message, tag)
     size: Callable = None            # a vector: its number of entries, from the numbers
     judge: Callable = None           # a hand-written diagnosis for what the declaration cannot say
+    convert: Callable = None         # (value, n) -> the value, for a conversion of its own (default: by kind)
     notes: dict = field(default_factory=dict)  # for the pool: "one-answer" when every entry has the same answer
 
     @property

@@ -70,7 +70,7 @@ def judge(answer, assignment, value, hidden=False):
     """Pass ``value`` (print the confirmation) or raise WrongAnswer, as ``answer`` declares."""
     entry = numbers(answer, assignment)
     n = answer.numbers.view(entry)
-    value = CONVERT[answer.kind](answer, value, n)
+    value = answer.convert(value, n) if answer.convert else CONVERT[answer.kind](answer, value, n)
     if hidden and answer.hidden is not None:
         expected = answer.hidden(n)
         tolerance = answer.tolerance if answer.hidden_tolerance is None else answer.hidden_tolerance
@@ -96,7 +96,7 @@ def judge(answer, assignment, value, hidden=False):
 def _matches(answer, mistake, value, wrong, n):
     if mistake.matches is not None:
         return mistake.matches(value, n)
-    if answer.near is not None:
+    if answer.near is not None and mistake.key != "example-numbers-only":
         return answer.near(value, wrong)
     return same(answer, value, wrong, answer.tolerance)
 

@@ -15,6 +15,7 @@ wrong values from ``pool.mistakes(entry)`` and their messages from their own tab
 from ...problems import level1 as _level1
 from ...problems import level2 as _level2
 from ...problems import level3 as _level3
+from ...problems import level4 as _level4
 from ...problems import level5 as _level5
 from ...problems.engine import pool as _pool
 
@@ -27,9 +28,11 @@ Q2_3_WEIGHTS, Q2_3_WINNER, Q2_3_RATIO = (_pool(a) for a in (_level2.WEIGHTS, _le
 LEVEL3 = _level3.ASSIGNMENT
 Q3_1_COST_RATIO, Q3_2_CONCAT_SHAPE, Q3_2_WO_SHAPE = (
     _pool(a) for a in (_level3.COST_RATIO, _level3.CONCAT_SHAPE, _level3.WO_SHAPE))
+LEVEL4 = _level4.ASSIGNMENT
+Q4_1_PARAMS, Q4_2_SCALED_SCORES, Q4_2_WEIGHTS, Q4_2_OUTPUT = (
+    _pool(a) for a in (_level4.PARAMS, _level4.SCALED_SCORES, _level4.WEIGHTS, _level4.OUTPUT))
 LEVEL5 = _level5.ASSIGNMENT
 Q5_3_SCORE_SHAPE, Q5_3_OUTPUT_SHAPE = _pool(_level5.SCORE_SHAPE), _pool(_level5.OUTPUT_SHAPE)
-from .level4 import LEVEL4, Q4_1_PARAMS, Q4_1_SHEET, Q4_2_OUTPUT, Q4_2_SCALED_SCORES, Q4_2_SHEET, Q4_2_WEIGHTS
 
 # Problems whose point needs their exact numbers, or that have no numbers: they stay fixed.
 FIXED = {
