@@ -29,7 +29,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import mha_core as mha
 from autograders.checks import feedback
 from autograders.checks import beyond, level1, level2, level3, level4, level5
 from autograders.checks.feedback import WrongAnswer

@@ -7,10 +7,8 @@ says what to do. With ``hidden=True`` it judges against the declaration's own re
 nothing when the declaration says so.
 """
 
-import numpy as np
-
 from ..checks.feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, close, correct
-from .declare import Entry, text
+from .declare import text
 
 CONVERT = {
     "number": lambda a, v, n: as_number(a.variable, v),
@@ -117,10 +115,3 @@ def checks(module_globals, assignment, answers):
     """Put the check of each of ``answers`` into a check module's namespace, under its grade_id."""
     for answer in answers:
         module_globals[answer.id] = check(answer, assignment)
-
-
-def as_entry(mapping):
-    return Entry(mapping)
-
-
-__all__ = ["check", "checks", "judge", "numbers", "pool", "np"]
