@@ -247,7 +247,7 @@ def leaks_of(widget, answers, notable=()):
 def test_no_explorer_shows_an_answer_above_its_test_at_any_reachable_value(path):
     answers, notable = guarded(path), notable_numbers(path)
     cells = explorer_cells(path)
-    assert cells, f"{path.stem}: no explorer cell found"
+    assert cells or not path.stem.startswith("level"), f"{path.stem}: no explorer cell found"  # every level has one
     problems = []
     for index, widget in cells:
         below = [(gid, texts) for test_index, gid, _, texts in answers if test_index > index]

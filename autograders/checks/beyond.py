@@ -16,7 +16,12 @@ import numpy as np
 import mha_core as mha
 from mha_core import by_hand
 
+from ..problems import beyond as problems
+from ..problems.engine import checks
+
 from .feedback import WrongAnswer, as_array, as_choice, as_int, call, close, correct, named, tag_of, unanswered
+
+checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
 
 OPTIONS = ("A", "B", "C", "D")
 

@@ -216,7 +216,8 @@ START_PAGE = "START.md"
 START_TEXT = """\
 # Multi-head attention: the workbook
 
-Five levels of exercises, from reading the definition to its limits, and a quick self-test.
+Five levels of exercises, from reading the definition to its limits, problems beyond the sheet,
+and a quick self-test.
 Open a level below (they build on each other), and keep this page for the way to work.
 
 ## The levels
@@ -264,8 +265,8 @@ def _title(nb, fallback):
 def start_page(source=SOURCE):
     """The text of ``START.md``: each notebook with its title and problems, then how to work."""
     lines = []
-    for path in source_notebooks(source):
-        nb = read(path)
+    for path in sorted(source_notebooks(source), key=lambda p: (not p.stem.startswith("level"), p.stem == "self_test")):
+        nb = read(path)  # the levels, then the others (beyond the sheet), the self-test last
         problems = [m[1] for c in nb.cells if c.cell_type == "markdown"
                     for m in [re.match(r"^### Problem ([^\n]+)", c.source)] if m]
         title, sentence = _title(nb, path.stem)
