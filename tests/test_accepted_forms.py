@@ -603,6 +603,13 @@ class _FakeShell:
                 self.published.append(data)
 
         self.display_pub = Publisher()
+        self.hooks = []
+
+        class Events:
+            def register(events, name, hook):
+                self.hooks.append((name, hook))
+
+        self.events = Events()
 
     def set_custom_exc(self, types, handler):
         self.handler = handler

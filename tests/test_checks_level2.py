@@ -60,7 +60,7 @@ def test_shape_hidden_gives_nothing_away(func):
 @pytest.mark.parametrize(
     "value, says",
     [
-        (4.0, "divide q^T k = 40 by √d_k"),
+        (4.0, "divide q k^T = 40 by √d_k"),
         ("5.0", "should be a single number"),
         (np.array([5.0, 5.0]), "should be a single number"),
         (None, "no answer yet"),

@@ -19,6 +19,7 @@ HINTS = {
     "q4_3_hints": ("level4_synthesis", "q4_3_multi_head_attention", ["swapaxes", "np.tri", "keepdims"]),
     "q4_4_hints": ("level4_synthesis", "q4_4_previous_token", ["e_{i+1}", "+ 1] =", "20.0"]),
     "q5_1_hints": ("level5_mastery", "q5_1_explain", ["largest $k_j$", "smallest $k_j$", "prefers the key"]),
+    "q4_5_hints": ("beyond_the_sheet", "q4_5_kv_cache_bytes", ["2 *", "1,073,741,824", "2^{30}", "1 GiB", "2 \\cdot"]),
 }
 SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 DECIMAL = re.compile(r"\d+\.\d{2,}")

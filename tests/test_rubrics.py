@@ -106,7 +106,7 @@ def _rubric(source, tags=(RUBRIC_TAG,)):
 
 GOOD = """**Rubric 2.2 (q2_2_explain, 2 points)**
 
-- **1 point**: derives that the variance of q^T k is d_k.
+- **1 point**: derives that the variance of q k^T is d_k.
 - **½ point**: gives the three sizes.
 - **0.5 points**: says what softmax does with each.
 

@@ -353,7 +353,7 @@ ROLE_SEQUENCES = 400  # the evaluation sequences the roles are read from (enough
 
 def roles(model, independent=False):
     """``(previous-token head, induction head)`` of ``model``: the head that puts most weight on position
-    i - 1, and the last-layer head whose last query puts most weight on the token after A. With
+    i - 1, and the last-layer head whose last query puts most weight on the token after α (the repeated letter). With
     ``independent``, the patterns come from the training code's own forward pass, not from mha_core."""
     from mha_core.learned import evaluation_set, head_scores
 
@@ -395,9 +395,11 @@ def q5_4_previous_token_head(value, hidden=False):
         raise _hidden_mismatch("previous_token_head")
     if head == induction:
         raise WrongAnswer(named("heads-swapped", "That is the induction head: its last row looks at the token after "
-                                "A's first occurrence. The previous-token head's rows each look one position back."))
+                                "α's first occurrence (α: the letter that comes again). The previous-token head's rows each look one "
+                                "position back."))
     raise WrongAnswer(named("head-pattern-misread", f"Head {head}'s rows do not look one position back: find the head "
-                            "whose pattern is the diagonal just below the main one, in every row."))
+                            "whose pattern is the diagonal just below the main one (in rows 2 to 6, where the task can put the "
+                            "answer)."))
 
 
 def q5_4_induction_head(value, hidden=False):
@@ -405,15 +407,15 @@ def q5_4_induction_head(value, hidden=False):
     model, (previous, induction) = _roles(hidden)
     head = _head("induction_head", value, model)
     if head == induction:
-        return correct("Its last query looks at the token that followed A the first time, and copies it."
+        return correct("Its last query looks at the token that followed α (the repeated letter) the first time, and copies it."
                        if not hidden else "Hidden checks passed too.")
     if hidden:
         raise _hidden_mismatch("induction_head")
     if head == previous:
         raise WrongAnswer(named("heads-swapped", "That is the previous-token head: it looks one position back from "
-                                "every token. The induction head's last row looks at the token after A's first occurrence."))
+                                "every token. The induction head's last row looks at the token after α's first occurrence."))
     if head[0] != len(model.layers):
         raise WrongAnswer(named("head-pattern-misread", f"Head {head} is in layer {head[0]}: an induction head needs "
                                 "what a previous-token head wrote before it, so it sits in a later layer."))
-    raise WrongAnswer(named("head-pattern-misread", f"Head {head}'s last row does not look at the token after A's "
+    raise WrongAnswer(named("head-pattern-misread", f"Head {head}'s last row does not look at the token after α's "
                             "first occurrence: compare the last row of each second-layer head with the sequence."))

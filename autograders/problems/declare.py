@@ -47,7 +47,7 @@ class Numbers:
     entries: tuple = ()
     valid: Callable = lambda entry: None
     derive: Callable = lambda entry: {}
-    symbols: dict = field(default_factory=dict)  # how the numbers cell names a number ("dot": "q^T k")
+    symbols: dict = field(default_factory=dict)  # how the numbers cell names a number ("dot": "q k^T")
 
     def view(self, entry):
         return Entry({**entry, **self.derive(Entry(entry))})

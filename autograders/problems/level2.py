@@ -96,7 +96,7 @@ HEAD_SHAPE = _shape(
 
 SHEET_2_2 = {"d_k": 64, "dot": 40.0, "d_model": 512}
 DOT_2_2 = Numbers(
-    "q2_2", sheet=SHEET_2_2, symbols={"dot": "q^T k"},
+    "q2_2", sheet=SHEET_2_2, symbols={"dot": "q k^T"},
     valid=lambda n: None if n["d_k"] > 0 and n["d_model"] % n["d_k"] == 0 else "d_k does not divide d_model",
     entries=tuple({"d_k": d_k, "dot": dot, "d_model": 8 * d_k}
                   for d_k, dot in itertools.product((16, 36, 64, 100, 144), (24.0, 30.0, 36.0, 48.0, 60.0, 72.0))
@@ -116,7 +116,7 @@ SCALED_SCORE = Answer(
     "q2_2_scaled_score", "number", lambda n: n.dot / math.sqrt(n.d_k), DOT_2_2, tolerance=1e-3, sheet_mistake=True,
     mistakes=(
         Mistake("scaled-by-d-k", lambda n: n.dot / n.d_k, "Divided by d_k instead of √d_k: that over-shrinks the "
-                "score. The typical size of q^T k grows like √d_k, not d_k."),
+                "score. The typical size of q k^T grows like √d_k, not d_k."),
         Mistake("no-scaling", lambda n: n.dot, "No scaling: the raw dot product still has to be divided by √d_k."),
         Mistake("scaled-with-d-model", lambda n: n.dot / math.sqrt(n.d_model), "Used d_model instead of d_k: a head's "
                 "dot product has d_k terms, so divide by √d_k."),
@@ -125,7 +125,7 @@ SCALED_SCORE = Answer(
         Mistake("-/multiplied-by-d-k", lambda n: n.dot * n.d_k, "Multiplied by d_k: scaling makes the score smaller, "
                 "by √d_k."),
     ),
-    fallback=lambda n: f"`scaled_score` is {n.value:g}: divide q^T k = {n.dot:g} by √d_k with d_k = {n.d_k}.",
+    fallback=lambda n: f"`scaled_score` is {n.value:g}: divide q k^T = {n.dot:g} by √d_k with d_k = {n.d_k}.",
     right=lambda n: f"{n.dot:g}/√{n.d_k} = {n.dot:g}/{math.sqrt(n.d_k):g} = {n.dot / math.sqrt(n.d_k):g}.",
     hidden=_library_score, hidden_says="`scaled_score` is not the score attention uses for this head.",
     hidden_right="It is the score the attention layer itself uses.",
@@ -142,7 +142,7 @@ WHY = choice(
               "example: √64 = 8 = h here. The scale depends on d_k, the length of the dot product, whatever the "
               "number of heads."),
     },
-    right="q^T k has standard deviation √d_k; dividing by √d_k brings it back to about 1.",
+    right="q k^T has standard deviation √d_k; dividing by √d_k brings it back to about 1.",
     hidden_says="`why` is not the reason for the scale.",
 )
 

@@ -149,8 +149,8 @@ def _block_shape(id, row, index, mistakes, like, fallback, right, name=None):
 CONCAT_SHAPE = _block_shape(
     "q3_2_concat_shape", "Concat(head_1..head_h)", 0, (
         Mistake("heads-summed/summed", lambda n: (n.n, n.d_k), lambda n: f"{(n.n, n.d_k)} is the shape after summing "
-                f"the heads: summing collapses the {n.h} heads into one {n.d_k}-wide block, so their distinct views are "
-                "averaged away. Concatenation puts them side by side."),
+                f"the heads: summing adds the {n.h} heads into one {n.d_k}-wide block, so W^O must weigh feature j of every "
+                "head alike. Concatenation puts them side by side."),
         Mistake("heads-summed/stacked", lambda n: (n.h, n.n, n.d_k), lambda n: f"{(n.h, n.n, n.d_k)} is the {n.h} "
                 "heads stacked, before concatenation. Concatenating puts them side by side along the width axis: one "
                 "row per token."),
