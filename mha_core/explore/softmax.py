@@ -15,7 +15,18 @@ from .base import Explorer, switch
 from .canvas import FigureImage
 
 D_K_OPTIONS = [1, 4, 16, 64, 256]  # sqrt: 1, 2, 4, 8, 16
-MIN_T, MAX_T, STEP_T = 0.05, 16.0, 0.05
+# The temperature moves on a log scale, a quarter of a power of two per arrow press: the round values a
+# student is asked to reach (0.25, 0.5, 1, 2, 4, 8, 16; √d_k for every d_k offered) are stops of the
+# slider, each 4 presses from the next, and a drag moves T by the same factor anywhere on the track
+# (0.05 to 16 in steps of 0.05 put T = 1 fifteen presses from T = 0.25). A value can also be typed.
+T_BASE, T_MIN_EXP, T_MAX_EXP, T_STEP_EXP = 2, -4, 4, 0.25
+MIN_T, MAX_T = T_BASE**T_MIN_EXP, T_BASE**T_MAX_EXP
+
+
+def temperatures():
+    """Every temperature the slider's arrow keys reach: 2^-4 = 0.0625 to 2^4 = 16, 33 stops."""
+    stops = int(round((T_MAX_EXP - T_MIN_EXP) / T_STEP_EXP))
+    return [float(T_BASE ** (T_MIN_EXP + k * T_STEP_EXP)) for k in range(stops + 1)]
 
 
 def power_of_ten(log_value, digits=3, largest=1e6):
@@ -74,9 +85,10 @@ class SoftmaxPlayground(Explorer):
                                              style={"description_width": "initial"})
             for i, s in enumerate(scores)
         }
-        controls["temperature"] = widgets.FloatSlider(
-            value=float(temperature), min=MIN_T, max=MAX_T, step=STEP_T, description="temperature T",
-            readout_format=".2f", style={"description_width": "initial"},
+        controls["temperature"] = widgets.FloatLogSlider(
+            value=float(temperature), base=T_BASE, min=T_MIN_EXP, max=T_MAX_EXP, step=T_STEP_EXP,
+            description="temperature T", readout_format=".2f", style={"description_width": "initial"},
+            layout=widgets.Layout(width="400px"),
         )
         controls["link"] = switch("T is", "free (slider)", "√d_k (attention's scaling)", link)
         controls["d_k"] = widgets.Dropdown(options=D_K_OPTIONS, value=d_k, description="d_k",
