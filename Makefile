@@ -20,7 +20,10 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # The students' JupyterLab: configured by lab/ (their nbgrader tools, not the instructor's; opens
 # on workbook/START.md; no news pop-up); their own settings and workspaces stay in workbook/.jupyter/.
-LAB_ENV := JUPYTER_CONFIG_DIR="$(CURDIR)/lab" JUPYTERLAB_SETTINGS_DIR="$(CURDIR)/workbook/.jupyter/settings" \
+# On a student's own machine there is no exchange: lab/local/ hides nbgrader's Assignment List and its
+# menu (they said "Error fetching courses!"); Validate stays. A hosted class's Lab does not read lab/local/.
+LAB_ENV := JUPYTER_CONFIG_DIR="$(CURDIR)/lab" JUPYTER_CONFIG_PATH="$(CURDIR)/lab/local" \
+	JUPYTERLAB_SETTINGS_DIR="$(CURDIR)/workbook/.jupyter/settings" \
 	JUPYTERLAB_WORKSPACES_DIR="$(CURDIR)/workbook/.jupyter/workspaces"
 
 lab: practice
