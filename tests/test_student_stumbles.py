@@ -141,3 +141,14 @@ def test_the_lab_config_folder_for_students_own_machines_holds_only_the_page_con
     assert files == ["labconfig/page_config.json"]
     json.loads((ROOT / "lab" / "local" / "labconfig" / "page_config.json").read_text())
     assert os.sep not in "x"
+
+
+def test_the_practice_edition_carries_the_kernel_s_language_info():
+    """What JupyterLab writes into a notebook on opening it is there already: opening changes nothing
+    (tests/browser/test_lab.py opens each one in Chromium)."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    for path in editions.source_notebooks(NOTEBOOKS):
+        built = nbformat.reads(editions.practice_text(path), as_version=4)
+        assert built.metadata["language_info"] == IPythonKernel.language_info, path.name
+        assert editions.read(path).metadata["language_info"] == {"name": "python"}  # the source stays clean
