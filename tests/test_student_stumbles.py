@@ -152,3 +152,18 @@ def test_the_practice_edition_carries_the_kernel_s_language_info():
         built = nbformat.reads(editions.practice_text(path), as_version=4)
         assert built.metadata["language_info"] == IPythonKernel.language_info, path.name
         assert editions.read(path).metadata["language_info"] == {"name": "python"}  # the source stays clean
+
+
+def test_small_figures_read_at_11_px_in_jupyterlab_at_1280_by_720():
+    """The causal step explorer (five panels, scaled down to the output's 845 px), the head-split diagram and
+    the parameter plot's legend had text of 6 to 10 px as shown there."""
+    import mha_core as mha
+    from mha_core.figures.screen import LAB_TEXT_PX, shown_in_lab_px
+
+    step = mha.widgets.causal_step_explorer(q=(1.0, 0.0), position=2)  # two keys masked: "masked" labels shown
+    assert any(t.get_text() == "masked" for ts in step.texts for t in ts)
+    figures = {"causal step": step.canvas.figure, "head split": mha.plots.head_split_diagram(n=4, h=2, d_k=3),
+               "parameter explorer": mha.widgets.parameter_explorer(d_model=512).canvas.figure,
+               "parameter plot": mha.plots.parameter_plot(512)}
+    for name, figure in figures.items():
+        assert shown_in_lab_px(figure) >= LAB_TEXT_PX - 1e-9, (name, shown_in_lab_px(figure))
