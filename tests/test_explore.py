@@ -351,3 +351,10 @@ def test_the_notebooks_readouts_have_no_long_unbreakable_run():
     for swapped in (False, True):
         for token in dict.fromkeys(mha.plots.EXAMPLE_TOKENS):
             assert_fits(sum_concat.sum_concat_state(swapped, token)["readout"], f"{token}, swapped {swapped}")
+
+
+def test_the_alt_text_names_the_temperature_as_the_slider_shows_it():
+    """The slider's readout rounds the double's exact value half up (JavaScript's toFixed): T = 2^-3 reads 0.13."""
+    assert softmax.as_slider_shows(0.125) == "0.13" and softmax.as_slider_shows(1.0) == "1.00"
+    assert softmax.as_slider_shows(2 ** 0.25) == "1.19" and softmax.as_slider_shows(0.0625) == "0.06"
+    assert "at T = 0.13:" in softmax.softmax_state((4.0, 2.0, 5.0), 0.125)["alt"]

@@ -5,6 +5,8 @@ attention does, is a softmax at temperature √d_k).
 :func:`softmax_state` is the state (no widget, no figure); :class:`SoftmaxPlayground` draws it.
 """
 
+from decimal import ROUND_HALF_UP, Decimal
+
 import ipywidgets as widgets
 import numpy as np
 
@@ -41,6 +43,13 @@ def power_of_ten(log_value, digits=3, largest=1e6):
     return (f"{mantissa:.{digits}f}", exponent)
 
 
+def as_slider_shows(value, places=2):
+    """``value`` to ``places`` decimals as the slider's readout shows it (JavaScript's toFixed: the double's
+    exact value rounded half up), so that the alt text says what the slider says: T = 2^-3 is "0.13" there,
+    where Python's format gives "0.12"."""
+    return str(Decimal(float(value)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
 def softmax_state(scores, temperature, labels=None, d_k=64, linked=False):
     """The weights softmax(scores / temperature), their entropy, the sum of e^(s/T), the readout and alt text."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -59,7 +68,7 @@ def softmax_state(scores, temperature, labels=None, d_k=64, linked=False):
         "readout": render("softmax_readout.html", weights=[f"{v:.4f}" for v in w], sum_exp=power_of_ten(log_sum),
                           entropy=entropy, k=k, log_k=float(np.log(k)), linked=linked, d_k=d_k,
                           root=f"{np.sqrt(d_k):g}"),
-        "alt": f"Bar chart of the weights at T = {T:.2f}: " + ", ".join(
+        "alt": f"Bar chart of the weights at T = {as_slider_shows(T)}: " + ", ".join(
             f"{label} {v:.2f}" for label, v in zip(labels, w)) + f"; {labels[top]} highest.",
     }
 
