@@ -178,6 +178,11 @@ def slider_values(slider, notable):
 
 
 def reachable(control, notable):
+    if isinstance(control, widgets.FloatLogSlider):  # its grid is on the exponents
+        exponents = slider_values(widgets.FloatSlider(min=control.min, max=control.max, step=control.step,
+                                                      value=np.log(control.value) / np.log(control.base)),
+                                  [np.log(v) / np.log(control.base) for v in notable if v > 0])
+        return [float(control.base ** e) for e in exponents]
     if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
         values = slider_values(control, notable)
         return [int(v) for v in values] if isinstance(control, widgets.IntSlider) else values
