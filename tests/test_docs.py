@@ -15,11 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-# Pages other branches of the project write (the hosted class's security, LMS sign-in, adding a
-# problem): linked from here before they exist. Once one exists, its links are checked like any
-# other and test_pending_pages_are_still_missing says to take it off this list.
-PENDING = {"docs/security.md", "docs/lms.md", "docs/adding-a-problem.md"}
-
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```", re.M | re.S)
 SHELL = {"", "sh", "bash", "shell", "console"}
@@ -70,19 +65,11 @@ def test_a_relative_link_resolves(page, target):
     path, _, fragment = target.partition("#")
     file = (page.parent / path).resolve() if path else page
     shown = str(file.relative_to(ROOT)) if file.is_relative_to(ROOT) else str(file)
-    if not file.exists() and shown in PENDING:
-        return  # written by another branch: checked once it is here (see PENDING)
     assert file.exists(), f"{page.relative_to(ROOT)} links to {target}: no such file"
     if fragment:
         assert file.suffix == ".md", f"{page.relative_to(ROOT)} links to {target}: an anchor in a file that is not Markdown"
         assert fragment in anchors(file), (f"{page.relative_to(ROOT)} links to {target}: no heading with that anchor in "
                                            f"{shown} (there: {sorted(anchors(file))})")
-
-
-def test_pending_pages_are_still_missing():
-    """Once another branch's page is here, its links are checked: take it off PENDING."""
-    here = sorted(p for p in PENDING if (ROOT / p).exists())
-    assert not here, f"{here} exist now: remove them from PENDING in tests/test_docs.py"
 
 
 def test_the_anchor_rule_is_github_s():
