@@ -2,7 +2,7 @@
 
 4.1's count and 4.2's vectors are declared in :mod:`autograders.problems.level4` and judged by its
 engine. Checked here: 4.1's ``parameter_count(d_model, h)`` (the sheet's sizes, then further sizes; its
-wrong counts named with 4.1's declared misconceptions), and 4.3 (beyond the sheet): the student's
+wrong counts named with 4.1's declared misconceptions), and 4.3 (part of Level 4): the student's
 ``multi_head_attention`` written with numpy, compared with :func:`mha_core.multi_head_attention` on random
 inputs (the hidden cases add a batch dimension); a wrong output is matched against :func:`mha_variant`,
 the block with one known mistake made, to name it.
@@ -95,7 +95,7 @@ def _by_hand():
     return problems.by_hand(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
 
 
-# --- Problem 4.3: multi-head attention, written with numpy (beyond the sheet) ----
+# --- Problem 4.3: multi-head attention, written with numpy (part of Level 4) ----
 
 # (batch, n, d_model, h, causal, seed); batch None = X of shape (n, d_model), else (batch, n, d_model).
 # The visible cases try every kind of input the hidden ones try (case_kind): 2-D and batched, causal off
