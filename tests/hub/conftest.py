@@ -55,6 +55,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def checkout_left_as_it_was():
+    """`hub up` closes a clone that students could read (chmod o-rwx): a test must never do that to the
+    checkout the tests run from (the grading sandbox's throwaway users read its packages)."""
+    before = ROOT.stat().st_mode
+    yield
+    assert ROOT.stat().st_mode == before, f"a hub test changed {ROOT}'s mode: pass clone=None to hub.up"
+
+
 def write_roster(path, people):
     path.write_text("id,first_name,last_name,email\n"
                     + "".join(f"{login},{first},{last},{login}@example.org\n" for login, first, last in people))
