@@ -64,6 +64,19 @@ def checkout_left_as_it_was():
     assert ROOT.stat().st_mode == before, f"a hub test changed {ROOT}'s mode: pass clone=None to hub.up"
 
 
+def stop_hub(settings):
+    """Stop a hub under test; when it did not start (or stop), kill what its pid files name."""
+    try:
+        hub.stop(settings)
+    except Exception as error:  # the hub may not have started: still clean up
+        print(f"hub stop: {error}")
+    for pidfile in ("jupyterhub.pid", "proxy.pid"):
+        try:
+            os.kill(int(settings.path(pidfile).read_text()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+
+
 def write_roster(path, people):
     path.write_text("id,first_name,last_name,email\n"
                     + "".join(f"{login},{first},{last},{login}@example.org\n" for login, first, last in people))
@@ -182,15 +195,7 @@ def hub_class():
         hub.up(settings, roster, clone=None)
         yield Class(settings, roster)
     finally:
-        try:
-            hub.stop(settings)
-        except Exception as error:  # the hub may not have started: still clean up
-            print(f"hub stop: {error}")
-        for pidfile in ("jupyterhub.pid", "proxy.pid"):
-            try:
-                os.kill(int(settings.path(pidfile).read_text()), signal.SIGKILL)
-            except (OSError, ValueError):
-                pass
+        stop_hub(settings)
         remove_people()
         log = settings.path("logs", "hub.log")
         if log.exists():  # for a failure's reader

@@ -13,7 +13,6 @@ import html
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -27,7 +26,7 @@ from autograders.hub.settings import HubSettings
 
 from ..browser.servers import hub_ports
 from .conftest import PREFIX as HUB_PREFIX
-from .conftest import Class, write_roster
+from .conftest import Class, stop_hub, write_roster
 from .lti_platform import CLIENT_ID, LTI as LTI_CLAIM, Browser, Platform, new_key
 
 PREFIX = os.environ.get("MHA_LTI_HUB_PREFIX", HUB_PREFIX)
@@ -64,15 +63,7 @@ def lms():
         hub.up(settings, roster, clone=None)  # never chmod the checkout the tests run from
         yield Class(settings, roster), platform
     finally:
-        try:
-            hub.stop(settings)
-        except Exception as error:  # the hub may not have started: still clean up
-            print(f"hub stop: {error}")
-        for pidfile in ("jupyterhub.pid", "proxy.pid"):
-            try:
-                os.kill(int(settings.path(pidfile).read_text()), signal.SIGKILL)
-            except (OSError, ValueError):
-                pass
+        stop_hub(settings)
         platform.close()
         remove_people()
         shutil.rmtree(state, ignore_errors=True)
