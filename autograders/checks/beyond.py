@@ -19,6 +19,7 @@ from mha_core import by_hand
 from ..problems import beyond as problems
 from ..problems.engine import checks
 
+from . import own_work
 from .feedback import WrongAnswer, as_array, as_choice, as_int, call, close, correct, named, tag_of, unanswered
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
@@ -64,7 +65,7 @@ def _rank_of_scores(n, d_k, seed):
 def q3_4_max_rank(fn, hidden=False):
     """Problem 3.4: max_rank(n, d_k), the largest rank of one head's score matrix: min(n, d_k)."""
     for n, d_k in RANK_HIDDEN if hidden else RANK_VISIBLE:
-        value = as_int(f"max_rank({n}, {d_k})", call("max_rank", fn, n, d_k))
+        value = as_int(f"max_rank({n}, {d_k})", own_work.call("max_rank", fn, n, d_k))
         expected = _rank_of_scores(n, d_k, seed=1 if hidden else 0)
         if value == expected:
             continue

@@ -13,7 +13,8 @@ import mha_core as mha
 from ..problems import level3 as problems
 from ..problems.engine import checks
 
-from .feedback import WrongAnswer, as_int, as_number, call, close, correct, named, tag_of
+from . import own_work
+from .feedback import WrongAnswer, as_int, as_number, close, correct, named, tag_of
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -136,7 +137,7 @@ def q3_3_count_distinct_heads(fn, hidden=False):
     for weights, expected in _distinct_cases(hidden):
         h = weights.shape[0]
         given = weights.copy()  # the student's function gets a copy: it may change it freely
-        value = as_int("count_distinct_heads(weights)", call("count_distinct_heads", fn, given))
+        value = as_int("count_distinct_heads(weights)", own_work.call("count_distinct_heads", fn, given))
         if value == expected:
             continue
         kind = "a shared-projection block" if expected == 1 and h > 1 else "a block"

@@ -16,7 +16,7 @@ from ..problems import level4 as problems
 from ..problems.engine import checks, numbers
 
 from . import own_work
-from .feedback import WrongAnswer, as_number, call, close, correct, named, tag_of
+from .feedback import WrongAnswer, as_number, close, correct, named, tag_of
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -44,7 +44,7 @@ def q4_1_parameter_count(fn, hidden=False):
     cases = [(D_MODEL, H)] + (PARAM_CASES if hidden else [])
     values = {}
     for d_model, h in cases:
-        value = as_number(f"parameter_count({d_model}, {h})", call("parameter_count", fn, d_model, h))
+        value = as_number(f"parameter_count({d_model}, {h})", own_work.call("parameter_count", fn, d_model, h))
         values[d_model, h] = value
         # hidden: an independent count, matrix by matrix: 3 h (d_model x d_k) + (d_model x d_model)
         expected = 3 * h * (d_model * (d_model // h)) + d_model * d_model if hidden else mha.parameter_count(d_model, h)
