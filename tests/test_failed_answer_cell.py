@@ -31,12 +31,13 @@ def shell():
     interactive.kernel = _Kernel("4b1f-cell")
     builtins.get_ipython = lambda: interactive
     feedback.short_tracebacks()
+    del builtins.get_ipython  # as in a kernel: post_run_cell hooks run outside the cell's builtins
     try:
         yield interactive
     finally:
         interactive.events.unregister("post_run_cell", feedback._forget_failed_answers)
         interactive.set_custom_exc((), None)
-        del builtins.get_ipython, interactive.kernel
+        del interactive.kernel
         for name in ("output", "softmax", "scratch"):
             interactive.user_ns.pop(name, None)
 

@@ -316,12 +316,20 @@ def _forget_failed_answers(result):
     match = ANSWER_CELL.match(result.info.raw_cell.lstrip())
     name = match and (match[1] or match[2])
     if name:
-        get_ipython().user_ns[name] = FailedRun(name)  # noqa: F821 (an IPython hook: get_ipython exists)
+        _shell().user_ns[name] = FailedRun(name)
 
 
 def _run_by_a_person():
     """True when the cell under way came from a notebook front end (its request names the cell);
     nbclient (nbgrader, the re-check) and consoles send no ``cellId``."""
-    kernel = getattr(get_ipython(), "kernel", None)  # noqa: F821
+    kernel = getattr(_shell(), "kernel", None)
     parent = kernel.get_parent("shell") if kernel is not None else None
     return bool(parent and (parent.get("metadata") or {}).get("cellId"))
+
+
+def _shell():
+    """The running IPython shell. A post_run_cell hook runs outside the cell's builtins, where the bare
+    name get_ipython is not defined: ask IPython itself."""
+    from IPython import get_ipython
+
+    return get_ipython()
