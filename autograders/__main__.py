@@ -18,6 +18,9 @@
                               turn per-student numbers on: the course key (variants.key, 0600)
     variants write --course course --assignment A --out DIR
                               each student's numbers, DIR/<student>/A.json (copied into their lab)
+    answer-key [--out answer-key.html] [--course course --student S]
+                              the answer key, one printable page for teachers (with --student,
+                              that student's own numbers and right answers)
     hub up --roster R [--instructor I] | hub stop | hub status
                               host the class on this server (JupyterHub, the exchange)
 """
@@ -169,7 +172,24 @@ def _variants(args):
     return 0
 
 
-def main(argv=None):
+def _answer_key(args):
+    from .editions import answer_key
+
+    if args.student and not (Path(args.course) / "nbgrader_config.py").exists():
+        print(f"--student needs --course: {args.course} is not a course directory", file=sys.stderr)
+        return 2
+    try:
+        path = answer_key.write(args.out, args.source, args.course, args.student, args.db)
+    except ValueError as error:
+        print(f"answer-key: {error}", file=sys.stderr)
+        return 2
+    whose = f"{args.student}'s own numbers" if args.student else "the sheet's numbers"
+    print(f"answer key ({whose}): {path} (for teachers only; print it from a browser)")
+    return 0
+
+
+def build_parser():
+    """The command line's parser (every subcommand and option; the docs' commands are checked against it)."""
     from .editions.editions import SOURCE
 
     parser = argparse.ArgumentParser(
@@ -245,12 +265,29 @@ def main(argv=None):
     varied.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
     varied.set_defaults(run=_variants)
 
+    key = commands.add_parser("answer-key", help="the answer key: one printable HTML page, for teachers only")
+    key.add_argument("--out", default="answer-key.html", help="the page to write (default: answer-key.html)")
+    key.add_argument("--source", default=SOURCE, type=Path, help="source notebooks (default: notebooks/)")
+    key.add_argument("--course", default="course", help="with --student: the course (default: course)")
+    key.add_argument("--student", help="this student's own numbers and answers (a course with variants)")
+    key.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
+    key.set_defaults(run=_answer_key)
+
     from .hub.cli import add_commands
 
     add_commands(commands)
+    return parser
 
-    args = parser.parse_args(argv)
-    return args.run(args)
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from .common.inputs import InputError
+
+    try:
+        return args.run(args)
+    except InputError as error:  # a file a person wrote is broken: one line, nothing changed
+        print(f"{error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

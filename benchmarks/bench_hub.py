@@ -61,6 +61,7 @@ import psutil
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
+from autograders.common.inputs import InputError, read_json
 from autograders.editions.editions import SOURCE, practice_text
 from autograders.hub import accounts, hub
 from autograders.hub.settings import HubSettings
@@ -464,9 +465,29 @@ def formula(rows, single):
                   "break_target": what}
 
 
+CAPACITY = ROOT / "deploy" / "capacity.json"
+CAPACITY_NUMBERS = ("memory_per_student_mib", "cpu_per_student", "memory_limit_factor", "cpu_limit_factor")
+CAPACITY_TODO = "restore it with `git checkout deploy/capacity.json` (the chart's resources follow its numbers)"
+
+
+def read_capacity(path=CAPACITY):
+    """deploy/capacity.json, or an InputError naming what is wrong with it."""
+    capacity = read_json(path, CAPACITY_TODO)
+    if not isinstance(capacity, dict):
+        raise InputError(path, "not a JSON object", CAPACITY_TODO)
+    missing = [key for key in CAPACITY_NUMBERS if key not in capacity]
+    if missing:
+        raise InputError(path, f"lacks {', '.join(missing)}", CAPACITY_TODO)
+    wrong = [key for key in CAPACITY_NUMBERS
+             if isinstance(capacity[key], bool) or not isinstance(capacity[key], (int, float)) or capacity[key] <= 0]
+    if wrong:
+        raise InputError(path, f"{', '.join(wrong)} must be positive numbers", CAPACITY_TODO)
+    return capacity
+
+
 def write_capacity(rows, single, text, figures):
-    path = ROOT / "deploy" / "capacity.json"
-    capacity = json.loads(path.read_text())
+    path = CAPACITY
+    capacity = read_capacity(path)
     capacity["memory_per_student_mib"] = int(math.ceil(figures["per_student_mib"]))
     capacity["cpu_per_student"] = math.ceil(100 / figures["per_core"]) / 100
     capacity["measured"] = {"date": datetime.date.today().isoformat(), "cores": os.cpu_count(),
@@ -495,6 +516,8 @@ def main(sizes=None):
         raise SystemExit("the hub benchmark needs root: it creates system users (mhab...) and runs a JupyterHub")
     chosen = sizes or tuple(int(n) for n in os.environ.get("BENCH_HUB_N", "").split(",") if n.strip()) or SIZES
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))  # clean up on kill
+    if set(chosen) == set(SIZES):
+        read_capacity()  # a broken file is named now, not after the measurements it would lose
     rows, single = asyncio.run(bench(sorted(chosen)))
     print(table(rows))
     text, figures = formula(rows, single)

@@ -12,6 +12,6 @@ from autograders.hub.settings import HubSettings
 c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 here = Path(__file__).resolve().parent
 configure(c, HubSettings.load(here))
-# The teacher's own additions, kept across `make hub` (for example LTI 1.3 sign-in: see the README).
+# The teacher's own additions, kept across `make hub` (for example LTI 1.3 sign-in: see docs/lms.md).
 if (here / "jupyterhub_config_local.py").exists():
     load_subconfig(str(here / "jupyterhub_config_local.py"))  # noqa: F821 (traitlets' config loader)

@@ -1,10 +1,16 @@
 """The exchange's service: ngshare, started by JupyterHub, with the class's limits.
 
 Runs in ngshare's own environment (ngshare 0.6 needs SQLAlchemy 1.4), so it imports
-nothing of the workbook. Beside ngshare's own options it takes ``--limit BYTES``:
+nothing of the workbook. Beside ngshare's own options it takes ``--limit BYTES`` and
+``--quota BYTES``:
 
-- a submission (or feedback) whose files hold more than BYTES is refused with a message
+- a submission (or feedback) whose files hold more than the limit is refused with a message
   naming its size and the limit, before anything is stored;
+- a student's submissions, all of them kept (the last one counts, the others are the audit
+  trail), hold at most the quota together: one that would pass it is refused with a message
+  naming the quota and what the student's submissions hold, before anything is stored;
+- ``GET usage/<course>`` (the course's instructors and the exchange's admins): each student's
+  submissions and the bytes they hold, with the quota;
 - requests larger than that (base64 and form encoding included) are cut off by the HTTP
   server itself, so a huge upload cannot fill the service's memory;
 - the service listens on the loopback only (ngshare listens on every interface for
@@ -24,6 +30,64 @@ def decoded_size(files_json):
         content = entry.get("content", "").replace("\n", "")
         total += len(content) * 3 // 4 - content[-2:].count("=")
     return total
+
+
+def mib(size):
+    return f"{size / 2**20:.1f} MiB"
+
+
+def usage(db, student_id=None):
+    """{student id: (submissions, bytes)} over every submission stored (of one student, or all)."""
+    from ngshare.database import File, Submission
+    from sqlalchemy import distinct, func
+
+    query = db.query(Submission.student_id, func.count(distinct(Submission._id)),
+                     func.coalesce(func.sum(File.size), 0)).outerjoin(Submission.files).group_by(Submission.student_id)
+    if student_id is not None:
+        query = query.filter(Submission.student_id == student_id)
+    return {student: (count, int(size)) for student, count, size in query}
+
+
+def with_quota(service, quota):
+    """Refuse a submission that would take its student past ``quota`` bytes; serve ``usage/<course>``.
+    (ngshare's handlers are synchronous in one process: two submissions are never checked at once.)"""
+    submit = service.SubmitAssignment.post
+
+    def post(self, course_id, assignment_id):
+        try:
+            size = decoded_size(self.get_body_argument("files", None) or "[]")
+        except (ValueError, TypeError, AttributeError):
+            size = 0  # ngshare's own checks answer malformed input
+        if self.user is not None:
+            count, used = usage(self.db, self.user.id).get(self.user.id, (0, 0))
+            if used + size > quota:
+                self.json_error(413, f"Submission refused: your {count} submission(s) hold {mib(used)} and this "
+                                     f"one {mib(size)}; the quota is {quota / 2**20:.0f} MiB over all your "
+                                     f"submissions (every one is kept): ask your instructor")
+        return submit(self, course_id, assignment_id)
+
+    service.SubmitAssignment.post = post
+
+    class Usage(service.MyRequestHandler):
+        """usage/<course_id>: each student of the course's submissions and bytes (instructors and admins)."""
+
+        def get(self, course_id):
+            course = self.find_course(course_id)
+            self.check_course_instructor(course)
+            used = usage(self.db)
+            students = sorted(s.id for s in course.students)
+            self.json_success(quota=quota, usage=[
+                {"student_id": s, "submissions": used.get(s, (0, 0))[0], "bytes": used.get(s, (0, 0))[1]}
+                for s in students])
+
+    application = service.MyApplication.__init__
+
+    def __init__(self, prefix, *args, **kwargs):
+        application(self, prefix, *args, **kwargs)
+        self.add_handlers(r".*", [(prefix + "usage/([^/]+)", Usage)])  # before ngshare's catch-all
+
+    service.MyApplication.__init__ = __init__
+    return service
 
 
 def with_limit(limit):
@@ -58,14 +122,21 @@ def with_limit(limit):
     return service
 
 
+def option(argv, name, default):
+    """The value of ``name`` in ``argv`` (taken out of it), or ``default``."""
+    if name not in argv:
+        return default
+    at = argv.index(name)
+    value = int(argv[at + 1])
+    del argv[at:at + 2]
+    return value
+
+
 def main(argv):
     argv = list(argv)
-    limit = 64 * 2**20
-    if "--limit" in argv:
-        at = argv.index("--limit")
-        limit = int(argv[at + 1])
-        del argv[at:at + 2]
-    with_limit(limit).main(argv)
+    limit = option(argv, "--limit", 64 * 2**20)
+    quota = option(argv, "--quota", 200 * 2**20)
+    with_quota(with_limit(limit), quota).main(argv)
 
 
 if __name__ == "__main__":

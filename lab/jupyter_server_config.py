@@ -2,7 +2,9 @@
 
 - nbgrader's student tools (Validate, the assignment list) and not the instructor's:
   the formgrader and course list server extensions are off here, their JupyterLab
-  plugins off in ``labconfig/page_config.json``;
+  plugins off in ``labconfig/page_config.json``; on a student's own machine (``make lab``,
+  which adds ``local/`` to JUPYTER_CONFIG_PATH) the assignment list and nbgrader's menu are
+  off too: there is no exchange to list;
 - it opens on the workbook's start page, ``START.md`` (written by
   ``python -m autograders practice``), shown rendered (``settings/overrides.json``);
 - no news pop-up and no update check;

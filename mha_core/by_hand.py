@@ -53,11 +53,3 @@ def other_sentences(count, seed=0, n=N):
     rng = np.random.default_rng(seed)
     return [[VOCAB[i] for i in rng.integers(0, len(VOCAB), n)] for _ in range(check.positive_int("count", count))]
 
-
-def previous_token_head(scale=20.0):
-    """A solution: queries and keys from the positions only, k_j = e_{j+1}, q_i = scale · e_i (d_k = n + 1)."""
-    W_Q, W_K = np.zeros((D_MODEL, N + 1)), np.zeros((D_MODEL, N + 1))
-    for i in range(N):
-        W_Q[len(VOCAB) + i, i] = scale
-        W_K[len(VOCAB) + i, i + 1] = 1.0
-    return W_Q, W_K

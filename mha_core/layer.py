@@ -107,7 +107,9 @@ def summed_heads_attention(x_q, x_kv, W_Q, W_K, W_V, W_O_small, h, mask=None, ca
     """BROKEN on purpose (Problem 3.2): heads are *summed*, then ``W_O`` is d_k x d_model.
 
     Returns ``(output, summed)``: output (..., n_q, d_model) and the (..., n_q, d_k)
-    sum of the heads, in which each head's distinct view has been averaged away.
+    sum of the heads. Summing is concatenating with every head's block of ``W_O`` tied to
+    ``W_O_small``, so the output has rank at most d_k, and ``W_O_small`` weighs feature j of
+    every head alike.
     """
     x_q = check.array("x_q", x_q, min_ndim=2)
     d_model = x_q.shape[-1]
@@ -119,7 +121,7 @@ def summed_heads_attention(x_q, x_kv, W_Q, W_K, W_V, W_O_small, h, mask=None, ca
     heads, _ = _attend(
         _split(x_q @ W_Q, h), _split(x_kv @ W_K, h), _split(x_kv @ W_V, h), _heads_mask(mask, causal, x_q, x_kv)
     )  # (..., h, n_q, d_k)
-    summed = heads.sum(axis=-3)  # (..., n_q, d_k): h views collapsed into one
+    summed = heads.sum(axis=-3)  # (..., n_q, d_k): h heads through one d_k-wide sum
     return summed @ W_O_small, summed  # (..., n_q, d_model), (..., n_q, d_k)
 
 

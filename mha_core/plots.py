@@ -317,6 +317,9 @@ def head_split_diagram(n=4, h=2, d_k=3):
     fig.alt = (f"Diagram: X @ W_Q, {n} × {d_model} (one row per token), is reshaped to {n} × {h} × {d_k}, then "
                f"its first two axes are swapped: {h} × {n} × {d_k}; head i is the block of columns "
                f"i·{d_k} to (i+1)·{d_k}, and every token keeps its row.")
+    from .figures.screen import readable_in_lab
+
+    readable_in_lab(fig)
     return fig
 
 

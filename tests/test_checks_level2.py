@@ -1,4 +1,6 @@
-"""Level 2 checks: right answers pass, each known wrong answer is named, wrong types say "should be"."""
+"""Level 2 checks: right answers pass, the functions' known wrong answers are named, wrong types say
+"should be", other wrong answers get a hint, hidden checks give nothing away (each declared
+misconception's message and tag: tests/test_problems.py)."""
 
 import math
 import re
@@ -39,19 +41,7 @@ def test_right_answers_pass(hidden, capsys):
 @pytest.mark.parametrize(
     "func, value, says",
     [
-        (check.q2_1_wq_shape, (512, 512), "the full W^Q, for all heads together, not one head's slice"),
-        (check.q2_1_wq_shape, (64, 512), "Transposed"),
-        (check.q2_1_wq_shape, (10, 64), "the shape of Q_i"),
         (check.q2_1_wq_shape, (512, 128), "Work out d_k"),
-        (check.q2_1_q_shape, (10, 512), "for all heads together"),
-        (check.q2_1_q_shape, (64, 10), "Transposed"),
-        (check.q2_1_q_shape, (512, 64), "That is W_i^Q"),
-        (check.q2_1_scores_shape, (64, 64), "Q_i^T K_i instead of Q_i K_i^T"),
-        (check.q2_1_scores_shape, (10, 64), "the shape of Q_i"),
-        (check.q2_1_scores_shape, (80, 80), "belongs to one head"),
-        (check.q2_1_head_shape, (10, 10), "That is the weight matrix"),
-        (check.q2_1_head_shape, (10, 512), "concatenation of all h heads"),
-        (check.q2_1_head_shape, (64, 10), "Transposed"),
         (check.q2_1_head_shape, (8, 10, 64), "should be a 2-D shape"),
         (check.q2_1_head_shape, "10x64", "should be a shape"),
         (check.q2_1_head_shape, None, "no answer yet"),
@@ -70,12 +60,7 @@ def test_shape_hidden_gives_nothing_away(func):
 @pytest.mark.parametrize(
     "value, says",
     [
-        (40 / 64, "Divided by d_k instead of √d_k: that over-shrinks"),
-        (40, "No scaling"),
-        (40 / np.sqrt(512), "Used d_model instead of d_k"),
-        (40 * 8, "Multiplied by √d_k instead of dividing"),
-        (40 * 64, "Multiplied by d_k"),
-        (4.0, "divide q^T k = 40 by √d_k"),
+        (4.0, "divide q k^T = 40 by √d_k"),
         ("5.0", "should be a single number"),
         (np.array([5.0, 5.0]), "should be a single number"),
         (None, "no answer yet"),
@@ -153,8 +138,6 @@ def test_a_loop_softmax_with_math_exp_is_told_about_overflow():
 @pytest.mark.parametrize(
     "value, says",
     [
-        (np.array([4.0, 2.0, 5.0]) / 11, "Linear normalisation"),
-        (np.exp([4.0, 2.0, 5.0]), "Forgot to normalise"),
         ([25.95, 3.51, 70.54], "percentages"),
         ([0.7054, 0.0351, 0.2595], "reverse order"),
         ([0.0351, 0.2595, 0.7054], "sorted"),
@@ -185,9 +168,7 @@ def test_winner_mistakes(value, says):
 @pytest.mark.parametrize(
     "value, says",
     [
-        (5 / 4, "ratio of the *scores*"),
         (0.7054 - 0.2595, "a difference of weights"),
-        (1.0, "the score gap"),
         (0.2595 / 0.7054, "Upside down"),
         (0.7054 / 0.0351, "compares the winner with token 2"),
         (3.0, "divide token 3's weight by token 1's"),

@@ -5,6 +5,7 @@ import pytest
 
 import mha_core as mha
 from autograders.checks import level3 as check
+from autograders.problems import level3 as problems
 from autograders.checks.feedback import WrongAnswer
 from tests.checking import accepts as _accepts
 from tests.checking import rejects as _rejects
@@ -21,7 +22,8 @@ def test_expected_cost_is_flat_in_h_and_matches_a_traced_pass():
     assert costs == {2 * 10 * 10 * 512}
     for d_model, h, n in [(512, 8, 10), (24, 3, 5), (64, 64, 2)]:
         assert check._traced_cost(d_model, h, n) == check.attention_cost_expected(d_model, h, n)
-    assert check.cost_ratio_expected() == 1
+    sheet = problems.HEADS_3_1.view(problems.HEADS_3_1.sheet)
+    assert problems.COST_RATIO.answer(sheet) == 1
 
 
 @pytest.mark.parametrize("value", ["B", "b", " B "])
@@ -138,9 +140,10 @@ def test_wrong_step_wrong_type():
 
 
 def test_expected_shapes_agree_with_a_traced_pass():
-    trace = mha.MultiHeadAttention.from_seed(512, 8).trace(np.ones((10, 512)))
-    assert check.concat_shape_expected() == trace.concat.shape == (10, 512)
-    assert check.wo_shape_expected() == (512, 512)
+    block = mha.MultiHeadAttention.from_seed(512, 8)
+    sheet = problems.BLOCK_3_2.view(problems.BLOCK_3_2.sheet)
+    assert problems.CONCAT_SHAPE.answer(sheet) == block.trace(np.ones((10, 512))).concat.shape == (10, 512)
+    assert problems.WO_SHAPE.answer(sheet) == block.W_O.shape == (512, 512)
 
 
 @pytest.mark.parametrize("value", [(10, 512), [10, 512], (np.int64(10), 512)])

@@ -14,23 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from autograders.checks import level1, level2, level3, level5
 from autograders.checks.feedback import WrongAnswer
 from autograders.checks.forms import choice_form
+from autograders.problems import LEVELS
+from autograders.problems.engine import check
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
-# grade_id: (notebook, check)
-CHOICES = {
-    "q1_2_why": ("level1_recognition", level1.q1_2_why),
-    "q2_2_why": ("level2_application", level2.q2_2_why),
-    "q3_1_claim": ("level3_analysis", level3.q3_1_claim),
-    "q3_2_wrong_step": ("level3_analysis", level3.q3_2_wrong_step),
-    "q3_3_shared_outcome": ("level3_analysis", level3.q3_3_shared_outcome),
-    "q5_1_refutation": ("level5_mastery", level5.q5_1_refutation),
-    "q5_2_power": ("level5_mastery", level5.q5_2_power),
-    "q5_3_unchanged": ("level5_mastery", level5.q5_3_unchanged),
-}
+# grade_id: (notebook, check): every declared labelled choice (autograders/problems)
+CHOICES = {answer.id: (assignment, check(answer, assignment)) for assignment, module in LEVELS.items()
+           for answer in module.ANSWERS if answer.kind == "choice"}
 
 # tag: a pattern the text of an option carrying it must match (the misconception, in the option's words)
 MARKERS = {

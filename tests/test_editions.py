@@ -99,8 +99,11 @@ def test_practice_folds_each_worked_solution(path, practice):
 def test_practice_copies_notebooks_without_graded_cells(practice):
     plain = [p for p in all_notebooks() if p not in LEVELS]
     assert plain, f"{NOTEBOOKS} has no notebook without graded cells (the self-test is one)"
-    for path in plain:
-        assert (practice / path.name).read_bytes() == path.read_bytes(), path.name
+    for path in plain:  # as they are, but for the kernel's language_info (opening them then changes nothing)
+        copied, source = read(practice / path.name), read(path)
+        assert copied.metadata.pop("language_info") == editions.kernel_language_info(), path.name
+        source.metadata.pop("language_info")
+        assert copied == source, path.name
 
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
@@ -336,7 +339,9 @@ def choice_checks():
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"autograders.checks.{info.name}")
         for name, function in vars(module).items():
-            if name.startswith("q") and inspect.isfunction(function) and "as_choice(" in inspect.getsource(function):
+            declared = getattr(function, "answer", None)  # a declared answer (autograders/problems)
+            if name.startswith("q") and inspect.isfunction(function) and (
+                    declared.kind == "choice" if declared else "as_choice(" in inspect.getsource(function)):
                 found.add(name)
     return found
 
@@ -367,8 +372,8 @@ def test_form_only_checks_the_form_and_says_so(capsys):
     from autograders.checks.forms import form_only
     from autograders.checks.feedback import WrongAnswer
 
-    options = level1.WHY_OPTIONS
-    wrong = next(o for o in options if o != level1.WHY_CORRECT)
+    options = level1.q1_2_why.answer.options
+    wrong = next(o for o in options if o != level1.q1_2_why.answer.answer({}))
     form_only(level1.q1_2_why, wrong.lower())
     said = capsys.readouterr().out
     assert said.startswith("✔ Answer recorded") and ", ".join(options) in said and "graded" in said
@@ -468,7 +473,8 @@ def small_release(tmp_path_factory):
     released = root / "release" / name / LEVEL1.name
     right = answered_practice(source / LEVEL1.name, released, tmp / "right")
     nb = read(right)
-    wrong_choice = next(o for o in level1.WHY_OPTIONS if o != level1.WHY_CORRECT)
+    why = level1.q1_2_why.answer  # the declaration (autograders/problems/level1.py)
+    wrong_choice = next(o for o in why.options if o != why.answer({}))
     for cell in nb.cells:
         if nbgrader_meta(cell).get("grade_id") == "q1_2_why":
             cell.source = f'why = "{wrong_choice}"'
@@ -650,7 +656,8 @@ def test_autograde_scores_a_choice_by_its_hidden_test(small_course):
     from autograders.checks import level1
 
     shown = small_course["feedback"][("project", "wrong")]
-    assert level1.WHY_MISCONCEPTIONS[small_course["wrong_choice"]].split(":")[0][:30] in shown.replace("&#x27;", "'")
+    says = next(m.says for m in level1.q1_2_why.answer.mistakes if m.wrong({}) == small_course["wrong_choice"])
+    assert says.split(":")[0][:30] in shown.replace("&#x27;", "'")
 
 
 def test_hide_rubrics_keeps_them_only_for_the_formgrader():

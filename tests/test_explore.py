@@ -283,8 +283,8 @@ def reachable(low, high, step):
 
 def test_the_softmax_readout_fits_at_every_reachable_temperature_and_score():
     """Screen 2 at T = 0.05 printed e^(s/T) summed in full: 87 digits, 726 px past its 440 px column."""
-    temperatures = reachable(softmax.MIN_T, softmax.MAX_T, softmax.STEP_T)
-    assert temperatures[0] == 0.05 and temperatures[-1] == 16.0 and len(temperatures) == 320
+    temperatures = softmax.temperatures()
+    assert temperatures[0] == 0.0625 and temperatures[-1] == 16.0 and len(temperatures) == 33
     for T in temperatures:
         for scores in ((10.0, 10.0, 10.0), (-10.0, -10.0, -10.0), (10.0, -10.0, 0.0), (0.0, 0.0, 0.0)):
             assert_fits(softmax.softmax_state(scores, T)["readout"], f"T = {T}, scores {scores}")
@@ -293,6 +293,15 @@ def test_the_softmax_readout_fits_at_every_reachable_temperature_and_score():
             assert_fits(softmax.softmax_state((score, 10.0, -10.0), T)["readout"], f"T = {T}, s1 = {score}")
     for d_k in softmax.D_K_OPTIONS:
         assert_fits(softmax.softmax_state((4.0, 2.0, 5.0), d_k**0.5, d_k=d_k, linked=True)["readout"], f"d_k {d_k}")
+
+
+def test_the_temperatures_a_student_is_asked_for_are_a_few_presses_apart():
+    """Level 2 asks for T = 1 from its start at T = 2, the demo for a low and a high T; linked, T = √d_k.
+    Each round value is a stop of the slider, 4 arrow presses from its half and its double."""
+    stops = [round(T, 9) for T in softmax.temperatures()]
+    presses = {T: stops.index(T) for T in (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)}
+    assert all(presses[T] - presses[T / 2] == 4 for T in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0))
+    assert all(round(d_k**0.5, 9) in stops for d_k in softmax.D_K_OPTIONS)
 
 
 def test_the_power_of_ten_keeps_its_digits():
@@ -342,3 +351,10 @@ def test_the_notebooks_readouts_have_no_long_unbreakable_run():
     for swapped in (False, True):
         for token in dict.fromkeys(mha.plots.EXAMPLE_TOKENS):
             assert_fits(sum_concat.sum_concat_state(swapped, token)["readout"], f"{token}, swapped {swapped}")
+
+
+def test_the_alt_text_names_the_temperature_as_the_slider_shows_it():
+    """The slider's readout rounds the double's exact value half up (JavaScript's toFixed): T = 2^-3 reads 0.13."""
+    assert softmax.as_slider_shows(0.125) == "0.13" and softmax.as_slider_shows(1.0) == "1.00"
+    assert softmax.as_slider_shows(2 ** 0.25) == "1.19" and softmax.as_slider_shows(0.0625) == "0.06"
+    assert "at T = 0.13:" in softmax.softmax_state((4.0, 2.0, 5.0), 0.125)["alt"]

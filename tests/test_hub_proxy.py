@@ -29,6 +29,13 @@ class Events(web.RequestHandler):
         self.write(SECOND)
 
 
+class Echo(web.RequestHandler):
+    """The forwarded headers the target received."""
+
+    def get(self):
+        self.write({key: self.request.headers.get(f"X-Forwarded-{key}") for key in ("Proto", "Host", "For")})
+
+
 class Slow(web.RequestHandler):
     async def get(self):
         await asyncio.sleep(self.application.settings["delay"])
@@ -76,7 +83,7 @@ def relay():
 
     async def start(proxy_timeout=None, delay=0.0):
         received = asyncio.Event()
-        target, target_port = listen(web.Application([(r"/user/ann/events", Events), (r"/user/ann/slow", Slow),
+        target, target_port = listen(web.Application([(r"/user/ann/events", Events), (r"/user/ann/slow", Slow), (r"/user/ann/echo", Echo),
                                                       (r"/user/ann/channels", SlowEcho)],
                                                      received=received, delay=delay))
         chp = PythonProxy({"proxy_timeout": proxy_timeout})
@@ -164,3 +171,23 @@ def test_an_unreachable_target_is_a_503(relay):
         return response
 
     assert in_thread(run).code == 503
+
+
+def test_what_a_tls_proxy_in_front_forwarded_reaches_the_hub(relay):
+    """Behind nginx or Caddy (TLS): the browser's scheme and host come first, then this proxy's hop."""
+    import json
+
+    async def run():
+        _, base, servers = await relay()
+        seen = []
+        for headers in ({"X-Forwarded-Proto": "https", "X-Forwarded-Host": "hub.example.edu",
+                         "X-Forwarded-For": "203.0.113.7"}, {}):
+            response = await AsyncHTTPClient(force_instance=True).fetch(f"{base}/user/ann/echo", headers=headers)
+            seen.append(json.loads(response.body))
+        for server in servers:
+            server.stop()
+        return seen
+
+    behind_tls, direct = in_thread(run)
+    assert behind_tls == {"Proto": "https,http", "Host": "hub.example.edu", "For": "203.0.113.7,127.0.0.1"}
+    assert direct["Proto"] == "http" and direct["For"] == "127.0.0.1" and direct["Host"].startswith("127.0.0.1:")

@@ -178,6 +178,11 @@ def slider_values(slider, notable):
 
 
 def reachable(control, notable):
+    if isinstance(control, widgets.FloatLogSlider):  # its grid is on the exponents
+        exponents = slider_values(widgets.FloatSlider(min=control.min, max=control.max, step=control.step,
+                                                      value=np.log(control.value) / np.log(control.base)),
+                                  [np.log(v) / np.log(control.base) for v in notable if v > 0])
+        return [float(control.base ** e) for e in exponents]
     if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
         values = slider_values(control, notable)
         return [int(v) for v in values] if isinstance(control, widgets.IntSlider) else values
@@ -247,7 +252,7 @@ def leaks_of(widget, answers, notable=()):
 def test_no_explorer_shows_an_answer_above_its_test_at_any_reachable_value(path):
     answers, notable = guarded(path), notable_numbers(path)
     cells = explorer_cells(path)
-    assert cells, f"{path.stem}: no explorer cell found"
+    assert cells or not path.stem.startswith("level"), f"{path.stem}: no explorer cell found"  # every level has one
     problems = []
     for index, widget in cells:
         below = [(gid, texts) for test_index, gid, _, texts in answers if test_index > index]

@@ -252,6 +252,33 @@ def test_problem_3_1_attention_cost():
                 level3.q3_1_attention_cost(answer, hidden=hidden)
 
 
+def _delegated_distinct(weights):
+    return len({mha.softmax(w).tobytes() for w in weights})  # runs mha_core's code
+
+
+@pytest.mark.parametrize("check, right, delegated", [
+    ("level1.q1_1_head_dim", lambda d_model, h: d_model // h, mha.head_dim),
+    ("level4.q4_1_parameter_count", lambda d_model, h: 4 * d_model**2, mha.parameter_count),
+    ("level4.q4_1_parameter_count", lambda d_model, h: 4 * d_model**2, lambda d_model, h: mha.parameter_count(d_model, h)),
+    ("level3.q3_3_count_distinct_heads", lambda weights: len(np.unique(np.reshape(weights, (len(weights), -1)), axis=0)),
+     _delegated_distinct),
+    ("level5.q5_2_attention_output", lambda weights, values: weights @ values,
+     lambda weights, values: mha.attention.scaled_dot_product_attention(np.log(weights), np.zeros((len(values), 1)),
+                                                                        values, scale=1)[0]),
+    ("beyond.q3_4_max_rank", lambda n, d_k: min(n, d_k), lambda n, d_k: mha.head_dim(min(n, d_k), 1)),
+], ids=lambda x: x if isinstance(x, str) else "")
+def test_every_graded_function_refuses_the_library(check, right, delegated):
+    """No free points from the library: mha.head_dim passes 1.1, mha.parameter_count 4.1 (issue 35)."""
+    from autograders.checks import beyond, level1, level3, level4, level5  # noqa: F401 (named in ``check``)
+
+    module, name = check.split(".")
+    judge = getattr(locals()[module], name)
+    judge(right)
+    for hidden in (False, True):
+        with pytest.raises(own_work.NotOwnWork, match=SAYS):
+            judge(delegated, hidden=hidden)
+
+
 def test_problem_4_3_multi_head_attention():
     ns = notebook(
         "def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):\n"

@@ -57,10 +57,10 @@ def test_locked_until_the_prediction_is_in(name):
 @pytest.mark.parametrize("name", sorted(MOMENTS))
 def test_unlocked_it_shows_the_prediction_beside_the_right_value(name):
     moment = MOMENTS[name]
-    guess = "D" if moment.choices else 0.5
+    guess = "D" if moment.choices else 0.5 if moment.in_bounds(0.5) else float(moment.bounds[0])
     shown = predict_first(name, guess)
     assert not shown.locked and shown.view is not None and shown.children == (shown.line, shown.view)
-    assert f"You predicted <b>{guess if moment.choices else '0.50'}</b>" in shown.line.value
+    assert f"You predicted <b>{guess if moment.choices else _shown(guess)}</b>" in shown.line.value
     right = moment.actual()
     assert f"it is <b>{right if moment.choices else _shown(right)}</b>" in shown.line.value
     assert shown.right is (guess == right if moment.choices else abs(guess - right) <= moment.tolerance)
@@ -107,6 +107,26 @@ def test_the_unlocked_explorer_can_be_moved():
     before = explorer.state["weights"][0]
     explorer.controls["position"].value = 4
     assert explorer.state["weights"][0] != before and np.isclose(explorer.state["weights"].sum(), 1)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, m in MOMENTS.items() if m.bounds))
+def test_a_prediction_out_of_its_range_is_refused_with_the_range(name):
+    """88 for a weight in [0, 1] is not taken silently: the line names the range and asks again."""
+    moment = MOMENTS[name]
+    low, high = moment.bounds
+    assert low <= moment.actual() <= high  # the right value is a possible prediction
+    for outside in (high + 87, low - 0.5, float("nan")):
+        refused = predict_first(name, outside)
+        assert refused.locked and refused.view is None
+        assert f"is not a number from {low:g} to {high:g}" in refused.line.value
+        assert "Change the cell above" in refused.line.value
+    assert not predict_first(name, high).locked and not predict_first(name, low).locked
+
+
+def test_the_weights_and_counts_a_student_predicts_have_ranges():
+    weights = {n for n, m in MOMENTS.items() if "weight" in m.question.lower() and not m.choices}
+    assert weights and all(MOMENTS[n].bounds == (0, 1) for n in weights)
+    assert MOMENTS["predict_5_1_keys"].bounds == (1, 8)
 
 
 def test_readings():

@@ -12,105 +12,69 @@ from autograders.checks.misconceptions import NAMES
 from autograders.grading import report
 from tests.conftest import level_notebooks, mistakes_for
 
-# Which misconception each fixture mistake's ``says`` names: a phrase of it -> the name the report
-# shows (the first row that matches wins). This was the report's own phrase table; it stays here as
-# the test's independent reading of the fixtures.
+# Which misconception each hand-written fixture mistake's ``says`` names: a phrase of it -> the name the
+# report shows (the first row that matches wins): the test's independent reading of the fixtures. A
+# mistake derived from a declaration (tests/fixtures, declared_mistakes) carries its declared tag.
 SAYS = [
-    ("no answer yet", ("no answer yet", "not written yet")),
-    ("answer of the wrong kind (type or shape)", (
-        "should be a single number", "should be a shape", "should be one of", "should be a function",
-        "should be an array", "should be a whole number", "should be a 2-d shape", "should be a finite number")),
-    ("multiplied by h instead of dividing", ("multiplied instead of divided", "d_model · h", "(n, h·d_model)")),
-    ("split h by d_model (roles swapped)", ("swapped roles",)),
-    ("a head keeps the full width d_model", ("full width of a token", "does *not* keep the full width",
-                                             "more heads means wider heads", "every head keeps the full width",
-                                             "step a is right", "step b is right")),
-    ("transposed shape", ("transposed", "rows and columns swapped", "instead of the keys")),
-    ("one head confused with all heads", (
-        "the full w^q", "for all heads together", "concatenation of all h heads", "belongs to one head",
-        "only one head's width", "one head only", "only one of the 8 heads", "one head's output",
-        "narrow heads are h times cheaper")),
-    ("Q_i^T K_i instead of Q_i K_i^T", ("q_i^t k_i instead of q_i k_i^t",)),
-    ("a matrix confused with another (weights, scores, projections)", (
-        "the shape of q_i", "that is w_i^q", "that is the weight matrix", "score matrix",
-        "shape of the block's output")),
-    ("softmax taken to set the output's width", ("says nothing about the width", "softmax fixes the width")),
-    ("heads summed or stacked instead of concatenated", (
-        "concatenated, not summed", "after summing the heads", "sized for summed heads", "heads stacked", "stacked",
-        "the heads are summed")),
-    ("scaled by d_k instead of √d_k", ("divided by d_k instead of √d_k", "dividing by d_k over-shrinks", "instead of √d_k",
-                                       "divide by d_k to average")),
-    ("no scaling by √d_k", ("no scaling",)),
-    ("scaled with d_model instead of d_k", ("used d_model instead of d_k",)),
-    ("multiplied by √d_k instead of dividing", ("multiplied by √d_k instead of dividing",)),
-    ("the scale taken for the number of heads", ("a coincidence of this example", "the scale is the number of heads")),
-    ("scaling confused with softmax's job", ("softmax's job", "scaling normalises the scores")),
-    ("softmax as a linear normalisation", ("linear normalisation",)),
-    ("softmax not normalised", ("forgot to normalise",)),
-    ("softmax that overflows", ("overflows",)),
-    ("softmax with flipped signs", ("signs are flipped",)),
-    ("weights as percentages", ("percentages",)),
-    ("token numbers counted from 0", ("python index",)),
-    ("softmax reorders the scores", ("softmax keeps the order",)),
-    ("ratio of weights misread", ("ratio of the *scores*", "a difference of weights", "upside down",
-                                  "compares the winner with token 2", "the score gap")),
-    ("causal mask applied wrongly", ("causal mask applied wrongly", "causal mask wrongly")),
-    ("forgot the softmax", ("forgot the softmax",)),
-    ("weighted sum of the keys, not the values", ("weighted sum of the keys",)),
-    ("forgot W^O", ("forgot w^o",)),
-    ("counted biases", ("includes biases", "you counted biases")),
-    ("2 FLOPs per multiply-add (multiply-adds asked)", ("2 flops per multiply-add",)),
-    ("a formula of the example's numbers only", ("not numbers from the example", "returned 64")),
-    ("more heads cost more", ("h heads cost h times more", "h× slower", "heads cost parameters",
-                              "parameters grow with h")),
-    ("more heads are free or always better", ("heads are free", "more heads is always better", "the sweet spot",
-                                              "the width of one head")),
-    ("cross-attention is square (output follows the keys)", (
-        "cross-attention is still square", "the output follows the keys")),
-    ("heads taken to split the tokens, not the width", ("heads split the tokens",)),
-    ("one-number heads taken to attend uniformly", ("one-number heads attend uniformly",)),
-    ("shared projections taken to break the shapes", ("sharing breaks the shapes",)),
-    ("the output taken to leave the range of the values", ("leave the range of the values",)),
-    ("attention creates new information", ("create new information", "more heads create variety")),
-    ("the weights never matter", ("the weights never matter", "only holds when every value is the same")),
-    ("shared projections give different heads", ("shared projections still give different heads", "they average out",
-                                                 "distinct numbers, not distinct heads")),
-    ("a symptom taken for the cause", ("symptom, not the cause", "the wrong shape is the error")),
-    ("heads split without the transpose (tokens and heads mixed)", ("tokens and heads mixed",)),
-    ("a sum or maximum without keepdims (broadcast over the wrong axis)", ("without keepdims", "one axis fewer than")),
-    (".T on a 3-D array (every axis reversed, not the last two)", ("reverses every axis",)),
-    ("softmax over the wrong axis", ("softmax over the wrong axis",)),
-    ("causal mask the wrong way round or after the softmax", ("wrong way round", "applied after the softmax")),
-    ("X @ W.T instead of X @ W (the transpose of the sheet's convention)", ("rows instead of columns",
-                                                                           "x @ w.t instead of x @ w")),
-    ("per-head slices from rows instead of columns", ("every h-th column",)),
-    ("a leading batch dimension not handled", ("batch dimension",)),
-    ("the library called instead of written with numpy", ("with numpy: this is the point", "calls mha_core",
-                                                          "calls autograders")),
-    ("a shape error inside the student's function", ("raised valueerror: ",)),
-    # beyond the sheet (autograders.checks.beyond)
-    ("a previous-token head that attends to the token itself", ("token itself (the diagonal)",)),
-    ("a previous-token head that attends to the first token", ("largest weight on the first token",)),
-    ("the right pattern, too flat (scores not scaled up)", ("scale the scores up", "scale the query up")),
-    ("a pattern of positions built from the words", ("your scores depend on the words",)),
-    ("a query built from the values, not the keys", ("matched against the keys, not the values",)),
-    ("a query that picks one key instead of two", ("almost all the weight is on one key",)),
-    ("the scores' rank taken as n (the d_k bottleneck forgotten)", ("that is n: q_i k_i^t is n × n",)),
-    ("the scores' rank taken as d_k even when n is smaller", ("rank at most n too",)),
-    ("equivariance tested without permuting the output", ("must be permuted too",)),
-    ("the output permuted with the inverse permutation", ("inverse permutation",)),
-    ("floats compared exactly instead of within a tolerance", ("compares floats exactly",)),
-    ("a causal mask taken to keep permutation equivariance", ("says true for a causal self-attention",)),
-    ("permuting the tokens taken to mix them", ("permuting the tokens mixes them",)),
-    ("positions taken to make the heads differ", ("confuses positions with projections",)),
-    ("positions taken to lift the rank bottleneck", ("confuses positions with the rank bottleneck",)),
-    ("the previous-token and induction heads swapped", ("that is the induction head", "that is the previous-token head")),
-    ("a learned head's pattern misread", ("do not look one position back", "sits in a later layer",
-                                          "does not look at the token after")),
-    ("token numbers counted from 0", ("counted from 1 here",)),
-    ("answer of the wrong kind (type or shape)", ("should be a whole number pair", "should be an array of",
-                                                  "should be a function returning")),
-    ("the student's function raised an error", ("raised",)),
+    ('no answer yet', ('no answer yet', 'not written yet')),
+    ('answer of the wrong kind (type or shape)', (
+        'should be a single number', 'should be a shape', 'should be one of', 'should be a function', 'should be an array', 'should be a whole number')),
+    ('multiplied by h instead of dividing', ('multiplied instead of divided',)),
+    ('split h by d_model (roles swapped)', ('swapped roles',)),
+    ('a head keeps the full width d_model', ('full width of a token',)),
+    ('transposed shape', ('instead of the keys',)),
+    ('one head confused with all heads', ('one head only',)),
+    ('heads summed or stacked instead of concatenated', ('concatenated, not summed',)),
+    ('scaled by d_k instead of √d_k', ('instead of √d_k',)),
+    ('no scaling by √d_k', ('no scaling',)),
+    ('softmax as a linear normalisation', ('linear normalisation',)),
+    ('softmax not normalised', ('forgot to normalise',)),
+    ('softmax that overflows', ('overflows',)),
+    ('softmax with flipped signs', ('signs are flipped',)),
+    ('weights as percentages', ('percentages',)),
+    ('token numbers counted from 0', ('python index',)),
+    ('softmax reorders the scores', ('softmax keeps the order',)),
+    ('ratio of weights misread', ('a difference of weights', 'upside down', 'compares the winner with token 2')),
+    ('causal mask applied wrongly', ('causal mask applied wrongly', 'causal mask wrongly')),
+    ('forgot the softmax', ('forgot the softmax',)),
+    ('weighted sum of the keys, not the values', ('weighted sum of the keys',)),
+    ('forgot W^O', ('forgot w^o',)),
+    ('counted biases', ('you counted biases',)),
+    ("a formula of the example's numbers only", ('not numbers from the example', 'returned 64')),
+    ('more heads cost more', ('h heads cost h times more', 'parameters grow with h')),
+    ('the weights never matter', ('the weights never matter', 'only holds when every value is the same')),
+    ('shared projections give different heads', (
+        'shared projections still give different heads', 'distinct numbers, not distinct heads')),
+    ('heads split without the transpose (tokens and heads mixed)', ('tokens and heads mixed',)),
+    ('a sum or maximum without keepdims (broadcast over the wrong axis)', ('one axis fewer than',)),
+    ('.T on a 3-D array (every axis reversed, not the last two)', ('reverses every axis',)),
+    ('softmax over the wrong axis', ('softmax over the wrong axis',)),
+    ('causal mask the wrong way round or after the softmax', ('wrong way round', 'applied after the softmax')),
+    ("X @ W.T instead of X @ W (the transpose of the sheet's convention)", (
+        'rows instead of columns', 'x @ w.t instead of x @ w')),
+    ('a leading batch dimension not handled', ('batch dimension',)),
+    ('the library called instead of written with numpy', ('with numpy: this is the point', 'calls mha_core')),
+    ("a shape error inside the student's function", ('raised valueerror: ',)),
+    ('a previous-token head that attends to the token itself', ('token itself (the diagonal)',)),
+    ('a previous-token head that attends to the first token', ('largest weight on the first token',)),
+    ('the right pattern, too flat (scores not scaled up)', ('scale the scores up', 'scale the query up')),
+    ('a pattern of positions built from the words', ('your scores depend on the words',)),
+    ('a query built from the values, not the keys', ('matched against the keys, not the values',)),
+    ('a query that picks one key instead of two', ('almost all the weight is on one key',)),
+    ("the scores' rank taken as n (the d_k bottleneck forgotten)", ('that is n: q_i k_i^t is n × n',)),
+    ("the scores' rank taken as d_k even when n is smaller", ('rank at most n too',)),
+    ('equivariance tested without permuting the output', ('must be permuted too',)),
+    ('the output permuted with the inverse permutation', ('inverse permutation',)),
+    ('floats compared exactly instead of within a tolerance', ('compares floats exactly',)),
+    ('a causal mask taken to keep permutation equivariance', ('says true for a causal self-attention',)),
+    ('permuting the tokens taken to mix them', ('permuting the tokens mixes them',)),
+    ('positions taken to make the heads differ', ('confuses positions with projections',)),
+    ('positions taken to lift the rank bottleneck', ('confuses positions with the rank bottleneck',)),
+    ('the previous-token and induction heads swapped', (
+        'that is the induction head', 'that is the previous-token head')),
+    ("a learned head's pattern misread", (
+        'do not look one position back', 'sits in a later layer', 'does not look at the token after')),
+    ('token numbers counted from 0', ('counted from 1 here',)),
 ]
 TAG_OF_NAME = {name: tag for tag, name in NAMES.items()}
 
@@ -122,12 +86,12 @@ def expected_tag(says):
 
 
 CASES = [pytest.param(path, mistake, id=f"{path.stem}-{index:02d}-{mistake.cell}")
-         for path in level_notebooks() for index, mistake in enumerate(mistakes_for(path))]
+         for path in level_notebooks() for index, mistake in enumerate(mistakes_for(path)) if mistake.tag != ""]
 
 
 def test_every_fixture_mistake_says_a_known_misconception():
     unnamed = sorted({m.says for n in range(1, 6) for m in importlib.import_module(f"tests.fixtures.level{n}").MISTAKES
-                      if expected_tag(m.says) is None})
+                      if m.tag is None and expected_tag(m.says) is None})  # a declared mistake: its own tag
     assert not unnamed, f"no misconception for these fixtures' `says`: {unnamed}"
 
 
@@ -135,7 +99,7 @@ def test_every_fixture_mistake_says_a_known_misconception():
 def test_every_fixture_mistake_carries_the_tag_the_report_expects(path, mistake, graded_cells):
     raised = {gid: wrong for gid, wrong in graded_cells(path, (mistake.cell, mistake.code)).items() if wrong is not None}
     tags = {gid: raised[gid].misconception for gid in mistake.fails if gid in raised}
-    expected = expected_tag(mistake.says)
+    expected = mistake.tag or expected_tag(mistake.says)  # a declared mistake carries its tag
     assert expected in tags.values(), f"{mistake.says!r}: expected tag {expected!r}, the failed tests carry {tags}"
     name = report.misconception_name(expected)
     assert name == NAMES[expected]

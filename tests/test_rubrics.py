@@ -3,7 +3,9 @@
 A rubric is a markdown cell tagged ``rubric``, with no nbgrader metadata, whose
 first line is ``**Rubric <problem> (<grade_id>, <P> points)**``, then one bullet
 per point or half point, ``- **1 point**: states that ...``, adding up to the
-graded cell's points, and a last line ``Usual partial answers: ...``.
+graded cell's points, two or three graded examples so that every grader gives the same points
+(``1. "<an answer>" **<n> points**: why``, each worth no more than the cell, not all worth the same),
+and a last line ``Usual partial answers: ...``.
 """
 
 import re
@@ -19,6 +21,8 @@ POINTS = r"(\d+(?:\.\d+)?|½|\d+½)"
 HEADER = re.compile(rf"^\*\*Rubric (\d+\.\d+) \((\w+), {POINTS} points?\)\*\*$")
 BULLET = re.compile(rf"^- \*\*{POINTS} points?\*\*: \S")
 PARTIAL = "Usual partial answers: "
+EXAMPLES = "Graded examples (so that every grader gives the same points):"
+EXAMPLE = re.compile(rf'^\d\. ".+" \*\*{POINTS} points?\*\*: \S')
 
 
 def points(text):
@@ -61,6 +65,14 @@ def rubric_problems(rubric, gid, max_points):
         problems.append(f"{gid}: every bullet of the rubric starts '- **<n> point(s)**: ' (got {len(bullets)} bullets)")
     elif sum(points(b[1]) for b in bullets) != Fraction(max_points).limit_denominator(100):
         problems.append(f"{gid}: the rubric's bullets add up to {sum(points(b[1]) for b in bullets)}, not {max_points}")
+    examples = [EXAMPLE.match(line) for line in lines if re.match(r"^\d\. ", line)]
+    if EXAMPLES not in lines or not 2 <= len(examples) <= 3 or not all(examples):
+        problems.append(f"{gid}: the rubric gives two or three graded examples after '{EXAMPLES}', each "
+                        '\'<k>. "<an answer>" **<n> points**: <why>\'')
+    elif any(points(e[1]) > Fraction(max_points).limit_denominator(100) for e in examples):
+        problems.append(f"{gid}: a graded example is worth more than the cell's {max_points} points")
+    elif len({e[1] for e in examples}) < 2:
+        problems.append(f"{gid}: the graded examples all get the same points: show where the points are lost")
     if not lines[-1].startswith(PARTIAL) or len(lines[-1]) <= len(PARTIAL) + 10:
         problems.append(f"{gid}: the rubric's last line says what the usual partial answers get ('{PARTIAL}...')")
     return problems
@@ -94,9 +106,14 @@ def _rubric(source, tags=(RUBRIC_TAG,)):
 
 GOOD = """**Rubric 2.2 (q2_2_explain, 2 points)**
 
-- **1 point**: derives that the variance of q^T k is d_k.
+- **1 point**: derives that the variance of q k^T is d_k.
 - **½ point**: gives the three sizes.
 - **0.5 points**: says what softmax does with each.
+
+Graded examples (so that every grader gives the same points):
+
+1. "The variances of the d_k products add up; sizes 8, 1, 1/8: saturated, responsive, flat." **2 points**: all.
+2. "The variance is d_k." **½ point**: no derivation.
 
 Usual partial answers: the variance argument alone gets 1 point."""
 
@@ -115,6 +132,12 @@ def test_a_good_rubric_passes():
         (GOOD.replace("Usual partial answers", "Partial"), (RUBRIC_TAG,), "q2_2_explain", 2, "usual partial"),
         (GOOD.replace("**Rubric 2.2", "Rubric 2.2"), (RUBRIC_TAG,), "q2_2_explain", 2, "first line"),
         (GOOD.replace("- **1 point**:", "- 1 point:"), (RUBRIC_TAG,), "q2_2_explain", 2, "every bullet"),
+        (GOOD.replace('2. "The variance is d_k." **½ point**: no derivation.\n', ""), (RUBRIC_TAG,), "q2_2_explain", 2,
+         "two or three graded examples"),
+        (GOOD.replace("**½ point**: no derivation", "**3 points**: no derivation"), (RUBRIC_TAG,), "q2_2_explain", 2,
+         "worth more than"),
+        (GOOD.replace("**½ point**: no derivation", "**2 points**: no derivation"), (RUBRIC_TAG,), "q2_2_explain", 2,
+         "all get the same points"),
     ],
 )
 def test_a_bad_rubric_is_named(source, tags, gid, max_points, says):

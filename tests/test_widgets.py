@@ -227,6 +227,20 @@ def test_defaults_are_not_the_graded_values(state_only):
     assert (e.state["d_model"], e.state["h"]) not in {(512, 8), (768, 12)}, "Problems 1.1 and 2.1"
 
 
+def test_the_softmax_playground_s_temperature_reaches_round_values_in_a_few_presses(state_only):
+    """Level 2's playground starts at T = 2 and asks for T = 1: 4 arrow presses on the log slider's stops;
+    a typed value (the readout is editable) is kept as typed."""
+    from mha_core.explore import softmax
+
+    p = widgets.softmax_playground(scores=(4.0, 2.0, 5.0), temperature=2.0)
+    T = p.controls["temperature"]
+    assert (T.base, T.step) == (softmax.T_BASE, softmax.T_STEP_EXP)
+    stops = [round(t, 9) for t in softmax.temperatures()]
+    assert stops.index(round(T.value, 9)) - stops.index(1.0) == 4
+    T.value = 3.0
+    assert p.state["temperature"] == 3.0
+
+
 def test_softmax_playground_links_the_temperature_to_sqrt_d_k(state_only):
     p = widgets.softmax_playground((1.0, 3.0, 2.0))
     p.controls["link"].value = True

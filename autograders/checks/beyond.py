@@ -16,7 +16,13 @@ import numpy as np
 import mha_core as mha
 from mha_core import by_hand
 
+from ..problems import beyond as problems
+from ..problems.engine import checks
+
+from . import own_work
 from .feedback import WrongAnswer, as_array, as_choice, as_int, call, close, correct, named, tag_of, unanswered
+
+checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
 
 OPTIONS = ("A", "B", "C", "D")
 
@@ -59,7 +65,7 @@ def _rank_of_scores(n, d_k, seed):
 def q3_4_max_rank(fn, hidden=False):
     """Problem 3.4: max_rank(n, d_k), the largest rank of one head's score matrix: min(n, d_k)."""
     for n, d_k in RANK_HIDDEN if hidden else RANK_VISIBLE:
-        value = as_int(f"max_rank({n}, {d_k})", call("max_rank", fn, n, d_k))
+        value = as_int(f"max_rank({n}, {d_k})", own_work.call("max_rank", fn, n, d_k))
         expected = _rank_of_scores(n, d_k, seed=1 if hidden else 0)
         if value == expected:
             continue
@@ -348,7 +354,7 @@ ROLE_SEQUENCES = 400  # the evaluation sequences the roles are read from (enough
 
 def roles(model, independent=False):
     """``(previous-token head, induction head)`` of ``model``: the head that puts most weight on position
-    i - 1, and the last-layer head whose last query puts most weight on the token after A. With
+    i - 1, and the last-layer head whose last query puts most weight on the token after α (the repeated letter). With
     ``independent``, the patterns come from the training code's own forward pass, not from mha_core."""
     from mha_core.learned import evaluation_set, head_scores
 
@@ -390,9 +396,11 @@ def q5_4_previous_token_head(value, hidden=False):
         raise _hidden_mismatch("previous_token_head")
     if head == induction:
         raise WrongAnswer(named("heads-swapped", "That is the induction head: its last row looks at the token after "
-                                "A's first occurrence. The previous-token head's rows each look one position back."))
+                                "α's first occurrence (α: the letter that comes again). The previous-token head's rows each look one "
+                                "position back."))
     raise WrongAnswer(named("head-pattern-misread", f"Head {head}'s rows do not look one position back: find the head "
-                            "whose pattern is the diagonal just below the main one, in every row."))
+                            "whose pattern is the diagonal just below the main one (in rows 2 to 6, where the task can put the "
+                            "answer)."))
 
 
 def q5_4_induction_head(value, hidden=False):
@@ -400,15 +408,15 @@ def q5_4_induction_head(value, hidden=False):
     model, (previous, induction) = _roles(hidden)
     head = _head("induction_head", value, model)
     if head == induction:
-        return correct("Its last query looks at the token that followed A the first time, and copies it."
+        return correct("Its last query looks at the token that followed α (the repeated letter) the first time, and copies it."
                        if not hidden else "Hidden checks passed too.")
     if hidden:
         raise _hidden_mismatch("induction_head")
     if head == previous:
         raise WrongAnswer(named("heads-swapped", "That is the previous-token head: it looks one position back from "
-                                "every token. The induction head's last row looks at the token after A's first occurrence."))
+                                "every token. The induction head's last row looks at the token after α's first occurrence."))
     if head[0] != len(model.layers):
         raise WrongAnswer(named("head-pattern-misread", f"Head {head} is in layer {head[0]}: an induction head needs "
                                 "what a previous-token head wrote before it, so it sits in a later layer."))
-    raise WrongAnswer(named("head-pattern-misread", f"Head {head}'s last row does not look at the token after A's "
+    raise WrongAnswer(named("head-pattern-misread", f"Head {head}'s last row does not look at the token after α's "
                             "first occurrence: compare the last row of each second-layer head with the sequence."))

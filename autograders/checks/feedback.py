@@ -76,8 +76,29 @@ def correct(message):
     print(f"✔ Correct. {sentence(message)}")
 
 
+class FailedRun:
+    """What an answer's name holds after its answer cell raised (see :func:`short_tracebacks`): not the
+    value an earlier run left behind, which a test would judge as if the cell had worked."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<the last run of {self.name}'s cell failed>"
+
+    def __call__(self, *args, **kwargs):
+        raise WrongAnswer(_failed_message(self.name), misconception="no-answer")
+
+
+def _failed_message(name):
+    return (f"`{name}`'s cell raised an error the last time it ran, so `{name}` holds no answer of yours: "
+            "fix the error shown under that cell, run it again, then run this test.")
+
+
 def unanswered(name, value):
-    """Raise if ``value`` is still the placeholder the notebook gave it."""
+    """Raise if ``value`` is still the placeholder the notebook gave it, or its cell failed when last run."""
+    if isinstance(value, FailedRun):
+        raise WrongAnswer(_failed_message(name), misconception="no-answer")
     if value is None or value is Ellipsis:
         raise WrongAnswer(f"`{name}` has no answer yet: replace the placeholder with your answer and run the cell.",
                           misconception="no-answer")
@@ -275,5 +296,40 @@ def short_tracebacks():
         shell._showtraceback(etype, error_value(value), [coloured(shown(value))])
 
     shell.set_custom_exc((WrongAnswer,), show)
+    shell.events.register("post_run_cell", _forget_failed_answers)
     # An invisible output of the setup cell: the style rule, for every output of the page.
     shell.display_pub.publish(data={"text/html": WRAP_STYLE, "text/plain": ""}, metadata={})
+
+
+ANSWER_CELL = re.compile(r"^(?:([A-Za-z_]\w*)\s*=\s*None\b|def\s+([A-Za-z_]\w*)\s*\()")
+
+
+def _forget_failed_answers(result):
+    """After an answer cell raised (its first line ``name = None  # ...`` or ``def name(``), bind
+    ``name`` to a :class:`FailedRun`: the test below then says the cell failed, instead of judging
+    the value an earlier, successful run left (or calling a blank answer "no answer yet").
+
+    Only for a cell a person ran (the execute_request carries JupyterLab's ``cellId``): grading runs a
+    submission once, top to bottom, with nothing left from an earlier run, and keeps its messages."""
+    if result.success or result.info is None or not _run_by_a_person():
+        return
+    match = ANSWER_CELL.match(result.info.raw_cell.lstrip())
+    name = match and (match[1] or match[2])
+    if name:
+        _shell().user_ns[name] = FailedRun(name)
+
+
+def _run_by_a_person():
+    """True when the cell under way came from a notebook front end (its request names the cell);
+    nbclient (nbgrader, the re-check) and consoles send no ``cellId``."""
+    kernel = getattr(_shell(), "kernel", None)
+    parent = kernel.get_parent("shell") if kernel is not None else None
+    return bool(parent and (parent.get("metadata") or {}).get("cellId"))
+
+
+def _shell():
+    """The running IPython shell. A post_run_cell hook runs outside the cell's builtins, where the bare
+    name get_ipython is not defined: ask IPython itself."""
+    from IPython import get_ipython
+
+    return get_ipython()

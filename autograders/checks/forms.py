@@ -5,9 +5,9 @@ the answer ("one of A, B, C, D"); whether it is right is decided by the hidden
 tests when the work is graded (a student cannot find the answer by trying each
 label against the visible test). The practice edition keeps the full check.
 
-A choice check is a check function that calls ``feedback.as_choice(name, value,
-OPTIONS)``: :func:`choice_form` reads that call from the check's source, so the
-checks need no extra parameter:
+A choice check is declared (:mod:`autograders.problems`) or is a check function
+that calls ``feedback.as_choice(name, value, OPTIONS)``: :func:`choice_form`
+reads the declaration, or that call from the check's source:
 
     from autograders.checks.forms import form_only
     form_only(check.q1_2_why, why)      # ✔ Answer recorded: `why` = 'B', one of A, B, C, D. ...
@@ -23,7 +23,11 @@ from .feedback import as_choice
 
 @functools.lru_cache(maxsize=None)
 def choice_form(check):
-    """``(name, options)`` of the labelled choice ``check`` asks for (its ``as_choice`` call), or None."""
+    """``(name, options)`` of the labelled choice ``check`` asks for (its declaration, or the ``as_choice``
+    call of a hand-written check), or None."""
+    declared = getattr(check, "answer", None)
+    if declared is not None:
+        return (declared.variable, tuple(declared.options)) if declared.kind == "choice" else None
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(check)))
     except (OSError, TypeError, SyntaxError):

@@ -1,78 +1,50 @@
 """Checks for Level 4 (Synthesis): Problems 4.1, 4.2 and 4.3.
 
-One function per autograded answer cell, named after its grade_id. Expected
-values come from :mod:`mha_core`; with ``hidden=True`` a check tries further
-inputs or recomputes the answer with plain Python (``math``), and its messages
-never give the answer away.
-
-- 4.1: ``parameter_count(d_model, h)`` and the count for the student's d_model (the sheet's 512; weights
-  only; biases named).
-- 4.2: one causal query by hand (scaled scores, weights, output) for the student's vectors (the sheet's
-  outside a course), within ``TOL`` = 1e-3, so the sheet's 2.0123 (added up from rounded terms) passes as
-  well as the exact 2.0124.
-- 4.3 (beyond the sheet): the student's ``multi_head_attention`` written with numpy, compared with
-  :func:`mha_core.multi_head_attention` on random inputs (the hidden cases add a batch dimension); a
-  wrong output is matched against :func:`mha_variant`, the block with one known mistake made, to name it.
+4.1's count and 4.2's vectors are declared in :mod:`autograders.problems.level4` and judged by its
+engine. Checked here: 4.1's ``parameter_count(d_model, h)`` (the sheet's sizes, then further sizes; its
+wrong counts named with 4.1's declared misconceptions), and 4.3 (part of Level 4): the student's
+``multi_head_attention`` written with numpy, compared with :func:`mha_core.multi_head_attention` on random
+inputs (the hidden cases add a batch dimension); a wrong output is matched against :func:`mha_variant`,
+the block with one known mistake made, to name it.
 """
-
-import math
 
 import numpy as np
 
 import mha_core as mha
 
-from ..variants import current
-from ..variants.levels import LEVEL4, Q4_1_PARAMS, Q4_2_SCALED_SCORES
-from ..variants.levels.level4 import answers as answers_4_2, arrays as arrays_4_2, wrong_answers as wrong_answers_4_2
+from ..problems import level4 as problems
+from ..problems.engine import checks, numbers
 
 from . import own_work
-from .feedback import WrongAnswer, as_array, as_number, as_vector, call, close, correct, named, tag_of
+from .feedback import WrongAnswer, as_number, close, correct, named, tag_of
 
-TOL = 1e-3
+checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
-
+TOL = problems.TOL
+BIASES = problems.BIASES
 
 
 # --- Problem 4.1: the parameter count -------------------------------------------
 
 D_MODEL, H = 512, 8  # the sheet's example
 
-BIASES = ("You counted biases (d_model per projection, 4·d_model in all), as PyTorch's nn.MultiheadAttention does: "
-          "a legitimate convention, but this problem counts weights only, as its prompt says.")
-
 
 def _param_misconception(value, d_model, h):
-    """The misconception behind a known wrong count, or None."""
-    d_k = mha.head_dim(d_model, h)
+    """The message (tagged) of a known wrong count at these sizes (4.1's declared misconceptions), or None."""
     expected = mha.parameter_count(d_model, h)
-    known = [
-        (3 * d_model**2, named("forgot-w-o", "That forgot W^O: the three projections W^Q, W^K, W^V give 3·d_model², and the output "
-                         "matrix W^O (d_model×d_model) adds d_model² more.")),
-        (h * expected, named("heads-cost-more", 'That is the belief "parameters grow with h": it gives every head full d_model×d_model '
-                       "matrices. Each head's W_i^Q, W_i^K, W_i^V is only d_model×d_k, with d_k = d_model/h.")),
-        (4 * d_model * d_k, named("one-head-for-all", "That counts one head only (and a W^O as small as one head's matrices): there are h "
-                            "heads, and W^O is d_model×d_model.")),
-        (3 * d_model * d_k + d_model**2, named("one-head-for-all", "That counts the projections of one head only: every one of the h heads "
-                                         "has its own W_i^Q, W_i^K, W_i^V.")),
-        (mha.parameter_count(d_model, h, bias=True), named("counted-biases", BIASES)),
-        (4 * d_model, "Each weight matrix has d_model·d_model entries, not d_model: square it."),
-        (d_model**2, "That counts a single d_model×d_model matrix: there are four (W^Q, W^K, W^V and W^O)."),
-    ]
-    for wrong, message in known:
-        if wrong != expected and close(value, wrong, 1e-9 * max(1.0, wrong)):
-            return message
+    for mistake, wrong in problems.PARAMS.mistakes_of({"d_model": d_model, "h": h}):
+        if mistake.tag != "example-numbers-only" and wrong != expected and problems.PARAMS.near(value, wrong):
+            return named(mistake.tag, mistake.says) if mistake.tag else mistake.says
     return None
 
 
 PARAM_CASES = [(512, 1), (512, 2), (512, 16), (512, 64), (512, 512), (768, 12), (1024, 16), (64, 4), (12, 3),
                (1, 1), (2048, 32), (96, 6)]
-
-
 def q4_1_parameter_count(fn, hidden=False):
     cases = [(D_MODEL, H)] + (PARAM_CASES if hidden else [])
     values = {}
     for d_model, h in cases:
-        value = as_number(f"parameter_count({d_model}, {h})", call("parameter_count", fn, d_model, h))
+        value = as_number(f"parameter_count({d_model}, {h})", own_work.call("parameter_count", fn, d_model, h))
         values[d_model, h] = value
         # hidden: an independent count, matrix by matrix: 3 h (d_model x d_k) + (d_model x d_model)
         expected = 3 * h * (d_model * (d_model // h)) + d_model * d_model if hidden else mha.parameter_count(d_model, h)
@@ -101,180 +73,29 @@ def q4_1_parameter_count(fn, hidden=False):
     correct("3·h·d_model·d_k + d_model² = 4·d_model², whatever h is." if not hidden else "Hidden checks passed too.")
 
 
-_SHEET_NUMBERS = named("example-numbers-only", "That is the answer for the sheet's numbers, not for yours: "
-                       "use the numbers in the cell under the problem.")
-
-
-def q4_1_params_512(value, hidden=False):
-    """The count for the student's d_model (the sheet's: 512, hence the name)."""
-    value = as_number("params_512", value)
-    entry = current.numbers(LEVEL4, Q4_1_PARAMS)
-    d_model, h = entry["d_model"], entry["h"]
-    expected = 4 * d_model * d_model if hidden else mha.parameter_count(d_model, h)
-    if close(value, expected, Q4_1_PARAMS.tolerance):
-        correct(f"{expected:,} parameters, for any h that divides {d_model}." if not hidden else "Hidden checks passed too.")
-        return
-    message = _param_misconception(value, d_model, h)  # named in the hidden test too (the biases' convention)
-    if message is None and "example-numbers-only" in Q4_1_PARAMS.mistakes(entry):
-        sheet = Q4_1_PARAMS.mistakes(entry)["example-numbers-only"]
-        message = _SHEET_NUMBERS if close(value, sheet, Q4_1_PARAMS.tolerance) else None
-    raise WrongAnswer(message or f"Not yet: evaluate your parameter count at d_model = {d_model} (ignoring biases).",
-                      misconception=tag_of(message) if message else None)
-
-
 # --- Problem 4.2: a causal query by hand -----------------------------------------
 
-# The sheet's projected vectors (a student's own: the pool's entry, _vectors()): one head, d_k = 2, the query
-# at position 4 of n = 4.
-Q_VEC, K, V, D_K = arrays_4_2(Q4_2_SCALED_SCORES.sheet)
+# The sheet's projected vectors (a student's own: vectors_4_2()): one head, d_k = 2, the query at position 4 of n = 4.
+Q_VEC, K, V, D_K = problems.arrays(problems.SHEET_4_2)
 N = len(K)
-
-
-def _entry_4_2():
-    return current.numbers(LEVEL4, Q4_2_SCALED_SCORES)
 
 
 def vectors_4_2():
     """(q, K, V, d_k) of this student's Problem 4.2 as arrays (row j of K is k_j, of V is v_j): the data cell's."""
-    return arrays_4_2(_entry_4_2())
+    return problems.arrays(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
 
 
 def expected_4_2():
-    """(scaled scores, weights, output) of the query at position 4, as the last row of a causal pass."""
-    q, K, V, d_k = vectors_4_2()
-    n = len(K)
-    Q = np.zeros((n, d_k))
-    Q[n - 1] = q  # the other positions' queries do not matter for row 4
-    out, w = mha.scaled_dot_product_attention(Q, K, V, causal=True)
-    scaled = (K @ q) / np.sqrt(d_k)
-    return scaled, w[n - 1], out[n - 1]
+    """(scaled scores, weights, output) of this student's query at position 4, as the last row of a causal pass."""
+    return problems.answers(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
 
 
 def _by_hand():
     """The same three answers with plain Python floats (the hidden checks' recomputation)."""
-    q, K, V, d_k = vectors_4_2()
-    scaled = [sum(qi * ki for qi, ki in zip(q.tolist(), k)) / math.sqrt(d_k) for k in K.tolist()]
-    exps = [math.exp(s) for s in scaled]
-    weights = [e / sum(exps) for e in exps]
-    output = [sum(w * v[c] for w, v in zip(weights, V.tolist())) for c in range(V.shape[1])]
-    return np.array(scaled), np.array(weights), np.array(output)
+    return problems.by_hand(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
 
 
-_MESSAGES_4_2 = {
-    "scaled-by-d-k": named("scaled-by-d-k", "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are "
-                           "divided by the square root of d_k."),
-    "no-scaling": named("no-scaling", "That has no scaling: divide each dot product by √d_k = √2 before the softmax."),
-    "-/multiplied-by-sqrt-d-k": "That multiplies by √d_k; the scores are divided by √d_k.",
-    "forgot-softmax": named("forgot-softmax", "That forgot the softmax: it uses the scaled scores as weights. The softmax "
-                            "exponentiates each score and divides by the sum, so the weights are positive and add up to 1."),
-    "-/linear": ("That normalises the scores without exponentials: the softmax divides e^{s_j} by the sum of e^{s_j}, "
-                 "not s_j by the sum of s_j."),
-    "causal-mask-applied/strict": named(
-        "causal-mask-applied", "That applies the causal mask wrongly: it hides position 4 itself. A causal mask hides "
-        "only keys after the query; the query at position 4, the last one, may attend to all 4 keys."),
-    "causal-mask-applied/first-only": named(
-        "causal-mask-applied", "That applies the causal mask wrongly: the query at position 4 (the last position) may "
-        "attend to all 4 keys, not only to the first."),
-    "-/uniform": ("Equal weights 1/4 ignore the scores: the softmax of the scaled scores gives larger weights to larger "
-                  "scores."),
-}
-
-
-def _wrong_4_2():
-    """Known wrong (scaled scores, weights) pairs of Problem 4.2 for this student's vectors, each with its message."""
-    return [(scores, weights, _MESSAGES_4_2[key]) for key, (scores, weights) in wrong_answers_4_2(_entry_4_2()).items()]
-
-
-def _sheet_answer_4_2(value, index):
-    """True when ``value`` is the sheet's answer, given for other vectors."""
-    entry = _entry_4_2()
-    sheet = answers_4_2(Q4_2_SCALED_SCORES.sheet)[index]
-    return not close(answers_4_2(entry)[index], sheet, 2 * TOL) and close(value, sheet, TOL)
-
-
-def _vector(name, value, size):
-    """``value`` as a float vector of ``size`` entries (a (1, size) or (size, 1) array is accepted too)."""
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        array = None
-    if array is not None and array.size == size and array.ndim <= 2 and np.isneginf(array).any():
-        raise WrongAnswer(
-            f"`{name}` has -inf in it: that is a causal mask applied wrongly. The query at position 4 is the last "
-            "position, so it may attend to all 4 keys: no score is masked.", misconception="causal-mask-applied"
-        )
-    return as_vector(name, value, size)
-
-
-def _near_miss(name, value, expected):
-    if close(value, expected, 0.02):
-        return (f"`{name}` is close but not within {TOL:g} of the answer in every entry: keep at least four decimals "
-                "(or let numpy compute them).")
-    return None
-
-
-def q4_2_scaled_scores(value, hidden=False):
-    value = _vector("scaled_scores", value, N)
-    expected = _by_hand()[0] if hidden else expected_4_2()[0]
-    if close(value, expected, TOL):
-        correct("The scaled scores are q·k_j / √2 for the 4 keys." if not hidden else "Hidden checks passed too.")
-        return
-    masked = np.abs(value - expected) > TOL
-    if masked.any() and (value[masked] < -100).all():
-        raise WrongAnswer(
-            "Some scores look masked (very negative): that is a causal mask applied wrongly. The query at position "
-            "4 is the last position, so it may attend to all 4 keys.", misconception="causal-mask-applied"
-        )
-    for scores, _, message in _wrong_4_2():
-        if scores is not None and close(value, scores, TOL):
-            raise WrongAnswer(message)
-    if _sheet_answer_4_2(value, 0):
-        raise WrongAnswer(_SHEET_NUMBERS)
-    raise WrongAnswer(_near_miss("scaled_scores", value, expected) or (
-        "For each key k_j compute the dot product q·k_j, then divide it by √d_k."
-    ))
-
-
-def q4_2_weights(value, hidden=False):
-    value = _vector("attention_weights", value, N)
-    expected = _by_hand()[1] if hidden else expected_4_2()[1]
-    if close(value, expected, TOL):
-        correct("The weights are the softmax of the scaled scores; they sum to 1." if not hidden else "Hidden checks passed too.")
-        return
-    for _, weights, message in _wrong_4_2():
-        if close(value, weights, TOL):
-            raise WrongAnswer(message)
-    if _sheet_answer_4_2(value, 1):
-        raise WrongAnswer(_SHEET_NUMBERS)
-    if not close(value.sum(), 1.0, 1e-2):
-        raise WrongAnswer(f"Your weights add up to {value.sum():.4f}; attention weights add up to 1 (softmax).")
-    raise WrongAnswer(_near_miss("attention_weights", value, expected) or (
-        "Apply the softmax to the scaled scores: e^{s_j} divided by the sum of e^{s_j} over the 4 keys."
-    ))
-
-
-def q4_2_output(value, hidden=False):
-    _, K, V, _ = vectors_4_2()
-    value = _vector("output", value, V.shape[1])
-    expected = _by_hand()[2] if hidden else expected_4_2()[2]
-    if close(value, expected, TOL):
-        correct("The output is the weighted sum of the values: Σ_j w_j v_j." if not hidden else "Hidden checks passed too.")
-        return
-    weights = expected_4_2()[1]
-    for _, wrong_weights, message in _wrong_4_2():
-        if close(value, wrong_weights @ V, TOL):
-            raise WrongAnswer(message)
-    if close(value, weights @ K, TOL):
-        raise WrongAnswer("That is the weighted sum of the keys: the output weights the values v_j, not the keys.",
-                          misconception="sum-of-keys")
-    if _sheet_answer_4_2(value, 2):
-        raise WrongAnswer(_SHEET_NUMBERS)
-    raise WrongAnswer(_near_miss("output", value, expected) or (
-        "The output is the sum over the 4 keys of w_j v_j, the values weighted by the attention weights."
-    ))
-
-
-# --- Problem 4.3: multi-head attention, written with numpy (beyond the sheet) ----
+# --- Problem 4.3: multi-head attention, written with numpy (part of Level 4) ----
 
 # (batch, n, d_model, h, causal, seed); batch None = X of shape (n, d_model), else (batch, n, d_model).
 # The visible cases try every kind of input the hidden ones try (case_kind): 2-D and batched, causal off

@@ -81,6 +81,8 @@ NAMES = {
     "positions-for-rank": "positions taken to lift the rank bottleneck",
     "heads-swapped": "the previous-token and induction heads swapped",
     "head-pattern-misread": "a learned head's pattern misread",
+    "kv-counted-once": "the KV cache counted for the keys or the values only",
+    "gqa-ignored": "a KV cache for every query head (grouped-query attention ignored)",
 }
 
 TAG_LINE = "[misconception: {}]"  # the first line of a tagged error's value (not shown to the student)

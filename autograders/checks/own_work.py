@@ -1,8 +1,9 @@
 """Function answers written by the student: one that calls ``mha_core`` (or ``autograders``) earns nothing.
 
-Problems 2.3 (``softmax``), 3.1 (``attention_cost``) and 4.3
-(``multi_head_attention``) ask for a function that ``mha_core`` already has:
-writing it with numpy is the point. :func:`call` is :func:`autograders.checks.feedback.call`
+Every graded function (1.1 ``head_dim``, 2.3 ``softmax``, 3.1 ``attention_cost``, 3.3
+``count_distinct_heads``, 3.4 ``max_rank``, 4.1 ``parameter_count``, 4.3 ``multi_head_attention``,
+5.2 ``attention_output``) asks for something ``mha_core`` can compute: writing it is the point.
+(3.5's ``permutation_test`` is handed an attention function to test, which runs the library by design.) :func:`call` is :func:`autograders.checks.feedback.call`
 with two looks at the student's function, either of which refuses it:
 
 - **its code**: the globals it loads (and the student's own helpers those reach), its

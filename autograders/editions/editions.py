@@ -9,8 +9,10 @@ without graded cells (the self-test) are copied as they are; ``START.md`` (the
 levels, how to work, how to get feedback) is written beside them. A rebuild never
 overwrites a notebook the student changed: ``.manifest.json`` records what each
 file held as built (a notebook's cell types and sources: opening and saving it
-changes neither); a changed file is left alone and the new build is written beside
-it as ``<stem>.new.ipynb``.
+changes neither); a changed file is left alone and, only when the workbook's source
+changed since that file was built, the new build is written beside it as
+``<stem>.new.ipynb``. Each file written is said in one line with why; a rebuild that
+writes nothing says so in one line.
 
 ``release`` (graded, ``python -m autograders release --course course``): an
 nbgrader course directory with one assignment per level (assignment name =
@@ -115,6 +117,18 @@ def leaks(nb, folded=True):
 # --- practice edition --------------------------------------------------------
 
 
+def kernel_language_info():
+    """The ``language_info`` this Python's kernel reports (ipykernel's). JupyterLab writes the kernel's
+    into a notebook when it opens it; the source notebooks hold only ``{"name": "python"}``, so every level
+    showed unsaved changes right after opening. The practice edition, built by the Python its kernel runs,
+    carries the kernel's own, and opening changes nothing."""
+    try:
+        from ipykernel.ipkernel import IPythonKernel
+    except ImportError:  # no kernel here: nothing better to write
+        return {"name": "python"}
+    return json.loads(json.dumps(IPythonKernel.language_info))
+
+
 def practice_notebook(nb):
     """The practice edition of the source notebook ``nb`` (a new notebook)."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a deep copy
@@ -122,6 +136,7 @@ def practice_notebook(nb):
     for preprocessor in PRACTICE_PREPROCESSORS:
         nb, resources = preprocessor().preprocess(nb, resources)
     nb.metadata.pop("celltoolbar", None)
+    nb.metadata["language_info"] = kernel_language_info()
     return nb
 
 
@@ -129,8 +144,9 @@ def practice_text(path):
     """The practice edition of the notebook file ``path``, as the text to write."""
     text = Path(path).read_text(encoding="utf-8")
     nb = nbformat.reads(text, as_version=4)
-    if not is_graded(nb):
-        return text  # the self-test: copied through
+    if not is_graded(nb):  # the self-test: copied through, with the kernel's language_info
+        nb.metadata["language_info"] = kernel_language_info()
+        return dumps(nb)
     built = practice_notebook(nb)
     problems = leaks(built)
     if problems:
@@ -173,6 +189,12 @@ class Manifest:
         recorded, data = self.hashes[path.name], path.read_bytes()
         return recorded == (fingerprint(data) if ":" in recorded else sha256(data))
 
+    def built_from(self, path, data):
+        """True when ``path`` (as the student may since have changed it) was built from what ``data``
+        holds: the workbook's source has not changed since, so a rebuild has nothing new for it."""
+        recorded = self.hashes.get(path.name)
+        return recorded is not None and recorded == (fingerprint(data) if ":" in recorded else sha256(data))
+
     def write(self, path, data):
         """Write ``data`` to ``path`` (atomically; not at all if it is there already) and record it."""
         if not path.exists() or path.read_bytes() != data:
@@ -189,26 +211,35 @@ def place(out, name, data, manifest, say=print):
     """Write ``data`` to ``out/name`` unless the student changed that file; return the path written (or None).
 
     A file that already holds what ``data`` holds (the same cells, whatever Jupyter
-    wrote on opening and saving it) is left exactly as it is.
+    wrote on opening and saving it) is left exactly as it is, and so is a file the student
+    changed when the workbook's source has not changed since it was built (nothing new to give).
+    Each file written is said in one line, with why.
     """
     target = Path(out) / name
     beside = target.with_name(f"{target.stem}.new{target.suffix}")
     same = target.exists() and fingerprint(target.read_bytes()) == fingerprint(data)
+    if target.exists() and not same and manifest.built_from(target, data):
+        return None  # the student's copy, built from this very source: nothing new, no .new beside it
     if same or not target.exists() or manifest.untouched(target):
         if same:
             manifest.hashes[target.name] = fingerprint(data)
         else:
-            say(f"built {target}")
+            why = "new" if not target.exists() else "the workbook changed since it was built; you had not changed it"
+            say(f"built {target} ({why})")
             manifest.write(target, data)
         if manifest.untouched(beside):  # a build left beside an older copy, no longer needed
             beside.unlink()
             del manifest.hashes[beside.name]
         return target
     if beside.exists() and not manifest.untouched(beside) and fingerprint(beside.read_bytes()) != fingerprint(data):
-        say(f"kept {target} and {beside} (both changed by you); the new build was not written")
+        say(f"kept {target} and {beside} (both changed by you); the workbook changed since, and its new "
+            "edition was not written")
         return None
+    if beside.exists() and fingerprint(beside.read_bytes()) == fingerprint(data):
+        manifest.hashes[beside.name] = fingerprint(data)
+        return beside  # written by an earlier rebuild, and still the newest edition: said then
     manifest.write(beside, data)
-    say(f"kept {target} (you changed it); the new build is in {beside}")
+    say(f"kept {target} (you changed it); the workbook changed since it was built: its new edition is {beside}")
     return beside
 
 
@@ -216,8 +247,10 @@ START_PAGE = "START.md"
 START_TEXT = """\
 # Multi-head attention: the workbook
 
-Five levels of exercises, from reading the definition to its limits, and a quick self-test.
+Five levels of exercises, from reading the definition to its limits, problems beyond the sheet,
+and a quick self-test.
 Open a level below (they build on each other), and keep this page for the way to work.
+Problems whose title says *beyond the sheet* are optional: your teacher may skip them.
 
 ## The levels
 
@@ -264,8 +297,8 @@ def _title(nb, fallback):
 def start_page(source=SOURCE):
     """The text of ``START.md``: each notebook with its title and problems, then how to work."""
     lines = []
-    for path in source_notebooks(source):
-        nb = read(path)
+    for path in sorted(source_notebooks(source), key=lambda p: (not p.stem.startswith("level"), p.stem == "self_test")):
+        nb = read(path)  # the levels, then the others (beyond the sheet), the self-test last
         problems = [m[1] for c in nb.cells if c.cell_type == "markdown"
                     for m in [re.match(r"^### Problem ([^\n]+)", c.source)] if m]
         title, sentence = _title(nb, path.stem)
@@ -280,13 +313,22 @@ def build_practice(out="workbook", source=SOURCE, say=print):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(out)
-    written = []
+    written, said = [], []
+
+    def tell(message):
+        said.append(message)
+        say(message)
+
     for path in source_notebooks(source):
         data = practice_text(path).encode("utf-8")
-        written.append(place(out, path.name, data, manifest, say))
+        written.append(place(out, path.name, data, manifest, tell))
     place(out, START_PAGE, start_page(source).encode("utf-8"), manifest, say=lambda message: None)
     manifest.save()
-    say(f"practice edition: {len(written)} notebooks in {out} (a notebook you changed is never overwritten)")
+    if said:
+        say(f"practice edition: {len(written)} notebooks in {out} (a notebook you changed is never overwritten)")
+    else:
+        say(f"practice edition: {out} is up to date, nothing written (the workbook has not changed since your "
+            "copy was made)")
     return [p for p in written if p is not None]
 
 

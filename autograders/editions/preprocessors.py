@@ -132,7 +132,7 @@ class DropRubrics(NbGraderPreprocessor):
 class FoldRubrics(NbGraderPreprocessor):
     """Fold each rubric into a collapsed callout (the practice edition: read it after trying)."""
 
-    summary = Unicode("Rubric {problem}: how {points} of the written answer are graded",
+    summary = Unicode("Rubric {problem}: how {points} of the written answer {are} graded",
                       help="The callout's visible summary").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
@@ -140,7 +140,7 @@ class FoldRubrics(NbGraderPreprocessor):
             problem, _, points = rubric_of(cell)
             body = RUBRIC_HEADING.sub("", cell.source, count=1).strip("\n")
             shown = f"{points:g} point" + ("" if points == 1 else "s")
-            summary = self.summary.format(problem=problem, points=shown)
+            summary = self.summary.format(problem=problem, points=shown, are="is" if points == 1 else "are")
             cell.source = "\n".join([f"<details><summary>{summary}</summary>", "", body, "", "</details>"])
         return nb, resources
 

@@ -88,11 +88,19 @@ def discover(course, assignments=None, students=None):
 # --- the command -------------------------------------------------------------------
 
 
-def _load_status(course):
-    import json
+STATUS_TODO = "it is the grader's own record of each grading: remove it (the next grading writes it anew)"
+
+
+def load_status(course):
+    from ..common.inputs import InputError, read_json
 
     path = Path(course) / STATUS
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    status = read_json(path, STATUS_TODO)
+    if not isinstance(status, dict):
+        raise InputError(path, "not a JSON object ({\"student/assignment\": {...}, ...})", STATUS_TODO)
+    return status
 
 
 def _save_status(course, status):
@@ -140,7 +148,10 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     environment()
     course = Path(course_dir).resolve()
     say = log or (lambda message: None)
+    # The course's config, the status and the variants' files are read before anything is graded:
+    # a broken one stops here (an InputError naming its line).
     config = course_config(course)
+    load_status(course)
     own_url, course_id = course_db_url(course, config)
     db_url = db_url or own_url
     workers = workers or os.cpu_count() or 1
@@ -201,7 +212,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
         raise ValueError(f"unknown backend {backend!r} (local, dask or serial)")
 
     bar = Progress(len(jobs) + len(early)) if progress else None
-    status = _load_status(course)
+    status = load_status(course)
     if refused is not None:  # an intake ran: its earlier refusals of files that named no student are stale
         taken_in = {a for _, a in found} | {a for _, a, _ in refused}
         status = {k: v for k, v in status.items() if not (k.startswith("?") and k.rpartition("/")[2] in taken_in)}

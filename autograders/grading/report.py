@@ -33,7 +33,6 @@ import csv
 import importlib
 import functools
 import io
-import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -150,13 +149,12 @@ def read_results(course, db_url=None):
     from nbgrader.api import Gradebook
 
     from .gradebooks import course_db_url
-    from .grading import STATUS
+    from .grading import load_status
 
     course = Path(course).resolve()
     own, course_id = course_db_url(course)
     results = Results()
-    status_path = course / STATUS
-    status = json.loads(status_path.read_text()) if status_path.exists() else {}
+    status = load_status(course)
     with Gradebook(db_url or own, course_id) as gb:
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
             ids = []
@@ -571,4 +569,8 @@ def build(course, out=None, db_url=None):
     course = Path(course).resolve()
     out = Path(out) if out else course / "reports"
     results = read_results(course, db_url)
+    from ..variants import record
+
+    for path in sorted((course / "variants").glob("*.csv")):
+        record.read(path)  # a broken record stops the report before anything is written (an InputError)
     return write_csv(results, out / "grades.csv"), write_report(results, out / "report.html", course)

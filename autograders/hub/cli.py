@@ -1,5 +1,6 @@
-"""``mha-workbook hub up | stop | status``: the class on one server (see ``hub.py``)."""
+"""``mha-workbook hub up | stop | status | grades``: the class on one server (see ``hub.py``)."""
 
+import json
 import sys
 
 from .roster import RosterError
@@ -14,10 +15,12 @@ def _up(args):
     from .hub import HubError, up
 
     try:
+        lti = json.loads(open(args.lti).read()) if args.lti else {}
         settings = _settings(args, ip=args.ip, port=args.port, instructor=args.instructor, signup=args.signup,
-                             demo_password=args.demo_password or "", cull_timeout=args.cull_timeout)
+                             demo_password=args.demo_password or "", cull_timeout=args.cull_timeout, lti=lti,
+                             submission_quota=args.quota * 2**20)
         up(settings, args.roster, args.due)
-    except (HubError, RosterError, ValueError) as error:
+    except (HubError, RosterError, ValueError, OSError) as error:
         print(f"make hub: {error}", file=sys.stderr)
         return 2
     return 0
@@ -48,13 +51,88 @@ def _status(args):
     return 0 if pid else 1
 
 
+def _grades(args):
+    """Each student's score of an assignment, from the instructor's gradebook, to the LMS (``ags.py``)."""
+    from . import accounts, ags, lti
+    from ..grading.report import read_results
+
+    try:
+        settings = HubSettings.load(args.root)
+    except FileNotFoundError:
+        print(f"no hub in {args.root}", file=sys.stderr)
+        return 2
+    if not settings.lti:
+        print("the hub has no LTI settings (mha-workbook hub up --lti lti.json): no LMS to send grades to",
+              file=sys.stderr)
+        return 2
+    course = args.course or accounts.home(settings.instructor) / "course"
+    rows = [row for row in read_results(course).rows if row["assignment"] == args.assignment and row["status"] == "graded"]
+    scores = {row["student"]: (row["score"], row["max_score"]) for row in rows}
+    pending = {row["student"] for row in rows if row["needs_manual_grade"]}
+    try:
+        sent, missed = ags.send_grades(settings.lti, lti.read_launches(settings.path("lti", "launches.json")),
+                                       lti.tool_key(settings), args.assignment, scores, pending)
+    except ags.AGSError as error:
+        print(f"hub grades: {error}", file=sys.stderr)
+        return 2
+    print(f"{args.assignment}: {len(sent)} grades sent to the LMS"
+          + (f" ({len(pending & set(sent))} marked as waiting for manual grading)" if pending & set(sent) else ""))
+    for student, reason in missed:
+        print(f"  not sent for {student}: {reason}")
+    return 0 if sent or not scores else 1
+
+
+def usage_lines(url, token, course_id):
+    """Each student's submissions on the exchange and what they hold, against the quota."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{url.rstrip('/')}/usage/{course_id}",
+                                     headers={"Authorization": f"token {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            answer = json.loads(response.read().decode())
+    except urllib.error.HTTPError as error:
+        answer = json.loads(error.read().decode() or "{}")
+    if not answer.get("success"):
+        raise ValueError(f"the exchange refused: {answer.get('message', 'no answer')}")
+    quota = answer["quota"]
+    lines = [f"{'student':<32} {'submissions':>11} {'MiB':>8} {'MiB left':>8}  (quota {quota / 2**20:.0f} MiB each)"]
+    for row in answer["usage"]:
+        lines.append(f"{row['student_id']:<32} {row['submissions']:>11} {row['bytes'] / 2**20:>8.1f} "
+                     f"{max(0, quota - row['bytes']) / 2**20:>8.1f}")
+    return lines
+
+
+def _usage(args):
+    """In the instructor's terminal, with their own token; as root, with the hub's course-admin token."""
+    import os
+
+    try:
+        if os.environ.get("MHA_EXCHANGE_URL") and os.environ.get("JUPYTERHUB_API_TOKEN"):
+            url, token = os.environ["MHA_EXCHANGE_URL"], os.environ["JUPYTERHUB_API_TOKEN"]
+            course = os.environ.get("MHA_COURSE_ID", HubSettings().course_id)
+        else:
+            settings = HubSettings.load(args.root)
+            url, course = settings.exchange_url, settings.course_id
+            token = settings.path("secrets", "course_admin_token").read_text().strip()
+        print("\n".join(usage_lines(url, token, course)))
+    except (OSError, ValueError) as error:
+        print(f"hub usage: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def add_commands(commands):
     defaults = HubSettings()
     hub = commands.add_parser("hub", help="host the class on this server: JupyterHub, the exchange, the course")
     actions = hub.add_subparsers(dest="action", required=True)
     for name, run, text in (("up", _up, "start (or restart with a new roster) the class's hub"),
                             ("stop", _stop, "stop the hub and everyone's server; all data stays"),
-                            ("status", _status, "is the hub running?")):
+                            ("status", _status, "is the hub running?"),
+                            ("grades", _grades, "send an assignment's grades to the LMS (LTI Advantage AGS)"),
+                            ("usage", _usage, "each student's submissions on the exchange, against the quota")):
         action = actions.add_parser(name, help=text)
         action.add_argument("--root", default=defaults.root, help=f"the hub's state (default {defaults.root})")
         action.add_argument("--prefix", default=defaults.prefix, help=f"its environments (default {defaults.prefix})")
@@ -70,4 +148,12 @@ def add_commands(commands):
             action.add_argument("--demo-password", help="one shared password for everyone (demos only)")
             action.add_argument("--cull-timeout", type=int, default=defaults.cull_timeout,
                                 help="seconds without activity before a server is stopped (default 3600)")
+            action.add_argument("--quota", type=int, default=defaults.submission_quota // 2**20,
+                                help="MiB each student's submissions may hold together on the exchange, every "
+                                     f"one kept (default {defaults.submission_quota // 2**20})")
             action.add_argument("--due", help="CSV: assignment,duedate (e.g. 2026-12-08 17:00:00 UTC)")
+            action.add_argument("--lti", help="JSON: sign-in from an LMS (LTI 1.3): issuer, client_id, authorize_url, "
+                                              "jwks_endpoint, and token_endpoint for grades (docs/lms.md)")
+        if name == "grades":
+            action.add_argument("--assignment", required=True, help="the assignment whose grades are sent")
+            action.add_argument("--course", help="the course (default: the instructor's ~/course)")

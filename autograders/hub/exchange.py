@@ -4,11 +4,13 @@ ngshare (the exchange as a hub service) decides who a request comes from by the 
 token of the server that sends it, so nobody submits in another's name (nbgrader #1097);
 it stamps each submission with its own clock (#1104); and it gives a student only their
 own submissions and feedback (#978). The service side (``hub/ngshare_service.py``) also
-refuses a submission over the size limit.
+refuses a submission over the size limit, and one that would take its student's submissions
+(every one kept) past the quota; ``mha-workbook hub usage`` shows each student's.
 
 On the student's side a submission is checked before it is sent: no symbolic links, no
 devices, pipes or sockets (a link to ``/dev/zero`` would never finish uploading), and at
-most SUBMISSION_LIMIT bytes. On the instructor's side a collected file is written only
+most SUBMISSION_LIMIT bytes; a refusal by the service fails the command (ngshare-exchange only logs
+it, and `nbgrader submit` would exit 0). On the instructor's side a collected file is written only
 inside the student's folder.
 """
 
@@ -62,7 +64,19 @@ class ExchangeSubmit(ngshare_exchange.ExchangeSubmit):
             for line in problems:
                 self.log.error("Not submitted: %s", line)
             raise ExchangeError("Not submitted: " + "; ".join(problems))
+        self.timestamp, self.refusal = None, None
         super().copy_files()
+        if self.timestamp is None:  # ngshare_exchange logs the refusal and returns: `nbgrader submit` would exit 0
+            raise ExchangeError("Not submitted: " + (self.refusal or "the exchange did not answer"))
+
+    def _ngshare_api_check_error(self, response, url):
+        try:
+            answer = response.json()
+            if not answer.get("success"):
+                self.refusal = answer.get("message")
+        except (ValueError, AttributeError):
+            pass
+        return super()._ngshare_api_check_error(response, url)
 
 
 class ExchangeCollect(ngshare_exchange.ExchangeCollect):

@@ -1,9 +1,12 @@
 """``mha-workbook hub up | stop | status``: a class on one Linux server.
 
 ``up`` checks everything it can before it changes anything (root, the roster, the
-ports, a Python every user may run), then, each step leaving what exists alone:
+ports, a Python every user may run, the due dates, whether a student could read the
+solutions: ``exposure.py``), closes what students could read of the solutions, then,
+each step leaving what exists alone:
 
-1. the environments in ``prefix`` (the hub's and everyone's Lab; the exchange's own);
+1. the environments in ``prefix`` (the hub's and everyone's Lab, whose kernels all use Unix
+   sockets: ``hub/site/``; the exchange's own);
 2. the configuration: everyone's Jupyter settings by role, the hub's config and secrets;
 3. the accounts: the instructor and every roster student, each with a home of their own;
 4. the instructor's course (``mha-workbook course``), every student in its gradebook,
@@ -28,7 +31,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from . import accounts
+from ..common.inputs import InputError, read_csv
+from . import accounts, exposure
 from .roster import login_problem, read_roster
 from .settings import SOCKET_PATH_MAX
 
@@ -84,7 +88,7 @@ def running_pid(settings):
     return pid if b"jupyterhub" in cmdline else None
 
 
-def preflight(settings, roster):
+def preflight(settings, roster, clone=REPO):
     if os.geteuid() != 0:
         raise HubError("the hub needs root (it creates an account per student and starts each "
                        "student's Lab as that account): run it as root or with sudo")
@@ -106,7 +110,12 @@ def preflight(settings, roster):
         raise HubError(f"prefix {settings.prefix!r} is too long: a kernel's socket under it would take "
                        f"{longest} bytes, more than a Unix socket's {SOCKET_PATH_MAX}; "
                        f"choose a shorter one; nothing was changed")
-    return students, base_python()
+    python = base_python()
+    try:
+        openings = exposure.find(clone, course_dir(settings) if accounts.exists(settings.instructor) else None)
+    except exposure.ExposureError as error:
+        raise HubError(str(error)) from None
+    return students, python, openings
 
 
 # -- 1. environments ---------------------------------------------------------------
@@ -143,6 +152,23 @@ def install_environments(settings, python):
     _venv(python, settings.venv, ["-r", str(HUB_FILES / "requirements.txt"), f"{REPO}[demo]"], workbook)
     reqs = HUB_FILES / "ngshare-requirements.txt"
     _venv(python, settings.exchange_venv, ["-r", str(reqs)], hashlib.sha256(reqs.read_bytes()).hexdigest())
+    install_kernel_transport(settings.venv)
+
+
+def install_kernel_transport(venv):
+    """Every kernel that anyone's process starts from ``venv`` uses Unix sockets in its user's runtime
+    folder (``hub/site/mha_workbook_ipc.py`` says why and how): the Jupyter apps' configuration in the
+    environment's ``etc/jupyter``, and the default for kernels started from Python in its site-packages."""
+    site = HUB_FILES / "site"
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", where], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    etc = venv / "etc" / "jupyter"
+    etc.mkdir(parents=True, exist_ok=True)
+    for source, target in ((site / "jupyter_config.py", etc), (site / "mha_workbook_ipc.py", Path(purelib)),
+                           (site / "mha_workbook_ipc.pth", Path(purelib))):
+        shutil.copy(source, target / source.name)
+        (target / source.name).chmod(0o644)
 
 
 # -- 2. configuration ---------------------------------------------------------------
@@ -286,12 +312,27 @@ def hand_out_numbers(settings, students):
     return written
 
 
+DUE_TODO = ("write one line per assignment under the header assignment,duedate "
+            "(e.g. level1_recognition,2026-12-08 17:00:00 UTC)")
+
+
 def read_due(path):
-    """``assignment,duedate`` rows (e.g. ``level1_recognition,2026-12-08 17:00:00 UTC``)."""
+    """``assignment,duedate`` rows (e.g. ``level1_recognition,2026-12-08 17:00:00 UTC``); an InputError
+    naming the line when the file is broken or a date is not one."""
+    from dateutil.parser import parse
+
     if not path:
         return {}
-    rows = [line.split(",", 1) for line in Path(path).read_text().splitlines()[1:] if line.strip()]
-    return {a.strip(): d.strip() for a, d in rows}
+    due = {}
+    for line, row in read_csv(path, ("assignment", "duedate"), DUE_TODO, extra_ok=False):
+        if not row["assignment"]:
+            raise InputError(path, "no assignment", DUE_TODO, line)
+        try:
+            parse(row["duedate"])
+        except (ValueError, OverflowError):
+            raise InputError(path, f"duedate {row['duedate']!r} is not a date", DUE_TODO, line) from None
+        due[row["assignment"]] = row["duedate"]
+    return due
 
 
 # -- 5. the hub ---------------------------------------------------------------------
@@ -353,9 +394,11 @@ def set_up_exchange(settings, students):
             raise HubError(f"the exchange refused the roster: {answer.get('message')}")
 
 
-def up(settings, roster, due=None):
-    students, python = preflight(settings, roster)
+def up(settings, roster, due=None, clone=REPO):
+    """``clone``: the checkout whose solutions no student may read (None: not looked at)."""
+    students, python, openings = preflight(settings, roster, clone)
     due_dates = read_due(due)
+    exposure.close(openings, log)  # the last check done: now the first change
     settings.students = [s.id for s in students]
     install_environments(settings, python)
     write_configuration(settings)
@@ -365,11 +408,12 @@ def up(settings, roster, due=None):
     start_hub(settings)
     set_up_exchange(settings, students)
     host = settings.ip or socket.gethostname()
+    signin = (f"everyone signs in from the LMS {settings.lti['issuer']} (docs/lms.md)" if settings.lti else
+              f"the instructor signs in as {settings.instructor} with the password in "
+              f"{settings.path('secrets', 'instructor_password')}; students sign up at /hub/signup"
+              + (" and are approved by the instructor at /hub/authorize" if settings.signup == "approve" else ""))
     log(f"the hub is up: http://{host}:{settings.port}/ ({len(students)} students; "
-        f"instructor: {settings.instructor}, course in {course_dir(settings)})\n"
-        f"the instructor signs in as {settings.instructor} with the password in "
-        f"{settings.path('secrets', 'instructor_password')}; students sign up at /hub/signup"
-        + (" and are approved by the instructor at /hub/authorize" if settings.signup == "approve" else ""))
+        f"instructor: {settings.instructor}, course in {course_dir(settings)})\n{signin}")
     return students
 
 

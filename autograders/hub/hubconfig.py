@@ -6,7 +6,8 @@
   for a class's requests at once (``proxy.py``);
 - each person's JupyterLab spawned as their own system user (LocalProcessSpawner),
   students with the students' tools, the instructor with the Formgrader;
-- RosterAuthenticator (NativeAuthenticator on the roster), or a shared demo password;
+- RosterAuthenticator (NativeAuthenticator on the roster), sign-in from an LMS (LTI 1.3,
+  ``lti.py``) or a shared demo password;
 - services: ngshare (the exchange), the idle culler, and ``course-admin``, the token the
   set-up uses to create the exchange's course and roster (kept in a root-only file);
 - servers and the proxy outlive a restart of the hub, so a restart loses nobody's work.
@@ -68,7 +69,11 @@ def configure(c, settings):
     c.Authenticator.admin_users = {settings.instructor}
     c.Authenticator.delete_invalid_users = True
     instructor_password = settings.path("secrets", "instructor_password")
-    if settings.demo_password:
+    if settings.lti:
+        from . import lti
+
+        lti.configure(c, settings)
+    elif settings.demo_password:
         c.JupyterHub.authenticator_class = "autograders.hub.auth.RosterSharedPassword"
         c.RosterSharedPassword.roster = set(settings.students)
         c.RosterSharedPassword.user_password = settings.demo_password
@@ -91,7 +96,7 @@ def configure(c, settings):
                         "--database", f"sqlite:///{root / 'exchange' / 'ngshare.db'}",
                         "--storage", str(root / "exchange" / "files"),
                         "--admins", ADMIN_SERVICE,
-                        "--limit", str(settings.submission_limit)],
+                        "--limit", str(settings.submission_limit), "--quota", str(settings.submission_quota)],
             "oauth_no_confirm": True,
         },
         {

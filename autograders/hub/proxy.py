@@ -1,6 +1,6 @@
 """The hub's proxy: PyPI's pure-Python ``configurable-http-proxy`` (0.4.0), with room for a class.
 
-Three changes to the package's forwarding, read in its 0.4.0 ``handlers.py``, ``configproxy.py``
+Four changes to the package's forwarding, read in its 0.4.0 ``handlers.py``, ``configproxy.py``
 and ``cli.py`` (pinned in hub/requirements.txt and pyproject's ``hub`` extra):
 
 - it forwards every request through one tornado ``AsyncHTTPClient``, whose default allows 10
@@ -15,6 +15,10 @@ and ``cli.py`` (pinned in hub/requirements.txt and pyproject's ``hub`` extra):
   kernel's channels, when the server is busy (1 of 20 students running level 2 at once on 2 cores
   lost their kernel's connection, a 599, in the hub benchmark). Here a request and a handshake may
   take as long as they need once connected (connecting still times out, after CONNECT_TIMEOUT s).
+- it looks the incoming ``X-Forwarded-*`` headers up in a case-sensitive copy under lower-case
+  names, so it never finds them: behind a TLS proxy (nginx, Caddy) the hub received
+  ``X-Forwarded-Proto: ,http`` instead of ``https,http`` and took itself for plain HTTP (the LMS
+  sign-in's redirect URL and cookies, docs/lms.md). Here each hop is appended to what came in.
 
 The package has no hook for its handler: :func:`main` puts the subclass where ``PythonProxy``
 looks it up (``configproxy.ProxyHandler``), then runs the package's own command line.
@@ -37,6 +41,8 @@ def streaming_handler():
             # The one place (0.4.0) where both a forwarded request (call_proxy) and a websocket's
             # handshake (start_ws_client) get their HTTPRequest: no public hook sets its timeouts.
             request = super()._get_proxy_request(url)
+            if self.proxy.x_forward:
+                _forwarded_headers(request, self.request.headers)
             request.connect_timeout = CONNECT_TIMEOUT
             request.request_timeout = self.proxy.proxy_timeout or 0  # 0: no limit once connected
             return request
@@ -61,6 +67,25 @@ def streaming_handler():
             self.finish()
 
     return StreamingProxyHandler
+
+
+def _forwarded_headers(request, incoming):
+    """``X-Forwarded-For``, ``-Port`` and ``-Proto``: what came in, then this hop (the package's own
+    value, after its stray leading comma); ``X-Forwarded-Host``: what came in, else the Host. The
+    package's headers are a plain dict holding both spellings of each name: they are rebuilt."""
+    given = request.headers.get_all() if hasattr(request.headers, "get_all") else request.headers.items()
+    given = list(given)
+    own = {name.lower(): value for name, value in given if name.startswith("x-forwarded-")}  # the package's
+    headers = httputil.HTTPHeaders()
+    for name, value in given:
+        if not name.lower().startswith("x-forwarded-"):
+            headers.add(name, value)
+    for key in ("For", "Port", "Proto"):
+        hop = own.get(f"x-forwarded-{key.lower()}", "").rsplit(",", 1)[-1]
+        came = incoming.get(f"X-Forwarded-{key}")
+        headers[f"X-Forwarded-{key}"] = f"{came},{hop}" if came else hop
+    headers["X-Forwarded-Host"] = incoming.get("X-Forwarded-Host") or incoming.get("Host") or ""
+    request.headers = headers
 
 
 class _Relay:

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..common.inputs import InputError, read_text
+
 COLUMNS = ("id", "first_name", "last_name", "email")
 # Debian's useradd NAME_REGEX, without the trailing '$' of machine accounts; 32 is utmp's limit.
 LOGIN = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
@@ -17,12 +19,15 @@ LOGIN = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 RESERVED = frozenset({"root", "admin", "jupyterhub", "ngshare", "course-admin", "idle-culler", "nobody"})
 
 
-class RosterError(ValueError):
+class RosterError(InputError):
     """The roster cannot be used; ``problems`` holds one line per bad row."""
 
     def __init__(self, path, problems):
-        self.problems = list(problems)
-        super().__init__(f"roster {path}: " + "\n  ".join(["not used, nothing was created:", *self.problems]))
+        self.path, self.problems, self.line, self.todo = Path(path), list(problems), None, ""
+        self.problem = "; ".join(self.problems)
+        ValueError.__init__(self, f"roster {path}: not used, nothing was created: {self.problems[0]}"
+                            if len(self.problems) == 1 else
+                            f"roster {path}: " + "\n  ".join(["not used, nothing was created:", *self.problems]))
 
 
 @dataclass(frozen=True)
@@ -58,10 +63,15 @@ def read_roster(path, *, instructor, foreign=lambda name: False):
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        raise RosterError(path, [f"cannot be read: {error}"]) from None
-    rows = list(csv.reader(text.splitlines()))
+        text = read_text(path, "", empty_ok=True)
+    except InputError as error:
+        raise RosterError(path, [f"line {error.line}: {error.problem}" if error.line
+                                 else f"cannot be read: {error.problem}"]) from None
+    reader = csv.reader(text.splitlines(), strict=True)
+    try:
+        rows = list(reader)
+    except csv.Error as error:
+        raise RosterError(path, [f"line {reader.line_num}: not valid CSV ({error})"]) from None
     if not rows:
         raise RosterError(path, ["is empty (expected a header: " + ",".join(COLUMNS) + ")"])
     header = [name.strip() for name in rows[0]]

@@ -8,6 +8,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 SIGNUPS = ("approve", "open")
+# Sign-in from an LMS (LTI 1.3, autograders/hub/lti.py): what the platform's registration gives.
+LTI_KEYS = {"issuer", "client_id", "authorize_url", "jwks_endpoint"}
+LTI_OPTIONAL = {"token_endpoint", "username_key"}
 # A kernel's sockets are Unix sockets (lab/jupyter_server_config.py) named
 # <runtime>/kernel-<36-character id>-ipc-<1..5>; such a path has at most 107 bytes.
 SOCKET_PATH_MAX, KERNEL_SOCKET_NAME = 107, len("/kernel-") + 36 + len("-ipc-5")
@@ -27,6 +30,8 @@ class HubSettings:
     demo_password: str = ""                # a shared password for everyone (demos only)
     cull_timeout: int = 3600               # seconds idle before a server is stopped
     submission_limit: int = 64 * 2**20     # bytes
+    submission_quota: int = 200 * 2**20    # bytes: a student's submissions, all kept, together
+    lti: dict = field(default_factory=dict)  # sign-in from an LMS (LTI_KEYS); empty: NativeAuthenticator
 
     def __post_init__(self):
         if self.signup not in SIGNUPS:
@@ -36,8 +41,16 @@ class HubSettings:
                 raise ValueError(f"{name} must be a TCP port (1-65533; the next two are the hub's too), got {getattr(self, name)}")
         if self.cull_timeout < 60:
             raise ValueError(f"cull_timeout must be at least 60 seconds, got {self.cull_timeout}")
+        if self.submission_quota < self.submission_limit:
+            raise ValueError(f"submission_quota ({self.submission_quota} bytes) must be at least submission_limit "
+                             f"({self.submission_limit} bytes): else no student could submit once at the limit")
         if self.demo_password and len(self.demo_password) < 8:
             raise ValueError("demo_password must have at least 8 characters")
+        missing, unknown = LTI_KEYS - set(self.lti), set(self.lti) - LTI_KEYS - LTI_OPTIONAL
+        if self.lti and (missing or unknown):
+            raise ValueError(f"the LTI settings need {', '.join(sorted(LTI_KEYS))} (and may have "
+                             f"{', '.join(sorted(LTI_OPTIONAL))}); missing: {', '.join(sorted(missing)) or 'none'}; "
+                             f"unknown: {', '.join(sorted(unknown)) or 'none'}")
 
     @property
     def venv(self):

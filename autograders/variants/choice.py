@@ -14,12 +14,18 @@ import secrets
 import stat
 from pathlib import Path
 
+from ..common.inputs import InputError, read_text
+
 SHEET = "sheet"  # the generation of the sheet's own numbers
 KEY_BYTES = 32
 
 
 class VariantError(ValueError):
     """Variants cannot be decided: a key, an overrides file, a pool or an id is wrong."""
+
+
+class VariantInputError(InputError, VariantError):
+    """One of the variants' files (the key, the overrides, a record) cannot be used."""
 
 
 def seed(key, course, assignment, problem, student, generation):
@@ -60,23 +66,22 @@ def write_key(path):
     return read_key(path)
 
 
+KEY_TODO = ("restore it from your backup (without it nobody's numbers can be decided again); "
+            "a course without variants yet makes one with `mha-workbook variants init`")
+
+
 def read_key(path):
-    """The course key at ``path`` as bytes; a VariantError naming the file when it cannot be used."""
+    """The course key at ``path`` as bytes; a VariantInputError naming the file when it cannot be used."""
     path = Path(path)
-    try:
-        text = path.read_text().strip()
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise VariantError(f"course key {path}: missing") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise VariantError(f"course key {path}: unreadable ({error})") from None
+    text = read_text(path, KEY_TODO, error=VariantInputError).strip()
     try:
         key = bytes.fromhex(text)
     except ValueError:
-        raise VariantError(f"course key {path}: expected {2 * KEY_BYTES} hexadecimal digits") from None
+        raise VariantInputError(path, f"expected {2 * KEY_BYTES} hexadecimal digits", KEY_TODO) from None
     if len(key) < KEY_BYTES:
-        raise VariantError(f"course key {path}: expected {2 * KEY_BYTES} hexadecimal digits, got {len(text)}")
+        raise VariantInputError(path, f"expected {2 * KEY_BYTES} hexadecimal digits, got {len(text)}", KEY_TODO)
+    mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise VariantError(f"course key {path}: readable by others (mode {stat.filemode(mode)}); "
-                           f"`chmod 600 {path}`: whoever reads it can compute every student's numbers")
+        raise VariantInputError(path, f"readable by others (mode {stat.filemode(mode)})",
+                                f"`chmod 600 {path}`: whoever reads it can compute every student's numbers")
     return key

@@ -2,21 +2,18 @@
 
 from . import current
 from .choice import SHEET
-from .levels import problems
-
-# How a number is named in the prompt: the sheet's symbols.
-SYMBOLS = {"dot": "q^T k", "scores": "the scaled scores (s_1, s_2, s_3)", "query": "q", "keys": "(k_1, k_2, k_3, k_4)",
-           "values": "(v_1, v_2, v_3, v_4)"}
 
 
 def text(assignment, problem):
     """The line the cell shows for ``problem`` of ``assignment``."""
-    pool = problems(assignment).get(problem)
+    from ..problems import declared  # the declarations import this package
+
+    pool = declared(assignment).get(problem)
     if pool is None:
         raise ValueError(f"problem: {problem!r} has no variants in {assignment!r}; "
-                         f"expected one of {', '.join(sorted(problems(assignment)))}")
+                         f"expected one of {', '.join(sorted(declared(assignment)))}")
     numbers = current.numbers(assignment, pool)
-    shown = ", ".join(f"{SYMBOLS.get(name, name)} = {_show(numbers[name])}" for name in pool.sheet)
+    shown = ", ".join(f"{pool.symbols.get(name, name)} = {_show(numbers[name])}" for name in pool.sheet)
     if current.generation(assignment, problem) == SHEET:
         return f"Your numbers (the sheet's: outside a course everybody has these): {shown}."
     return f"Your numbers: {shown}. (Yours only: your neighbour's differ.)"

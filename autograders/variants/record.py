@@ -8,7 +8,11 @@ import csv
 import json
 from pathlib import Path
 
+from ..common.inputs import read_csv
+from .choice import VariantInputError
+
 COLUMNS = ("student_id", "problem", "generation", "numbers")
+TODO = "restore it from a backup, or remove it: the next `mha-workbook grade` writes it again from the course key"
 
 
 def write(folder, assignment, rows):
@@ -24,10 +28,20 @@ def write(folder, assignment, rows):
 
 
 def read(path):
-    """{(student, problem): (generation, numbers)} of a file written by :func:`write`."""
-    with open(path, newline="") as f:
-        return {(row["student_id"], row["problem"]): (_generation(row["generation"]), json.loads(row["numbers"]))
-                for row in csv.DictReader(f)}
+    """{(student, problem): (generation, numbers)} of a file written by :func:`write`; a
+    VariantInputError naming the line when it is broken."""
+    found = {}
+    for line, row in read_csv(path, COLUMNS, TODO, error=VariantInputError):
+        if not row["student_id"] or not row["problem"]:
+            raise VariantInputError(path, "a row without a student_id or a problem", TODO, line)
+        try:
+            numbers = json.loads(row["numbers"])
+        except json.JSONDecodeError as error:
+            raise VariantInputError(path, f"the numbers are not valid JSON ({error.msg})", TODO, line) from None
+        if not isinstance(numbers, dict):
+            raise VariantInputError(path, "the numbers are not a JSON object ({\"name\": value, ...})", TODO, line)
+        found[row["student_id"], row["problem"]] = (_generation(row["generation"]), numbers)
+    return found
 
 
 def _generation(text):

@@ -112,7 +112,7 @@ class CausalStepExplorer(Explorer):
         from ..figures.base import PALETTE, WorkbookFigure, draw_bars, draw_heatmap
 
         n = self.n
-        figure = WorkbookFigure(figsize=(13, 3.4), dpi=self.dpi)
+        figure = WorkbookFigure(figsize=(10.5, 3.6), dpi=self.dpi)  # 840 px at 80 dpi: JupyterLab shows it unscaled
         axes = figure.subplots(1, 5, width_ratios=[1, 1.1, 1.1, 1.1, 1.2])
         mask_ax, *bar_axes, out_ax = axes
         image, _ = draw_heatmap(mask_ax, causal_mask(n).astype(float), causal_mask(n),
@@ -127,7 +127,7 @@ class CausalStepExplorer(Explorer):
         mask_ax.add_patch(self.row)
         bound = Q_RANGE * np.abs(self.K).sum(axis=1).max()
         self.bars, self.texts = [], []
-        titles = ["1. scores q·k_j", "2. scaled: q·k_j / √d_k", "3. weights (softmax)"]
+        titles = ["1. scores q·k_j", "2. scaled:\nq·k_j / √d_k", "3. weights\n(softmax)"]
         for ax, title, limit in zip(bar_axes, titles, [bound, bound / np.sqrt(self.K.shape[1]), None]):
             bars, texts = draw_bars(ax, np.zeros(n), [f"k{j + 1}" for j in range(n)])
             for text in texts:
@@ -148,9 +148,13 @@ class CausalStepExplorer(Explorer):
             out_ax.annotate(f"v{j + 1}", v, textcoords="offset points", xytext=(5, 4), fontsize=9)
         self.links = [out_ax.plot([0, 0], [0, 0], color=PALETTE[1], lw=1)[0] for _ in range(n)]
         (self.star,) = out_ax.plot([0], [0], marker="*", ms=16, color=PALETTE[5], ls="none", zorder=3)
-        out_ax.set_title("4. output Σ w_j v_j (star)", fontsize=10)
+        out_ax.set_title("4. output\nΣ w_j v_j (star)", fontsize=10)
         out_ax.set_aspect("equal", adjustable="box")
         out_ax.spines[["top", "right"]].set_visible(False)
+        from ..figures.screen import readable_in_lab
+
+        readable_in_lab(figure)
+        self.label_points = max(t.get_fontsize() for ts in self.texts for t in ts)  # "masked" as large as a number
         dynamic = [self.row, *[b for bars in self.bars for b in bars], *[t for ts in self.texts for t in ts],
                    *self.links, self.star]
         self.canvas.show(figure, dynamic)
@@ -165,8 +169,10 @@ class CausalStepExplorer(Explorer):
                 bar.set_height(shown)
                 bar.set_facecolor(PALETTE[0] if allowed[j] else "0.8")
                 bar.set_hatch(None if allowed[j] else "///")
-                text.set_text(f"{v:.2f}" if allowed[j] else ("masked" if values is not scores else f"{v:.2f}"))
-                text.set_fontsize(9 if allowed[j] or values is scores else 7)
+                masked = not allowed[j] and values is not scores
+                text.set_text("masked" if masked else f"{v:.2f}")
+                text.set_fontsize(self.label_points)
+                text.set_rotation(90 if masked else 0)  # upright, as large as a number, beside its neighbour's
                 text.set_y(max(shown, 0) + 0.02 * (1 if values is w else abs(bars[0].axes.get_ylim()[1])))
         for link, v, weight in zip(self.links, self.V, w):
             link.set_data([out[0], v[0]], [out[1], v[1]])

@@ -25,10 +25,16 @@ class Moment:
     what: str = "the explorer"
     tolerance: float = 0.0
     choices: tuple = ()
+    bounds: tuple = ()  # (low, high): the range a numeric prediction must fall in, ends included
 
     @property
     def kind(self):
-        return f"one of {', '.join(self.choices)}, in quotes" if self.choices else "a number"
+        if self.choices:
+            return f"one of {', '.join(self.choices)}, in quotes"
+        return f"a number from {self.bounds[0]:g} to {self.bounds[1]:g}" if self.bounds else "a number"
+
+    def in_bounds(self, value):
+        return not self.bounds or self.bounds[0] <= value <= self.bounds[1]
 
     def judge(self, value):
         """True or False for a prediction read by :func:`.predict.as_prediction`."""
@@ -268,12 +274,12 @@ MOMENTS = {
         "In the row of it, the weight on cat (a number between 0 and 1)?", _pronoun_weight,
         "this head's W_Q and W_K were written so that a pronoun's query matches the keys of the nouns it can "
         "stand for (and in its small lexicon it stands for an animal, never a thing).", _figure(_s01),
-        what="figure s01", tolerance=0.1),
+        what="figure s01", tolerance=0.1, bounds=(0, 1)),
     "predict_2_3_weight_t2": Moment(
         "Problem 2.3's scores (4, 2, 5) at temperature T = 2: the largest weight?", _hot_weight,
         "T divides every score before softmax: the gaps between the scores halve, so the weights move "
         "towards a third each (the playground below starts there).", _softmax_hot, what="the playground",
-        tolerance=0.03),
+        tolerance=0.03, bounds=(0, 1)),
     "predict_3_1_grows": Moment(
         "Which stage grows with h (d_model fixed): \"A\" the scores, \"B\" the weighted sums, \"C\" the "
         "softmax's exponentials, \"D\" the output projection?", _growing_stage,
@@ -301,20 +307,20 @@ MOMENTS = {
     "predict_4_2_position_2": Moment(
         "The query q = (1, 0) moved to position 2: its weight on key 1?", _masked_weight,
         "at position 2 the causal mask leaves keys 1 and 2 only: scaled scores 1/√2 and 0, so "
-        "w_1 = e^0.71 / (e^0.71 + 1).", _causal, tolerance=0.03),
+        "w_1 = e^0.71 / (e^0.71 + 1).", _causal, tolerance=0.03, bounds=(0, 1)),
     "predict_5_1_keys": Moment(
-        "h = d_model = 16, so d_k = 1: at most how many different keys can one head's 8 queries prefer "
-        "most?", _keys_at_limit,
-        "with d_k = 1 a score is q_i · k_j: a query with q_i > 0 prefers the key with the largest k, one with "
-        "q_i < 0 the key with the smallest k.", _limit),
+        "h = d_model = 16, so d_k = 1, and no mask: at most how many different keys can one head's 8 "
+        "queries prefer most?", _keys_at_limit,
+        "count the bright columns in each head's panel below, then explain them in the written answer (d); "
+        "with the causal mask on, count again.", _limit, bounds=(1, 8)),
     "predict_5_3_le": Moment(
         "Figure s02: the weight the row of le puts on the first the (a number between 0 and 1)?", _le_weight,
         "le translates the, which the English has twice: its query matches both keys equally, so they "
-        "share its weight, half each.", _figure(_s02), what="figure s02", tolerance=0.1),
+        "share its weight, half each.", _figure(_s02), what="figure s02", tolerance=0.1, bounds=(0, 1)),
     "predict_5_4_most_needed": Moment(
         "Which head, switched off, costs the learned model the most accuracy? \"A\" layer 1 head 1, \"B\" "
         "layer 1 head 2, \"C\" layer 2 head 1, \"D\" layer 2 head 2.", _most_needed,
         "the induction head (layer 2, head 2) is the one that copies the answer: without it almost nothing "
-        "is right; without the previous-token head it can no longer find the token after A, but the "
+        "is right; without the previous-token head it can no longer find the token after α, but the "
         "remaining heads still guess some.", _ablation_table, what="the ablation table", choices=tuple("ABCD")),
 }

@@ -50,6 +50,9 @@ class ParameterExplorer(Explorer):
                 figure = WorkbookFigure(figsize=(8, 4.4), dpi=self.dpi)
                 draw_parameters(figure.add_subplot(), state["d_model"], state["hs"])
                 figure.suptitle("Problem 4.1: parameters of a block against h", fontsize=12)
+                from ..figures.screen import readable_in_lab
+
+                readable_in_lab(figure)  # the legend's 9 points were 10 px
                 lay_out_once(self.canvas, figure)
             else:  # new bars in place, drawn over the saved frame and legend
                 update_parameters(self.figure.axes[0], state["d_model"], state["hs"])

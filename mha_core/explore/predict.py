@@ -18,12 +18,12 @@ from ..markup import render
 
 
 def as_prediction(moment, value):
-    """The prediction ``value`` as the moment reads it (a number, or an upper-case label among its
-    choices), or None when it is blank or of another kind."""
+    """The prediction ``value`` as the moment reads it (a number within the moment's bounds, or an
+    upper-case label among its choices), or None when it is blank, of another kind or out of range."""
     if moment.choices:
         label = value.strip().upper() if isinstance(value, str) else None
         return label if label in moment.choices else None
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and moment.in_bounds(float(value)):
         return float(value)
     return None
 

@@ -5,6 +5,8 @@ attention does, is a softmax at temperature √d_k).
 :func:`softmax_state` is the state (no widget, no figure); :class:`SoftmaxPlayground` draws it.
 """
 
+from decimal import ROUND_HALF_UP, Decimal
+
 import ipywidgets as widgets
 import numpy as np
 
@@ -15,7 +17,18 @@ from .base import Explorer, switch
 from .canvas import FigureImage
 
 D_K_OPTIONS = [1, 4, 16, 64, 256]  # sqrt: 1, 2, 4, 8, 16
-MIN_T, MAX_T, STEP_T = 0.05, 16.0, 0.05
+# The temperature moves on a log scale, a quarter of a power of two per arrow press: the round values a
+# student is asked to reach (0.25, 0.5, 1, 2, 4, 8, 16; √d_k for every d_k offered) are stops of the
+# slider, each 4 presses from the next, and a drag moves T by the same factor anywhere on the track
+# (0.05 to 16 in steps of 0.05 put T = 1 fifteen presses from T = 0.25). A value can also be typed.
+T_BASE, T_MIN_EXP, T_MAX_EXP, T_STEP_EXP = 2, -4, 4, 0.25
+MIN_T, MAX_T = T_BASE**T_MIN_EXP, T_BASE**T_MAX_EXP
+
+
+def temperatures():
+    """Every temperature the slider's arrow keys reach: 2^-4 = 0.0625 to 2^4 = 16, 33 stops."""
+    stops = int(round((T_MAX_EXP - T_MIN_EXP) / T_STEP_EXP))
+    return [float(T_BASE ** (T_MIN_EXP + k * T_STEP_EXP)) for k in range(stops + 1)]
 
 
 def power_of_ten(log_value, digits=3, largest=1e6):
@@ -28,6 +41,13 @@ def power_of_ten(log_value, digits=3, largest=1e6):
     if round(mantissa, digits) >= 10:  # 9.9996 rounds up to 10.000: 1.000 x 10^(exponent + 1)
         mantissa, exponent = mantissa / 10, exponent + 1
     return (f"{mantissa:.{digits}f}", exponent)
+
+
+def as_slider_shows(value, places=2):
+    """``value`` to ``places`` decimals as the slider's readout shows it (JavaScript's toFixed: the double's
+    exact value rounded half up), so that the alt text says what the slider says: T = 2^-3 is "0.13" there,
+    where Python's format gives "0.12"."""
+    return str(Decimal(float(value)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
 
 
 def softmax_state(scores, temperature, labels=None, d_k=64, linked=False):
@@ -48,7 +68,7 @@ def softmax_state(scores, temperature, labels=None, d_k=64, linked=False):
         "readout": render("softmax_readout.html", weights=[f"{v:.4f}" for v in w], sum_exp=power_of_ten(log_sum),
                           entropy=entropy, k=k, log_k=float(np.log(k)), linked=linked, d_k=d_k,
                           root=f"{np.sqrt(d_k):g}"),
-        "alt": f"Bar chart of the weights at T = {T:.2f}: " + ", ".join(
+        "alt": f"Bar chart of the weights at T = {as_slider_shows(T)}: " + ", ".join(
             f"{label} {v:.2f}" for label, v in zip(labels, w)) + f"; {labels[top]} highest.",
     }
 
@@ -74,9 +94,10 @@ class SoftmaxPlayground(Explorer):
                                              style={"description_width": "initial"})
             for i, s in enumerate(scores)
         }
-        controls["temperature"] = widgets.FloatSlider(
-            value=float(temperature), min=MIN_T, max=MAX_T, step=STEP_T, description="temperature T",
-            readout_format=".2f", style={"description_width": "initial"},
+        controls["temperature"] = widgets.FloatLogSlider(
+            value=float(temperature), base=T_BASE, min=T_MIN_EXP, max=T_MAX_EXP, step=T_STEP_EXP,
+            description="temperature T", readout_format=".2f", style={"description_width": "initial"},
+            layout=widgets.Layout(width="400px"),
         )
         controls["link"] = switch("T is", "free (slider)", "√d_k (attention's scaling)", link)
         controls["d_k"] = widgets.Dropdown(options=D_K_OPTIONS, value=d_k, description="d_k",

@@ -198,6 +198,9 @@ def parameter_plot(d_model=512, hs=None):
     ax = fig.add_subplot()
     draw_parameters(ax, d_model, hs)
     ax.set_title(title, fontsize=12)
+    from .screen import readable_in_lab
+
+    readable_in_lab(fig)
     fig.alt = (f"Stacked bars of the parameters of W_Q, W_K, W_V and W_O against h = {', '.join(map(str, hs))} for "
                f"d_model = {d_model}: " + ", ".join(f"{parameter_count(d_model, h):,}" for h in hs) + ".")
     return fig

@@ -41,6 +41,25 @@ def _texts(fig, hidden=False):
             yield from (*legend.get_texts(), legend.get_title())
 
 
+# The width of a notebook's output in JupyterLab at 1280 x 720 with the file browser open (measured in
+# Chromium, 2026-12-05): a wider figure is shown scaled down to it (FigureImage: max-width 100%).
+LAB_OUTPUT_PX = 845
+LAB_TEXT_PX = 11  # the smallest text of a figure in JupyterLab, as shown there
+
+
+def shown_in_lab_px(fig):
+    """The smallest text of ``fig`` in pixels as JupyterLab shows it at 1280 x 720 (scaled to its output)."""
+    width, _ = fig.canvas.get_width_height()
+    smallest = min_text_px(fig)
+    return None if smallest is None else smallest * min(1.0, LAB_OUTPUT_PX / width)
+
+
+def readable_in_lab(fig, px=LAB_TEXT_PX):
+    """Raise every text of ``fig`` so that JupyterLab at 1280 x 720 shows it at least ``px`` pixels high."""
+    width, _ = fig.canvas.get_width_height()
+    return raise_text(fig, px * max(1.0, width / LAB_OUTPUT_PX))
+
+
 def raise_text(fig, px):
     """Enlarge every text of ``fig`` smaller than ``px`` pixels to ``px`` (legends, ticks and titles too, and
     the tick labels an axis makes later, for new ticks)."""

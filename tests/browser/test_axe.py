@@ -60,12 +60,12 @@ def test_demo_controls_announce_their_new_values(voila, projector_page):
     live = page.evaluate_handle(LIVE_REGION, [1])
     before = live.evaluate("e => e.innerText")
     ui.press(temperature, "ArrowRight")
-    page.wait_for_function("h => h.getAttribute('aria-valuetext') === '1.05'", arg=handle.element_handle())
-    assert ui.slider_value(temperature) == "1.05"
+    page.wait_for_function("h => h.getAttribute('aria-valuetext') === '1.19'", arg=handle.element_handle())
+    assert ui.slider_value(temperature) == "1.19"
     page.wait_for_function("([e, old]) => e.isConnected && e.innerText !== old", arg=[live, before])
-    # The figure's alt text follows it: the weights at T = 1.05.
+    # The figure's alt text follows it: the weights at T = 1.19 (the log slider's next stop, 2^0.25).
     img = softmax.locator("img.widget-image")
-    page.wait_for_function("i => (i.alt || '').includes('T = 1.05')", arg=img.element_handle())
+    page.wait_for_function("i => (i.alt || '').includes('T = 1.19')", arg=img.element_handle())
 
     # The count screen's d_model is a selection slider: it announces 512 (shown), not its position.
     counts = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).nth(4)

@@ -404,7 +404,7 @@ READOUT_WIDTH = """([k]) => {
 
 
 def test_the_softmax_readout_fits_its_column_at_every_reachable_temperature(voila, projector_page, screenshots):
-    """Every value the temperature slider reaches, a step (0.05) at a time from its smallest, with the scores at
+    """Every value the temperature slider reaches, a stop (a quarter of a power of two) at a time from its smallest (0.0625), with the scores at
     their largest and smallest: the readout stays inside its 440 px column (at T = 0.05 the sum of e^(s/T) was
     written out in 87 digits, 726 px past it)."""
     page = projector_page
@@ -436,6 +436,6 @@ def test_the_softmax_readout_fits_its_column_at_every_reachable_temperature(voil
             temperature.locator(".noUi-handle").press("ArrowRight")
             before, value = value, ui.slider_value(temperature)
             assert value != before, f"the temperature did not move past {before}"
-        assert len(values) == 320, f"the temperature reached {len(values)} values, not 0.05 to 16 by 0.05"
+        assert len(values) == 33, f"the temperature reached {len(values)} values, not 2^-4 to 2^4 by 2^0.25"
     assert not problems, "\n".join(problems[:12])
     assert not page.js_errors, page.js_errors

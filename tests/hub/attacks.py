@@ -86,3 +86,40 @@ def verdicts(printed):
     """The attacks' results from the cell's printed output."""
     line = next(line for line in printed.splitlines() if line.startswith("{"))
     return json.loads(line)
+
+
+# Another account listening in on a person's kernels: every TCP port that person's processes listen
+# on (/proc/net/tcp names each socket's owner) is subscribed to as a kernel's IOPub would be, until
+# this script's stdin closes. Prints what it found and what it received, as one JSON object.
+LISTEN = r'''
+import json, os, select, sys, zmq
+uid = int(sys.argv[1])
+
+def listeners():
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.read().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[7]) == uid:  # LISTEN, owned by uid
+                    found.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return found
+
+context, poller, subscribed, received = zmq.Context(), zmq.Poller(), {}, []
+print("listening", flush=True)
+while True:
+    for port in listeners() - subscribed.keys():
+        socket = context.socket(zmq.SUB)
+        socket.setsockopt(zmq.SUBSCRIBE, b"")
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.connect(f"tcp://127.0.0.1:{port}")
+        subscribed[port] = socket
+        poller.register(socket, zmq.POLLIN)
+    for socket, _ in poller.poll(100):
+        received.append(b" ".join(socket.recv_multipart()).decode(errors="replace"))
+    if select.select([0], [], [], 0)[0] and not os.read(0, 1):
+        break
+secrets = [m for m in received if "SECRET of" in m]
+print(json.dumps({"ports": sorted(subscribed), "received": len(received), "secrets": len(secrets), "sample": secrets[:1]}))
+context.destroy(linger=0)
+'''

@@ -2,14 +2,16 @@
 
 One hub for the session (its environments in ``$MHA_HUB_PREFIX``, default
 ``/opt/mha-workbook-test``, kept between runs; its state in a temporary folder), on free
-loopback ports. Its people are system accounts named with the prefix ``mhat``: the
-instructor ``mhatteach`` and the students of ROSTER. Accounts left by an earlier run that
+loopback ports. Its people are system accounts named with the prefix ``mhat`` (or
+``$MHA_HUB_PEOPLE``, four letters: two classes on one machine): the instructor ``mhatteach``
+and the students of ROSTER. Accounts left by an earlier run that
 died are removed first; every account, home and process of the class is removed after.
 
 The tests need root (they create system users). Elsewhere they fail with that reason:
 they are never skipped. Every test here is marked ``slow`` and ``hub``.
 """
 
+import fcntl
 import json
 import os
 import shutil
@@ -31,13 +33,13 @@ from ..browser.servers import hub_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = os.environ.get("MHA_HUB_PREFIX", "/opt/mha-workbook-test")
-PEOPLE = "mhat"
-INSTRUCTOR = "mhatteach"
+PEOPLE = os.environ.get("MHA_HUB_PEOPLE", "mhat")
+INSTRUCTOR = PEOPLE + "teach"
 # From a terminal (test_exchange): Alice answers right, Bob partly, Mallory attacks. In Chromium
 # (test_browser): Ann, Ben and Max the same. Carol leaves the roster (test_lifecycle).
-ROSTER = [("mhatalice", "Alice", "Right"), ("mhatbob", "Bob", "Partly"), ("mhatmallory", "Mallory", "Hostile"),
-          ("mhatann", "Ann", "Right"), ("mhatben", "Ben", "Partly"), ("mhatmax", "Max", "Hostile"),
-          ("mhatcarol", "Carol", "Leaving")]
+ROSTER = [(PEOPLE + "alice", "Alice", "Right"), (PEOPLE + "bob", "Bob", "Partly"),
+          (PEOPLE + "mallory", "Mallory", "Hostile"), (PEOPLE + "ann", "Ann", "Right"), (PEOPLE + "ben", "Ben", "Partly"),
+          (PEOPLE + "max", "Max", "Hostile"), (PEOPLE + "carol", "Carol", "Leaving")]
 ASSIGNMENT = "level1_recognition"
 
 
@@ -51,6 +53,28 @@ def pytest_collection_modifyitems(config, items):
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.hub)
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def checkout_left_as_it_was():
+    """`hub up` closes a clone that students could read (chmod o-rwx): a test must never do that to the
+    checkout the tests run from (the grading sandbox's throwaway users read its packages)."""
+    before = ROOT.stat().st_mode
+    yield
+    assert ROOT.stat().st_mode == before, f"a hub test changed {ROOT}'s mode: pass clone=None to hub.up"
+
+
+def stop_hub(settings):
+    """Stop a hub under test; when it did not start (or stop), kill what its pid files name."""
+    try:
+        hub.stop(settings)
+    except Exception as error:  # the hub may not have started: still clean up
+        print(f"hub stop: {error}")
+    for pidfile in ("jupyterhub.pid", "proxy.pid"):
+        try:
+            os.kill(int(settings.path(pidfile).read_text()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
 
 
 def write_roster(path, people):
@@ -154,8 +178,11 @@ def released(hub_class):
 @pytest.fixture(scope="session")
 def hub_class():
     if os.geteuid() != 0:
-        pytest.fail("the hub tests need root: they create system users (named mhat...) and run a JupyterHub "
+        pytest.fail(f"the hub tests need root: they create system users (named {PEOPLE}...) and run a JupyterHub "
                     "that starts each user's Lab as that user", pytrace=False)
+    # One class of these people on this machine at a time: every run's accounts have the same names.
+    lock = open(os.path.join(tempfile.gettempdir(), f"mha-hub-tests-{PEOPLE}.lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     remove_people()
     state = Path(tempfile.mkdtemp(prefix="mha-hub-test-"))
     roster = write_roster(state.parent / f"{state.name}-roster.csv", ROSTER)
@@ -163,18 +190,12 @@ def hub_class():
     settings = HubSettings(root=str(state / "hub"), prefix=PREFIX, ip="127.0.0.1", port=port,
                            exchange_port=exchange_port, instructor=INSTRUCTOR)
     try:
-        hub.up(settings, roster)
+        # The checkout's own folder is left as the developer keeps it (tests/test_hub_exposure.py tries a
+        # clone in a folder every account may search, as a student).
+        hub.up(settings, roster, clone=None)
         yield Class(settings, roster)
     finally:
-        try:
-            hub.stop(settings)
-        except Exception as error:  # the hub may not have started: still clean up
-            print(f"hub stop: {error}")
-        for pidfile in ("jupyterhub.pid", "proxy.pid"):
-            try:
-                os.kill(int(settings.path(pidfile).read_text()), signal.SIGKILL)
-            except (OSError, ValueError):
-                pass
+        stop_hub(settings)
         remove_people()
         log = settings.path("logs", "hub.log")
         if log.exists():  # for a failure's reader
@@ -182,3 +203,4 @@ def hub_class():
             shutil.copy(log, ROOT / "artifacts" / "hub.log")
         shutil.rmtree(state, ignore_errors=True)
         roster.unlink(missing_ok=True)
+        lock.close()  # and with it the lock

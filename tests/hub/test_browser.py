@@ -20,10 +20,10 @@ import nbformat
 import pytest
 
 from . import attacks
-from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT
+from .conftest import ASSIGNMENT, INSTRUCTOR, PEOPLE, ROOT
 from .test_exchange import NOTEBOOK, SOURCE, partly_answered, points_of
 
-ANN, BEN, MAX = "mhatann", "mhatben", "mhatmax"
+ANN, BEN, MAX = PEOPLE + "ann", PEOPLE + "ben", PEOPLE + "max"
 PASSWORD = "a-long-class-password-42"
 SCREENSHOTS = Path(os.environ.get("MHA_SCREENSHOTS", ROOT / "artifacts" / "screenshots"))
 TIMEOUT = 180_000
@@ -169,12 +169,12 @@ def test_three_students_round_trip_in_chromium(hub_class, released, playwright_b
         row.get_by_role("button", name="Authorize", exact=True).click()
         row.get_by_role("button", name="Unauthorize").wait_for()
     # A signup with an id off the roster is refused.
-    stranger = Person(chromium, base, "mhatstranger")
+    stranger = Person(chromium, base, PEOPLE + "stranger")
     people.append(stranger)
     assert "Something went wrong" in stranger.sign_up()
     stranger.log_in(wait=False)
     stranger.page.wait_for_load_state()
-    assert "/user/mhatstranger" not in stranger.page.url
+    assert f"/user/{PEOPLE}stranger" not in stranger.page.url
 
     # All three log in at once: the hub spawns three Labs side by side.
     for person in students.values():

@@ -11,15 +11,16 @@ exactly what that student submitted.
 import csv
 import json
 import os
+import re
 import shutil
 from datetime import datetime, timezone
 
 import nbformat
 import pytest
 
-from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT, ok
+from .conftest import ASSIGNMENT, INSTRUCTOR, PEOPLE, ROOT, ok
 
-ALICE, BOB, MALLORY = "mhatalice", "mhatbob", "mhatmallory"
+ALICE, BOB, MALLORY = PEOPLE + "alice", PEOPLE + "bob", PEOPLE + "mallory"
 SOURCE = ROOT / "notebooks" / f"{ASSIGNMENT}.ipynb"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 
@@ -117,7 +118,7 @@ def test_nobody_reads_lists_or_overwrites_another_students_work_through_the_exch
         ("POST", f"/feedback/{course}/{ASSIGNMENT}/{BOB}",                           # write Bob's feedback
          {"timestamp": timestamp, "files": json.dumps([{"path": "x.html", "content": "eA=="}])}, None),
         ("GET", f"/students/{course}", None, None),                                 # the roster
-        ("POST", f"/students/{course}", {"students": json.dumps([{"username": "mhatzed", "first_name": "",
+        ("POST", f"/students/{course}", {"students": json.dumps([{"username": PEOPLE + "zed", "first_name": "",
                                                                    "last_name": "", "email": ""}])}, None),
         ("POST", f"/instructor/{course}/{MALLORY}", {"first_name": "M", "last_name": "", "email": ""}, None),
         ("POST", "/course/mallorys-course", {"instructors": json.dumps([MALLORY])}, None),
@@ -144,6 +145,36 @@ def test_nobody_reads_another_students_files_or_the_course_on_disk(hub_class, su
     for target in targets:
         done = hub_class.run(MALLORY, "/bin/sh", "-c", f"ls -la '{target}' && cat '{target}'")
         assert done.returncode != 0 and "Permission denied" in done.stderr, (target, done.stdout[:300])
+
+
+def solution_lines():
+    """Lines of the level notebooks' solutions, as long and as distinctive as a search needs (not in the
+    workbook's own installed code, which students may read; verbatim in a notebook's JSON)."""
+    public = "\n".join(p.read_text() for package in ("autograders", "mha_core") for p in (ROOT / package).rglob("*.py"))
+    lines = set()
+    for notebook in sorted((ROOT / "notebooks").glob("level*.ipynb")):
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
+                lines |= {line.strip() for line in block.splitlines()
+                          if len(line.strip()) >= 30 and not set(line) & set('\\"') and line.strip() not in public}
+    return sorted(lines)
+
+
+def test_the_environment_students_run_holds_no_solution(hub_class):
+    """Mallory searches everything she can read of the hub's environments for a line of a solution."""
+    planted = write_as(hub_class, MALLORY, "planted/patterns.txt", "\n".join(solution_lines()).encode())
+    assert len(solution_lines()) > 40
+
+    def search(folder):
+        return hub_class.run(MALLORY, "grep", "-rlIsF", "-f", str(planted), str(folder))
+
+    try:
+        done = search(hub_class.settings.prefix)
+        assert done.returncode in (1, 2) and not done.stdout, done.stdout[:500]  # 2: some folders were not hers
+        copy = write_as(hub_class, MALLORY, "planted/source/level1_recognition.ipynb", SOURCE.read_bytes())
+        assert search(copy.parent).stdout.strip() == str(copy)  # the same search finds a source notebook
+    finally:
+        shutil.rmtree(planted.parent)
 
 
 def test_a_student_token_reaches_only_its_owner(hub_class, submitted):

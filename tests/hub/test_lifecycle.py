@@ -16,9 +16,9 @@ import pytest
 
 from autograders.hub import accounts, hub
 
-from .conftest import ASSIGNMENT, INSTRUCTOR, ROOT, ROSTER, ok, write_roster
+from .conftest import ASSIGNMENT, INSTRUCTOR, PEOPLE, ROOT, ROSTER, ok, write_roster
 
-ALICE, CAROL, DAVE = "mhatalice", "mhatcarol", "mhatdave"
+ALICE, CAROL, DAVE = PEOPLE + "alice", PEOPLE + "carol", PEOPLE + "dave"
 
 
 def server(hub_class, name):
@@ -96,7 +96,7 @@ def test_a_longer_roster_adds_students_and_keeps_everything_else(hub_class, alic
     due = hub_class.roster.with_name("due.csv")
     due.write_text(f"assignment,duedate\n{ASSIGNMENT},2026-01-05 17:00:00 UTC\n")
     hub_class.settings.students = []
-    hub.up(hub_class.settings, roster, due)
+    hub.up(hub_class.settings, roster, due, clone=None)  # never chmod the checkout the tests run from
 
     # Nothing that existed was touched: Alice's server and kernel kept running through the restart.
     assert server(hub_class, ALICE)["state"]["pid"] == running["state"]["pid"]

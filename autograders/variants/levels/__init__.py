@@ -1,4 +1,5 @@
-"""The pools of the levels' varied problems, and the problems that keep the sheet's numbers.
+"""The pools of the levels' varied problems (from their declarations, :mod:`autograders.problems`), and
+the problems that keep the sheet's numbers.
 
 :data:`POOLS` is ``{assignment: {answer grade_id: Pool}}``. A pool's ``problem`` names the numbers
 (``q2_3``): the answers of one problem (2.3's weights, winner and ratio) have one pool each, with the
@@ -6,18 +7,10 @@ same entries and the same problem, so a student gets one set of numbers per prob
 entries come from a small rule over a few lists (sizes that divide, scores in the sheet's order),
 enumerated in a fixed order and never holding the sheet's own numbers (the practice edition's
 worked solution would give those away); ``tests/test_variant_pools.py`` vets every entry.
-
-Each misconception's key is its tag as the check names it (``tag/detail`` where one tag has
-several wrong answers, ``-/detail`` for a wrong answer named without a tag): the checks take the
-wrong values from ``pool.mistakes(entry)`` and their messages from their own table by key.
 """
 
-from .level1 import LEVEL1, Q1_1_D_K, Q1_1_SHEET, Q1_2_OUTPUT_SHAPE, Q1_2_SHEET
-from .level2 import (LEVEL2, Q2_1_HEAD_SHAPE, Q2_1_Q_SHAPE, Q2_1_SCORES_SHAPE, Q2_1_SHEET, Q2_1_WQ_SHAPE, Q2_2_SCALED_SCORE,
-                     Q2_2_SHEET, Q2_3_RATIO, Q2_3_SHEET, Q2_3_WEIGHTS, Q2_3_WINNER, RATIO_TOL, WEIGHT_TOL)
-from .level3 import LEVEL3, Q3_1_COST_RATIO, Q3_1_SHEET, Q3_2_CONCAT_SHAPE, Q3_2_SHEET, Q3_2_WO_SHAPE
-from .level4 import LEVEL4, Q4_1_PARAMS, Q4_1_SHEET, Q4_2_OUTPUT, Q4_2_SCALED_SCORES, Q4_2_SHEET, Q4_2_WEIGHTS
-from .level5 import LEVEL5, Q5_3_OUTPUT_SHAPE, Q5_3_SCORE_SHAPE, Q5_3_SHEET
+from ...problems import LEVELS
+from ...problems.engine import pool
 
 # Problems whose point needs their exact numbers, or that have no numbers: they stay fixed.
 FIXED = {
@@ -52,17 +45,9 @@ FIXED = {
 }
 
 
-POOLS = {
-    LEVEL1: {"q1_1_d_k": Q1_1_D_K, "q1_2_output_shape": Q1_2_OUTPUT_SHAPE},
-    LEVEL2: {"q2_1_wq_shape": Q2_1_WQ_SHAPE, "q2_1_q_shape": Q2_1_Q_SHAPE, "q2_1_scores_shape": Q2_1_SCORES_SHAPE,
-             "q2_1_head_shape": Q2_1_HEAD_SHAPE, "q2_2_scaled_score": Q2_2_SCALED_SCORE,
-             "q2_3_weights": Q2_3_WEIGHTS, "q2_3_winner": Q2_3_WINNER, "q2_3_ratio": Q2_3_RATIO},
-    LEVEL3: {"q3_1_cost_ratio": Q3_1_COST_RATIO, "q3_2_concat_shape": Q3_2_CONCAT_SHAPE, "q3_2_wo_shape": Q3_2_WO_SHAPE},
-    LEVEL4: {"q4_1_params_512": Q4_1_PARAMS, "q4_2_scaled_scores": Q4_2_SCALED_SCORES, "q4_2_weights": Q4_2_WEIGHTS,
-             "q4_2_output": Q4_2_OUTPUT},
-    LEVEL5: {"q5_3_score_shape": Q5_3_SCORE_SHAPE, "q5_3_output_shape": Q5_3_OUTPUT_SHAPE},
-}
-
+POOLS = {assignment: {answer.id: pool(answer) for answer in module.ANSWERS if answer.numbers.entries}
+         for assignment, module in LEVELS.items()}
+POOLS = {assignment: pools for assignment, pools in POOLS.items() if pools}
 
 def problems(assignment):
     """{problem: its first pool} of ``assignment`` (one set of numbers per problem)."""

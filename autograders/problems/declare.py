@@ -1,0 +1,157 @@
+"""What a problem's declaration is made of: its numbers, its answers, each answer's misconceptions.
+
+A teacher writes a problem once (``docs/adding-a-problem.md``)::
+
+    NUMBERS = Numbers("q2_2", sheet={"d_k": 64, "dot": 40.0, "d_model": 512}, entries=..., valid=...)
+    SCALED_SCORE = Answer(
+        "q2_2_scaled_score", NUMBERS, kind="number", tolerance=1e-3,
+        answer=lambda n: n.dot / math.sqrt(n.d_k),
+        mistakes=[Mistake("no-scaling", lambda n: n.dot, "No scaling: ..."), ...],
+        right=lambda n: f"{n.dot:g}/√{n.d_k} = ...",
+    )
+
+and :mod:`.engine` judges every answer so declared; :mod:`autograders.variants` draws each student's entry.
+
+A message (``says``, ``right``, ``fallback``...) is a string, or a function of the numbers ``n`` (an
+entry, its names readable as attributes: ``n.d_k``, plus what ``Numbers.derive`` adds) returning one.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+SHEET_NUMBERS = ("That is the answer for the sheet's numbers, not for yours: use the numbers in the cell under "
+                 "the problem.")
+
+
+class Entry(dict):
+    """One set of numbers, its names also readable as attributes (``n.d_model``)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """The numbers a problem's statement uses: the sheet's and the pool of per-student entries.
+
+    ``entries`` are drawn by a keyed hash in this order (never reorder a released pool: the records of a
+    course would no longer regrade identically); ``valid`` says why an entry is unusable (or None);
+    ``derive`` adds names the messages use (``d_k`` from ``d_model`` and ``h``). No ``entries``: the
+    problem keeps the sheet's numbers for everybody."""
+
+    problem: str                     # the numbers cell's name: "q2_2" (its grade_id is "q2_2_numbers")
+    sheet: dict
+    entries: tuple = ()
+    valid: Callable = lambda entry: None
+    derive: Callable = lambda entry: {}
+    symbols: dict = field(default_factory=dict)  # how the numbers cell names a number ("dot": "q k^T")
+
+    def view(self, entry):
+        return Entry({**entry, **self.derive(Entry(entry))})
+
+
+NO_NUMBERS = Numbers("", {})  # a labelled choice, or a problem with no numbers of its own
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One misconception's wrong answer. ``key``: its report tag (:mod:`autograders.checks.misconceptions`),
+    ``tag/detail`` when one tag has several wrong answers, ``-/detail`` for a wrong answer named without a
+    tag. ``wrong``: the answer it gives, from the numbers. ``says``: the student's message. ``when``:
+    whether it applies to these numbers. ``matches(value, n)``: a wider test than "equal to ``wrong``"."""
+
+    key: str
+    wrong: Callable
+    says: object
+    when: Callable = lambda n: True
+    matches: Callable = None
+
+    @property
+    def tag(self):
+        tag = self.key.split("/")[0]
+        return None if tag == "-" else tag
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One graded answer cell: what is right, what is accepted, what each known wrong answer means.
+
+    ``kind``: "number", "int", "shape", "vector" or "choice". ``answer``: the right answer from the numbers
+    (a choice: its letter). ``right``: the confirmation; ``hidden_right`` the hidden test's (None: the same).
+    ``hidden``: the hidden test's own recomputation, from the numbers (None: ``answer``) within
+    ``hidden_tolerance``; ``hidden_says``: its message when the answer fails it (None: named as in the
+    visible test). ``prefix``: what a named mistake's message starts with (``{name}``, ``{value}``).
+    ``sheet_mistake``: the sheet's answer given for other numbers is named (within ``tolerance``, even when
+    ``near`` recognises the misconceptions' answers otherwise). ``fallback``: the message for
+    an unknown wrong answer, ``fallback_tag`` its tag."""
+
+    id: str
+    kind: str
+    answer: Callable
+    numbers: Numbers = NO_NUMBERS
+    name: str = None                 # the variable; default: the grade_id's tail ("q2_2_scaled_score": scaled_score)
+    mistakes: tuple = ()
+    tolerance: float = 1e-9
+    near: Callable = None            # (value, wrong) -> a mistake's answer is recognised (default: within tolerance)
+    right: object = ""
+    hidden_right: object = None
+    hidden: Callable = None
+    hidden_tolerance: float = None
+    hidden_says: object = None
+    prefix: str = "`{name}` is {value}. "
+    fallback: object = ""
+    fallback_tag: str = None
+    sheet_mistake: bool = False
+    sheet_says: str = SHEET_NUMBERS
+    options: tuple = ("A", "B", "C", "D")
+    ndim: int = None                 # a shape: its number of dimensions, told by as_shape
+    wrong_ndim: tuple = None         # a shape of another length, after the mistakes: (message, tag)
+    size: Callable = None            # a vector: its number of entries, from the numbers
+    judge: Callable = None           # a hand-written diagnosis for what the declaration cannot say
+    convert: Callable = None         # (value, n) -> the value, for a conversion of its own (default: by kind)
+    notes: dict = field(default_factory=dict)  # for the pool: "one-answer" when every entry has the same answer
+
+    @property
+    def variable(self):
+        return self.name or self.id.split("_", 2)[2]
+
+    def mistakes_of(self, entry):
+        """[(Mistake, wrong answer)] that apply to ``entry``, the sheet's answer last."""
+        n = self.numbers.view(entry)
+        found = [(m, m.wrong(n)) for m in self.mistakes if m.when(n)]
+        if self.sheet_mistake and entry != self.numbers.sheet:
+            sheet = self.answer(self.numbers.view(self.numbers.sheet))
+            if not _same(self.answer(n), sheet, 2 * self.tolerance):
+                found.append((Mistake("example-numbers-only", lambda n: sheet, self.sheet_says), sheet))
+        return found
+
+
+def _same(a, b, tolerance):
+    import numpy as np
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= tolerance))
+
+
+def text(message, n, **more):
+    """``message`` for the numbers ``n`` (a string is taken as it is; a function is called with ``n``)."""
+    if callable(message):
+        return message(Entry({**n, **more}))
+    return message
+
+
+def choice(id, right_letter, says, **more):
+    """A labelled choice: ``says`` maps each wrong letter to (its tag or None, its message); the options are
+    these letters and the right one, in order."""
+    mistakes = tuple(Mistake(f"{tag or '-'}/{letter}", lambda n, letter=letter: letter, message)
+                     for letter, (tag, message) in says.items())
+    options = tuple(sorted({*says, right_letter}))
+    return Answer(id, "choice", lambda n: right_letter, mistakes=mistakes, options=options, **more)
+
+
+def shape_of(*names):
+    """The answer ``(n.a, n.b)`` for ``shape_of("a", "b")``."""
+    return lambda n: tuple(n[name] for name in names)

@@ -1,0 +1,119 @@
+"""The answer key (`mha-workbook answer-key`): every problem with its answers, model answers,
+worked solutions and rubrics; a student's own numbers in a course with variants; in no edition a
+student receives."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from autograders.__main__ import main
+from autograders.editions import answer_key, editions
+from autograders.variants import choose, read_key
+from autograders.variants.levels import POOLS
+from tests.conftest import NOTEBOOKS
+
+
+def model_answers():
+    """{grade_id: text} of every written answer's model answer in the source notebooks."""
+    found = {}
+    for path in editions.assignments(NOTEBOOKS):
+        for cell in editions.read(path).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "markdown" and meta.get("solution"):
+                found[meta["grade_id"]] = answer_key.SOLUTION.search(cell.source)[1].strip()
+    return found
+
+
+@pytest.fixture(scope="module")
+def key():
+    return answer_key.build(NOTEBOOKS)
+
+
+def test_the_key_holds_every_problem_with_its_answers_solution_and_rubric(key):
+    headings = [h for path in editions.assignments(NOTEBOOKS) for h, _ in answer_key.problems(editions.read(path))]
+    assert len(headings) >= 13 and key.count('<section class="problem">') == len(headings)
+    for heading in headings:
+        assert heading.replace("'", "&#x27;") in key or heading in key, heading
+    for path in editions.assignments(NOTEBOOKS):
+        for cell in editions.read(path).cells:
+            meta, tags = cell.metadata.get("nbgrader", {}), cell.metadata.get("tags", [])
+            if cell.cell_type == "code" and meta.get("solution"):
+                assert f"Answer {meta['grade_id']}<" in key
+            if "rubric" in tags:
+                assert cell.source.split("\n", 1)[0].strip("*") in key  # "Rubric 2.2 (q2_2_explain, 2 points)"
+    assert key.count("Worked solution") >= len(headings)
+    assert key.count("Model answer (") == len(model_answers())
+    assert "BEGIN SOLUTION" not in key and "HIDDEN TESTS" not in key  # the regions' contents only, no hidden test
+
+
+def test_the_key_gives_the_sheet_s_right_values(key):
+    # 2.2: 40 / sqrt(64); 1.1: 768 / 12; 4.1: 4 * 512**2 (computed by the pools, checked here by hand)
+    assert re.search(r"Right value for the sheet&#x27;s numbers \(d_k = 64, qk = 40\): <span class=\"value\">5\.0<", key) \
+        or "5.0</span>" in key
+    assert ">64.0</span>" in key or ">64</span>" in key
+    assert ">1048576</span>" in key
+
+
+def test_the_key_of_one_student_has_their_own_numbers(tmp_path, monkeypatch):
+    import os
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))  # alembic
+
+    course = tmp_path / "course"
+    course.mkdir()
+    editions.write_config(course)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", editions.COURSE_ID) as gb:
+        for student in ("bob", "carol"):
+            gb.add_student(student)
+    out = tmp_path / "sheet.html"
+    assert main(["answer-key", "--course", str(course), "--student", "bob", "--out", str(out)]) == 0
+    assert "Answer key for bob (no variants in this course" in out.read_text()
+    assert "Right value for the sheet&#x27;s numbers" in out.read_text()
+    assert main(["variants", "init", "--course", str(course)]) == 0
+    key = read_key(course / "variants.key")
+    pages = {}
+    for student in ("bob", "carol"):
+        pages[student] = tmp_path / f"{student}.html"
+        assert main(["answer-key", "--course", str(course), "--student", student, "--out", str(pages[student])]) == 0
+    text = pages["bob"].read_text()
+    assert "Answer key: bob&#x27;s own numbers" in text and "Right value for the sheet" not in text
+    pool = POOLS["level2_application"]["q2_2_scaled_score"]
+    entry = choose(pool, key, editions.COURSE_ID, "level2_application", "bob")
+    assert entry != pool.sheet
+    right = answer_key._value(pool.answer(entry))
+    assert f"Right value for bob&#x27;s numbers ({', '.join(f'{k} = {v!r}' for k, v in entry.items())})" in text
+    assert f'<span class="value">{right}</span>' in text
+    assert pages["bob"].read_text() != pages["carol"].read_text()
+    assert main(["answer-key", "--course", str(course), "--student", "nobody", "--out", str(tmp_path / "x.html")]) == 2
+
+
+def test_the_key_is_not_written_where_students_read(tmp_path, capsys):
+    workbook = tmp_path / "workbook"
+    workbook.mkdir()
+    (workbook / editions.MANIFEST).write_text('{"files": {}}')
+    assert main(["answer-key", "--out", str(workbook / "key.html")]) == 2
+    assert "practice edition" in capsys.readouterr().err and not (workbook / "key.html").exists()
+    (tmp_path / "course" / "release").mkdir(parents=True)
+    (tmp_path / "course" / "nbgrader_config.py").write_text("")
+    assert answer_key.refuse_student_folder(tmp_path / "course" / "release" / "level1" / "key.html")
+
+
+def test_no_edition_a_student_receives_holds_the_key(practice_dir, course):
+    """The practice edition (make lab) and the release (what nbgrader hands out): neither holds the key's
+    marker nor any written answer's model answer (the one thing of the key the practice edition does not fold in)."""
+    answers = model_answers()
+    assert answers
+    editions_ = {"practice edition": Path(practice_dir), "release": Path(course.root) / "release"}
+    for name, folder in editions_.items():
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        assert any(p.suffix == ".ipynb" for p in files), f"no notebook in the {name}"
+        for path in files:
+            text = path.read_text(errors="replace")
+            assert answer_key.MARKER not in text and "Answer key" not in text, f"{path}: the answer key"
+            for gid, answer in answers.items():
+                first = answer.split("\n")[0]
+                assert first not in text, f"{name} {path.name}: {gid}'s model answer"

@@ -1,0 +1,86 @@
+"""A test never judges a value its answer cell failed to set in its last run (the practice edition).
+
+In a kernel, a cell that raises leaves its names as they were: a student whose fixed 4.2 cell then
+raises would see "✔ Correct" under a red traceback, for the value of the run before. The setup cell's
+``short_tracebacks`` binds an answer cell's name to a FailedRun after the cell raises, and every check
+says so instead of judging it.
+"""
+
+import builtins
+
+import pytest
+
+from autograders.checks import feedback
+from autograders.checks.feedback import FailedRun, WrongAnswer
+
+
+class _Kernel:
+    """Stands in for ipykernel's: the execute_request under way, as JupyterLab sends it (or nbclient)."""
+
+    def __init__(self, cell_id):
+        self.cell_id = cell_id
+
+    def get_parent(self, channel):
+        return {"header": {"msg_id": "m1"}, "metadata": {"cellId": self.cell_id} if self.cell_id else {}}
+
+
+@pytest.fixture
+def shell():
+    interactive = pytest.importorskip("IPython.core.interactiveshell").InteractiveShell.instance()
+    interactive._showtraceback = lambda *args: None
+    interactive.kernel = _Kernel("4b1f-cell")
+    builtins.get_ipython = lambda: interactive
+    feedback.short_tracebacks()
+    del builtins.get_ipython  # as in a kernel: post_run_cell hooks run outside the cell's builtins
+    try:
+        yield interactive
+    finally:
+        interactive.events.unregister("post_run_cell", feedback._forget_failed_answers)
+        interactive.set_custom_exc((), None)
+        del interactive.kernel
+        for name in ("output", "softmax", "scratch"):
+            interactive.user_ns.pop(name, None)
+
+
+FAILED = "raised an error the last time it ran"
+
+
+def test_a_value_answer_that_raised_is_not_judged(shell):
+    shell.run_cell("output = None  # an array of 2 numbers\noutput = [0.8847, 2.0124]")
+    assert shell.user_ns["output"] == [0.8847, 2.0124]
+    shell.run_cell("output = None  # an array of 2 numbers\noutput = softmax_of_nothing @ values")  # NameError
+    assert isinstance(shell.user_ns["output"], FailedRun)
+    with pytest.raises(WrongAnswer, match=FAILED) as raised:
+        feedback.as_vector("output", shell.user_ns["output"], 2)
+    assert raised.value.misconception == "no-answer"
+    shell.run_cell("output = None  # an array of 2 numbers\noutput = [1.0, 2.0]")  # fixed and run again
+    assert shell.user_ns["output"] == [1.0, 2.0]
+
+
+def test_a_first_run_that_raised_is_not_called_blank(shell):
+    shell.run_cell("output = None  # an array of 2 numbers\noutput = [1, 2][5]")  # IndexError on the first try
+    with pytest.raises(WrongAnswer, match=FAILED):
+        feedback.unanswered("output", shell.user_ns["output"])
+
+
+def test_a_function_answer_whose_cell_did_not_compile_is_not_the_old_one(shell):
+    shell.run_cell("def softmax(scores):\n    return scores")
+    shell.run_cell("def softmax(scores):\n    return scores +")  # SyntaxError: the old def would stay
+    with pytest.raises(WrongAnswer, match=FAILED):
+        feedback.call("softmax", shell.user_ns["softmax"], [1.0, 2.0])
+
+
+def test_other_cells_that_raise_keep_their_names(shell):
+    shell.run_cell("scratch = 1")
+    shell.run_cell("scratch = 2\n1 / 0")  # not an answer cell: no placeholder line
+    assert shell.user_ns["scratch"] == 2
+
+
+def test_grading_runs_keep_their_messages(shell):
+    """nbclient (nbgrader's Autograde, the re-check) names no cell: a blank answer whose cell raised
+    is still "no answer yet", as before."""
+    shell.kernel = _Kernel(None)
+    shell.run_cell("output = None  # an array of 2 numbers\noutput = [1, 2][5]")
+    assert shell.user_ns["output"] is None
+    with pytest.raises(WrongAnswer, match="has no answer yet"):
+        feedback.unanswered("output", shell.user_ns["output"])

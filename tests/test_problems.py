@@ -1,0 +1,164 @@
+"""Every declared answer (autograders/problems), tested from its declaration.
+
+For each answer and several of its pool's entries (not only the sheet's): the right answer, written in
+each form a student may use, passes the visible check and the hidden one (whose recomputation is the
+declaration's own, independent of the right answer it declares: they must agree); each misconception's
+wrong answer at those numbers is rejected, visible and hidden, and the visible message is the one
+declared, with the declared tag. Then the notebooks and the declarations agree: each declared answer
+has its answer cell and its test cell, which calls the declared check visibly and hidden; each numbers
+cell shows a declared pool's numbers.
+"""
+
+import json
+from fractions import Fraction
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograders.checks.feedback import WrongAnswer
+from autograders.problems import LEVELS
+from autograders.problems.declare import text
+from autograders.problems.engine import check, pool
+from autograders.variants import current, prompt
+from tests.conftest import NOTEBOOKS, is_test_cell
+
+ANSWERS = [(assignment, answer) for assignment, module in LEVELS.items() for answer in module.ANSWERS]
+
+
+def entries(answer, count=3):
+    """The sheet's numbers and ``count`` entries spread over the pool."""
+    found = answer.numbers.entries
+    picked = [found[i * (len(found) - 1) // max(1, count - 1)] for i in range(count)] if found else []
+    return [answer.numbers.sheet] + picked
+
+
+def handed(assignment, answer, entry):
+    numbers = {answer.numbers.problem: entry} if answer.numbers.entries else {}
+    return current.handing(json.loads(json.dumps({"student": "ann", "assignment": assignment,
+                                                  "generation": {p: 0 for p in numbers}, "numbers": numbers})))
+
+
+def near(answer, right):
+    """``right`` rounded to as many decimals as the tolerance allows (the precision a prompt states), and off
+    by almost the tolerance both ways (a sum or a ratio of rounded terms)."""
+    tol = answer.tolerance
+    if not tol or answer.kind not in ("number", "vector"):
+        return []
+    a = np.asarray(right, float)
+    decimals = next(d for d in range(12) if 0.5 * 10**-d <= tol)
+    return [np.round(a, decimals), a + 0.9 * tol, a - 0.9 * tol]
+
+
+def forms(answer, right):
+    """``right`` in the forms a student may write it."""
+    if answer.kind == "choice":
+        return [right, right.lower(), f" {right} "]
+    if answer.kind == "shape":
+        return [tuple(right), list(right), np.array(right), tuple(np.int64(d) for d in right),
+                tuple(float(d) for d in right), np.zeros(right).shape]
+    if answer.kind == "vector":
+        a = np.asarray(right, float)
+        return [a, a.tolist(), tuple(a.tolist()), a[None, :], a[:, None], np.round(a, 4).tolist(), *near(answer, a),
+                [Fraction(x).limit_denominator(10**6) for x in a]]
+    x = float(right)
+    found = [right, x, np.float64(x), np.array(x), np.array([x]), Fraction(x).limit_denominator(10**6)]
+    found += [float(v) for v in near(answer, x)]
+    if x == int(x):
+        found += [int(x), np.int64(int(x)), np.int32(int(x))]
+    return found
+
+
+CASES = [pytest.param(assignment, answer, index, id=f"{answer.id}-{index}")
+         for assignment, answer in ANSWERS for index in range(len(entries(answer)))]
+
+
+@pytest.mark.parametrize("assignment, answer, index", CASES)
+def test_the_right_answer_in_every_form_passes_the_visible_and_the_hidden_check(assignment, answer, index, capsys):
+    entry = entries(answer)[index]
+    checked = check(answer, assignment)
+    right = answer.answer(answer.numbers.view(entry))
+    for value in forms(answer, right):  # the tolerance of the visible check is the hidden one's
+        for hidden in (False, True):
+            with handed(assignment, answer, entry):
+                checked(value, hidden=hidden)
+            out, err = capsys.readouterr()
+            assert out.startswith("✔ Correct.") and out.count("\n") == 1 and err == "", (value, hidden, out, err)
+
+
+@pytest.mark.parametrize("assignment, answer, index", CASES)
+def test_each_misconception_is_rejected_with_its_own_message_and_tag(assignment, answer, index):
+    entry = entries(answer)[index]
+    checked = check(answer, assignment)
+    named = answer.mistakes_of(entry)
+    assert named or not answer.mistakes, f"{answer.id}: no misconception applies to {entry}"
+    for mistake, wrong in named:
+        value = tuple(wrong) if answer.kind == "shape" else wrong
+        with handed(assignment, answer, entry), pytest.raises(WrongAnswer) as visible:
+            checked(value)
+        n = answer.numbers.view(entry)
+        converted = value if answer.kind != "vector" else np.asarray(value, float)
+        says = text(mistake.says, n, value=converted)
+        assert says in str(visible.value), (mistake.key, str(visible.value))
+        assert visible.value.misconception == mistake.tag, (mistake.key, visible.value.misconception)
+        with handed(assignment, answer, entry), pytest.raises(WrongAnswer):
+            checked(value, hidden=True)
+
+
+@pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS if x.numbers.entries])
+def test_every_entry_of_its_pool_is_vetted_and_sheet_free(assignment, answer):
+    from autograders.variants.pools import MIN_ENTRIES, vet
+
+    vet(pool(answer))
+    assert len(answer.numbers.entries) >= MIN_ENTRIES and answer.numbers.sheet not in answer.numbers.entries
+
+
+# --- the notebooks and the declarations agree ---------------------------------------------------------------
+
+
+def _cells(assignment):
+    return {cell.metadata.get("nbgrader", {}).get("grade_id"): cell
+            for cell in nbformat.read(NOTEBOOKS / f"{assignment}.ipynb", as_version=4).cells}
+
+
+@pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS])
+def test_each_declared_answer_has_its_answer_and_test_cells_calling_its_check(assignment, answer):
+    cells = _cells(assignment)
+    assert answer.id in cells, f"{assignment}: no answer cell {answer.id}"
+    assert f"{answer.variable} = None" in cells[answer.id].source, "the placeholder names the declared variable"
+    source = cells[f"{answer.id}_test"].source
+    assert f"_checks.{answer.id}({answer.variable})" in source
+    assert f"_checks.{answer.id}({answer.variable}, hidden=True)" in source
+
+
+@pytest.mark.parametrize("assignment", LEVELS)
+def test_each_test_cell_calls_a_check_its_module_has(assignment):
+    import importlib
+    import re
+
+    for grade_id, cell in _cells(assignment).items():
+        if not is_test_cell(cell):
+            continue
+        modules = dict(re.findall(r"from autograders\.checks import (\w+) as (\w+)", cell.source))
+        calls = re.findall(r"(\w+)\.(q\d+_\d+_\w+)\(", cell.source)
+        assert calls, grade_id
+        for alias, name in calls:
+            module = importlib.import_module(f"autograders.checks.{[m for m, a in modules.items() if a == alias][0]}")
+            assert callable(getattr(module, name, None)), f"{grade_id} calls {alias}.{name}: not a check"
+
+
+@pytest.mark.parametrize("assignment", LEVELS)
+def test_each_numbers_cell_shows_a_declared_pools_numbers(assignment):
+    problems = {a.numbers.problem: a.numbers for a in LEVELS[assignment].ANSWERS if a.numbers.entries}
+    shown = {grade_id.removesuffix("_numbers"): cell for grade_id, cell in _cells(assignment).items()
+             if grade_id and grade_id.endswith("_numbers")}
+    assert set(shown) == set(problems)
+    for problem, numbers in problems.items():
+        assert f'variants.show("{assignment}", "{problem}")' in shown[problem].source
+        entry = numbers.entries[-1]
+        document = {"student": "ann", "assignment": assignment, "generation": {problem: 0},
+                    "numbers": {problem: json.loads(json.dumps(entry))}}
+        with current.handing(document):
+            line = prompt.text(assignment, problem)
+        for name, value in entry.items():
+            assert f"{numbers.symbols.get(name, name)} = {prompt._show(value)}" in line, (name, line)
