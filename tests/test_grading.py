@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import backends, grading, jobs, report, verdicts
+from autograders.grading import backends, grading, handover, jobs, report, sandbox
 from autograders.grading.feedback_html import HideHiddenTests, hidden_lines
 from benchmarks.bench_grading import gradebook_rows, make_class
 
@@ -232,17 +232,40 @@ def test_recheck_lowers_a_score_it_does_not_confirm(graded, tmp_path, monkeypatc
     shutil.copytree(graded.pristine, course)
     calls = []
 
-    def recheck(source, autograded, settings=None):
-        calls.append((source, autograded, settings))
+    def read_verdicts(folder, autograded):
+        calls.append((folder, autograded))
         return {"q1_1_d_k_test": {"score": 0.0, "message": "tampering: the answer did not hold up"}}
 
-    monkeypatch.setattr(verdicts, "_recheck_notebook", recheck)
+    monkeypatch.setattr(handover, "read_verdicts", read_verdicts)
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
     assert calls and summary.scores[("student001", "level1_recognition")]["q1_1_d_k_test"][0] == 0.0
-    assert type(calls[0][2]).__name__ == "Settings"  # the course's limits, as the job read them
+    assert Path(calls[0][0]).name == "verdicts"  # what the kernel's hand-over gave, for that notebook
     assert summary.rechecked and summary.rechecked[0][2] == "q1_1_d_k_test"
     _, text = _text(course / "feedback/student001/level1_recognition/level1_recognition.html")
     assert "tampering: the answer did not hold up" in text
+
+
+def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
+    """One execution per submission, counted from the grader's side: one sandboxed process started (every
+    one starts through the sandbox's launcher), each of the notebook's code cells sent to it once, and
+    the hidden tests decided all the same (student000's hard-coded answer fails only there)."""
+    from jupyter_client.client import KernelClient
+
+    course = tmp_path / "once"
+    shutil.copytree(graded.pristine, course)
+    started, sent = [], []
+    command, execute = sandbox.Sandbox.command, KernelClient.execute
+    monkeypatch.setattr(sandbox.Sandbox, "command", lambda self, *a, **k: started.append(a) or command(self, *a, **k))
+    monkeypatch.setattr(KernelClient, "execute", lambda self, code, *a, **k: sent.append(code) or execute(self, code, *a, **k))
+    summary = grading.grade(course, students=["student000"], assignments=["level1_recognition"], backend="serial")
+    assert summary.scores[("student000", "level1_recognition")]["q1_1_head_dim_test"][0] == 0.0  # hidden test
+    assert len(started) == 1
+    nb = nbformat.read(str(course / "autograded/student000/level1_recognition/level1_recognition.ipynb"), as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    students = [code for code, c in zip(cells, [c for c in nb.cells if c.cell_type == "code" and c.source.strip()])
+                if c.metadata.get("nbgrader", {}).get("solution")]
+    assert students and [sent.count(code) for code in students] == [1] * len(students), (students, sent)
+    assert len(sent) == len(cells) + 1 and handover.SERVE.split("\n")[0] in sent[-1]  # then the hand-over
 
 
 def test_another_gradebook_url_gets_the_definitions_and_the_same_scores(graded, tmp_path):

@@ -68,6 +68,11 @@ class SandboxExecute(Execute):
     hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
     namespaces = Bool(DEFAULT.namespaces, help="new network and mount namespaces where the OS allows").tag(config=True)
     max_restarts = Integer(DEFAULT.max_restarts, help="kernels started for one notebook, at most").tag(config=True)
+    check_source = Unicode("", help="the assignment's source notebooks: their tests run on the answers the kernel "
+                                    "hands over after its last cell (empty: no hand-over)").tag(config=True)
+    verdicts_into = Unicode("", help="where the checks' verdicts go, one <notebook>.json each").tag(config=True)
+    source_notebook = None  # instead of check_source: the source notebook itself (recheck.recheck)
+    verdicts = None  # the checks' verdicts of the last notebook, {grade_id: Checked}
 
     @default("timeout")
     def _default_timeout(self):
@@ -209,6 +214,8 @@ class SandboxExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         from nbclient import NotebookClient
 
+        from .handover import check_answers, wants_check
+
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
@@ -216,11 +223,14 @@ class SandboxExecute(Execute):
         cells = self.nb.cells
         completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
         index, kernels = 0, 0
+        check = wants_check(self, resources)  # after the last cell, the answers go to the grader's checks
         deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
-        while index < len(cells):
+        while index < len(cells) or check:
             kernels += 1
             if kernels > self.max_restarts:
                 self._not_run(cells[index:], "crash: not run, the kernel crashed too often in this notebook.")
+                if check:
+                    check_answers(self, resources, None, "the kernel crashed too often in this notebook")
                 break
             self.shutdown_kernel = "graceful"
             with self.setup_kernel():  # a new client each time: its kernel_info reply is ours (_ready)
@@ -255,7 +265,11 @@ class SandboxExecute(Execute):
                     elif cell.cell_type == "code" and cell.source.strip():
                         completed.append(index - 1)
                 if self.shutdown_kernel == "graceful":
-                    self._stop_kernel()
+                    if check and index >= len(cells):  # the same process, still alive: it hands its answers over
+                        check_answers(self, resources, self.km.provisioner)
+                        check = False
+                    if self.shutdown_kernel == "graceful":
+                        self._stop_kernel()
         self.set_widgets_metadata()
         return self.nb, self.resources
 

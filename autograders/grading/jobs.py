@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..common.settings import Settings
 from .gradebooks import course_config
 from . import verdicts
 from .progress import _reason
@@ -276,10 +275,12 @@ def _run_job(job, root, result):
             gb.update_or_create_student(student)
             gb.update_or_create_submission(assignment, student, extension=datetime.timedelta(seconds=job.extension))
 
-    if job.recheck:  # the hidden tests run in the clean re-check only, never in the student's kernel
+    if job.recheck:  # the kernel runs the visible tests; every test runs here, on the answers it hands over
         from .autograde import hidden_tests_aside
 
         hidden_tests_aside(config)
+        config.SandboxExecute.check_source = str(root / "source" / assignment)
+        config.SandboxExecute.verdicts_into = str(root / "verdicts")
     app = Autograde(coursedir=coursedir, config=config, log=job_logger())
     app.force = True
     app.create_student = True
@@ -303,9 +304,10 @@ def _run_job(job, root, result):
             return
         started = time.perf_counter()
         if job.recheck:
-            with _Stderr(root / "recheck.log"):
-                result.rechecked = verdicts.apply_recheck(gb, root, student, assignment, autograded,
-                                                          Settings.from_config(config, course=root))
+            from .handover import read_verdicts
+
+            result.rechecked = verdicts.apply_recheck(gb, root, student, assignment, autograded,
+                                                      check=lambda _, path: read_verdicts(root / "verdicts", path))
         else:  # no re-check, no records: a submission's own copies of them are taken off
             verdicts.take_off_records(autograded)
         result.phases["recheck"] = time.perf_counter() - started

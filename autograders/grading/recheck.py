@@ -1,44 +1,34 @@
-"""Re-check a graded submission in a clean process: monkeypatching earns nothing.
+"""The checks, outside the student's process: monkeypatching earns nothing.
 
-nbgrader (like every autograder that runs tests in the student's kernel) trusts
-what the kernel reports: a student who writes ``np.allclose = lambda *a, **k:
-True`` or ``check.q1_1_d_k = print`` in an answer cell passes every test. So after
-nbgrader, :func:`recheck` grades the submission again, keeping the two sides apart:
+nbgrader (like every autograder that runs tests in the student's kernel) trusts what the kernel
+reports: a student who writes ``np.allclose = lambda *a, **k: True`` or ``check.q1_1_d_k = print``
+in an answer cell passes every test. So the tests that decide run elsewhere, keeping two sides apart:
 
-- the **student side** (a fresh sandboxed process, :mod:`autograders.grading.student_side`)
-  runs the autograded notebook's code cells except the test cells (setup and
-  data cells as nbgrader restored them, the student's answers and own cells), one
-  request per cell, then hands over the answers the tests use as **data** (JSON;
-  numpy arrays as ``.npy`` read with ``allow_pickle=False``: nothing the student
-  side produced is ever unpickled). A function answer stays on the student side:
-  the checker gets a handle, and each call sends the arguments over and the
-  result back, as data;
-- the **checker side** (the process calling :func:`recheck`, where no student code
-  ever ran) runs the instructor's setup and data cells from the source notebook,
-  puts the student's answers in, and runs each test cell of the source notebook
-  (visible and hidden tests) against them. Only these checks decide.
+- the **student's side**: the submission's one run, in its sandboxed kernel
+  (:class:`autograders.grading.autograde.SandboxExecute`), which after the last cell hands the answers
+  the tests use over as **data** (JSON; numpy arrays as ``.npy`` read with ``allow_pickle=False``:
+  nothing it produced is ever unpickled; :mod:`autograders.grading.student_side`). A function answer
+  stays there: the checker gets a handle, and each call sends the arguments over and the result back,
+  as data;
+- the **checker side** (the grader's process, where no student code ever ran) runs the instructor's
+  setup and data cells from the source notebook, puts the student's answers in, and runs each test
+  cell of the source notebook (visible and hidden tests) against them. Only these checks decide.
 
-Student code shares the student side's process, so everything that comes from it
-is untrusted data: each reply is read with a deadline and a size limit, must
-answer the request just sent (its sequence number) and match an explicit schema
-(keys, types, lengths, nesting, array dtypes and sizes: :mod:`autograders.grading.protocol`);
-anything else is interference. A cell's time limit is enforced from outside: past it (and a few
-seconds' grace for the in-process alarm) the student side is killed with its
-process group, a new one replays the cells that had completed, and the re-check
-goes on without the cell that hung, as :class:`autograders.grading.autograde.SandboxExecute`
-does for nbgrader's kernel.
+Everything from the student's process is untrusted data: each reply is read with a deadline and a
+size limit, must answer the request just sent (its sequence number) and match an explicit schema
+(:mod:`autograders.grading.protocol`); anything else is interference, and the process is killed.
 
-The verdict is per test cell: the checks passed → its points; anything else → 0
-with a reason. "Could not confirm" (a cell or a function call of the student's
-timed out, crashed or interfered with the re-check) names the cell or function;
-"tampering suspected" is said only when nbgrader passed the test and the clean
-re-check of the same answers, which ran without trouble, failed it.
+The verdict is per test cell: the checks passed → its points; anything else → 0 with a reason.
+"Could not confirm" (a cell or a function call of the student's timed out, crashed or interfered
+with the hand-over) names the cell or function; "tampering suspected" is said only when the test
+passed in the student's kernel and the clean check of the same answers, handed over without
+trouble, failed it.
 
-    recheck(source_notebook_path, autograded_notebook_path)
-        -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed)}
+    check(source_notebook, graded_notebook, handover)   (the grading's: SandboxExecute calls it)
+    recheck(source_notebook_path, notebook_path)         (a notebook graded on its own, run once)
+        -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed, hidden)}
 
-This module is the checker side and the verdicts; what the verdicts do to the gradebook
-and the autograded notebook is :mod:`autograders.grading.verdicts`.
+What the verdicts do to the gradebook and the autograded notebook is :mod:`autograders.grading.verdicts`.
 """
 
 import ast
@@ -52,7 +42,7 @@ from ..common.settings import Settings
 from .protocol import (  # noqa: F401 (the protocol's public names, as the re-check's)
     MAX_DEPTH, MAX_ITEMS, MAX_MESSAGE, ProtocolError, RemoteFunction, check_reply, decode, encode, validate,
 )
-from .student_side import INTERFERED, Session, Stopped, StudentSide, Unconfirmed  # noqa: F401
+from .student_side import INTERFERED, Handover, Stopped, StudentSide, Unconfirmed  # noqa: F401
 
 TAMPERING = "tampering suspected: nbgrader passed this test, but a clean re-check of your answers did not"
 NOT_CONFIRMED = "could not confirm this test, so it scores 0"
@@ -114,10 +104,6 @@ def _used(source):
         return set()
 
 
-def _crashed(cell):
-    return any(o.get("output_type") == "error" and o.get("ename") == "KernelCrashed" for o in cell.get("outputs", []))
-
-
 def _passed_in_nbgrader(cell):
     """nbgrader's verdict on a test cell: no error output and nothing on stderr."""
     return not any(
@@ -138,52 +124,55 @@ def _label(cell, number):
     return f"`{gid}`" if gid else f"code cell {number}"
 
 
-def recheck(source_notebook_path, autograded_notebook_path, timeout=None, command=None, settings=None):
-    """Grade the autograded notebook again, the student's code and the checks in separate
-    processes; return ``{grade_id: Checked(score, max_score, message or None)}`` for each
-    test cell of the source notebook. ``settings``: the course's (:class:`Settings`, as
-    grading read them; by default those of the nearest ``nbgrader_config.py``);
-    ``timeout``: another cell timeout, ``command``: the student side's program (tests)."""
+def wanted(source):
+    """The answers (names the solution cells bind) the test cells of ``source`` use: what is handed over."""
+    answers = set().union(*[_assigned(c.source) for c in source.cells if c.cell_type == "code" and _meta(c).get("solution")])
+    return sorted(set().union(*[_used(c.source) for c in source.cells if _is_test(c)]) & answers)
+
+
+def check(source, graded, handover):
+    """``{grade_id: Checked}`` for each test cell of the source notebook ``source``, run here against the
+    answers ``handover`` (:class:`~autograders.grading.student_side.Handover`) brings from the student's
+    process; ``graded``: the notebook as it ran there (its test cells' outputs: the kernel's verdicts)."""
+    tests = [(c, _meta(c)["grade_id"], float(_meta(c).get("points", 0))) for c in source.cells if _is_test(c)]
+    in_graded = {_meta(c).get("grade_id"): c for c in graded.cells if _meta(c).get("grade_id")}
+    clean = {"__name__": "__recheck__"}  # the instructor's setup and data cells
+    with _quiet():
+        for cell in source.cells:
+            meta = _meta(cell)
+            if cell.cell_type == "code" and meta.get("locked") and not meta.get("grade") and not meta.get("solution"):
+                exec(compile(cell.source, f"<{meta.get('grade_id')}>", "exec"), clean)  # noqa: S102 (instructor's code)
+    return {gid: _verdict(handover, clean, cell, gid, points, in_graded.get(gid)) for cell, gid, points in tests}
+
+
+def recheck(source_notebook_path, notebook_path, timeout=None, settings=None):
+    """Grade the notebook at ``notebook_path`` on its own against ``source_notebook_path``: its cells run
+    once in a sandboxed kernel (the test cells' visible parts only), the checks here, as ``grade`` does.
+    ``settings``: the course's (by default those of the nearest ``nbgrader_config.py``); ``timeout``:
+    another cell timeout."""
     import nbformat
 
     source = nbformat.read(str(source_notebook_path), as_version=4)
-    tests = [(c, _meta(c)["grade_id"], float(_meta(c).get("points", 0))) for c in source.cells if _is_test(c)]
     try:
-        graded = nbformat.read(str(autograded_notebook_path), as_version=4)
+        graded = nbformat.read(str(notebook_path), as_version=4)
     except Exception as error:  # noqa: BLE001
         why = f"not graded: the notebook could not be read ({type(error).__name__})"
-        return {gid: Checked(0.0, points, why, confirmed=False) for _, gid, points in tests}
-
-    settings = settings or Settings.of_course(autograded_notebook_path)
+        return {_meta(c)["grade_id"]: Checked(0.0, float(_meta(c).get("points", 0)), why, confirmed=False)
+                for c in source.cells if _is_test(c)}
+    settings = settings or Settings.of_course(notebook_path)
     if timeout:
         settings = settings.replace(cell_timeout=int(timeout))
-    answers = set().union(*[_assigned(c.source) for c in source.cells if c.cell_type == "code" and _meta(c).get("solution")])
-    wanted = sorted(set().union(*[_used(c.source) for c, _, _ in tests]) & answers)
-    in_graded = {_meta(c).get("grade_id"): c for c in graded.cells if _meta(c).get("grade_id")}
+    from .handover import run_once
 
-    # The student side: every code cell but the tests (and those that crashed nbgrader's kernel).
-    cells = [(_label(c, n), c.source) for n, c in enumerate(graded.cells, 1)
-             if c.cell_type == "code" and not _is_test(c) and not _crashed(c) and c.source.strip()]
-    session = Session(cells, wanted, settings, command=command)
-    try:
-        # The checker side: the instructor's setup and data cells, the student's answers.
-        clean = {"__name__": "__recheck__"}
-        with _quiet():
-            for cell in source.cells:
-                meta = _meta(cell)
-                if cell.cell_type == "code" and meta.get("locked") and not meta.get("grade") and not meta.get("solution"):
-                    exec(compile(cell.source, f"<{meta.get('grade_id')}>", "exec"), clean)  # noqa: S102 (instructor's code)
-        return {gid: _verdict(session, clean, cell, gid, points, in_graded.get(gid)) for cell, gid, points in tests}
-    finally:
-        session.close()
+    return run_once(source, graded, settings)
 
 
-def _verdict(session, clean, cell, gid, points, nbgrader_cell):
+def _verdict(handover, clean, cell, gid, points, nbgrader_cell):
     """One test cell's :class:`Checked`: points only when the checker's own run of the test passed."""
-    if not session.ready():
-        return Checked(0.0, points, f"{NOT_CONFIRMED}: {session.broken}"[:1000], confirmed=False)
-    namespace = {**clean, **session.namespace()}
-    session.deadline = time.monotonic() + session.timeout
+    if not handover.ready():
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {handover.broken}"[:1000], confirmed=False)
+    namespace = {**clean, **handover.namespace()}
+    handover.deadline = time.monotonic() + handover.timeout
     try:
         with _quiet():
             exec(compile(cell.source, f"<{gid}>", "exec"), namespace)  # noqa: S102 (instructor's test)
@@ -195,10 +184,10 @@ def _verdict(session, clean, cell, gid, points, nbgrader_cell):
         tag = _misconception(error)
         in_hidden = _failed_line(error, f"<{gid}>") in hidden_line_numbers(cell.source)
     finally:
-        session.deadline = None
+        handover.deadline = None
     used = _used(cell.source)
-    blame = [session.unavailable[n] for n in sorted(used & set(session.unavailable))]
-    blame += [why for index, why in sorted(session.trouble.items()) if _assigned(session.cells[index][1]) & used]
+    blame = [handover.unavailable[n] for n in sorted(used & set(handover.unavailable))]
+    blame += [why for index, why in sorted(handover.trouble.items()) if _assigned(handover.cells[index][1]) & used]
     if blame:
         return Checked(0.0, points, f"{NOT_CONFIRMED}: {blame[0]}; {message}"[:1000], confirmed=False)
     if nbgrader_cell is None:

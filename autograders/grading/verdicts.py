@@ -1,9 +1,9 @@
 """The re-check's verdicts applied: the only source of autograded points.
 
-After nbgrader's autograde, :func:`apply_recheck` runs the clean re-check
-(:func:`autograders.grading.recheck.recheck`) on each autograded notebook of a job's private
-course and lowers, in that private gradebook and notebook, every test the re-check did not
-confirm: a test keeps nbgrader's score only up to the re-check's; one the re-check did not
+After nbgrader's autograde, whose kernel handed its answers over to the checks after the last cell
+(:mod:`autograders.grading.handover`), :func:`apply_recheck` takes those verdicts for each autograded
+notebook of a job's private course and lowers, in that private gradebook and notebook, every test
+they did not confirm: a test keeps nbgrader's score only up to the re-check's; one the re-check did not
 confirm (it failed, was interfered with, or left the test out) scores 0, with the reason in the
 cell's output (the feedback shows it) and the grader's record in the cell's metadata
 (:data:`RECHECKED`, which the class report trusts; no other cell keeps that key).
@@ -21,12 +21,6 @@ class Lowered(NamedTuple):
     new: float
     max_score: float
     message: str
-
-
-def _recheck_notebook(source, autograded, settings=None):
-    from .recheck import recheck
-
-    return recheck(source, autograded, settings=settings)
 
 
 def _as_checked(value):
@@ -83,7 +77,7 @@ def _record_lowered(nb, verdicts):
     return changed
 
 
-def apply_recheck(gb, root, student, assignment, autograded, settings=None, check=None):
+def apply_recheck(gb, root, student, assignment, autograded, check):
     """Confirm each autograded test with the re-check (private gradebook and notebook).
 
     The re-check's verdict is the only source of autograded points: a test keeps
@@ -91,9 +85,9 @@ def apply_recheck(gb, root, student, assignment, autograded, settings=None, chec
     for (it failed, left the test out, or said something that is not a number)
     scores 0, with the reason in its feedback. A lowered test cell gets the grader's record in
     its metadata (:data:`RECHECKED`: score, max_score, confirmed, the check's misconception tag),
-    which the class report trusts; no other cell keeps that key. ``settings``: the course's, as
-    this job read them (the re-check's limits are nbgrader's kernel's). ``check``: the re-check
-    (:func:`autograders.grading.recheck.recheck`, or a stand-in for tests). Returns [:class:`Lowered`]."""
+    which the class report trusts; no other cell keeps that key. ``check(source, autograded path)``:
+    the verdicts on that notebook (:func:`autograders.grading.handover.read_verdicts`, or a stand-in
+    for tests). Returns [:class:`Lowered`]."""
     import nbformat
     from nbgrader.api import MissingEntry
 
@@ -102,7 +96,7 @@ def apply_recheck(gb, root, student, assignment, autograded, settings=None, chec
         source = root / "source" / assignment / path.name
         failure = None
         try:
-            found = (check or _recheck_notebook)(str(source), str(path), settings=settings)
+            found = check(str(source), str(path))
         except Exception as error:  # noqa: BLE001 (a broken re-check confirms nothing: say why, grade on)
             found, failure = {}, f"the re-check failed ({type(error).__name__}: {error})"[:300]
         for key in ("cells", "results", "scores"):

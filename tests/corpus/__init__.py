@@ -312,32 +312,39 @@ CASES += [
 ]  # sandbox
 
 
-# --- re-check: its student side attacked, or hung, in one cell; the other cells keep their points ---
+# --- the hand-over attacked: after the last cell, the same kernel hands the answers over to the checks ---
 #
-# The answer cells below act only in the re-check's student side (``NBGRADER_EXECUTION=recheck``), where
-# the protocol's pipes are: nbgrader's own run sees the same cell as honest, or as tampering that passes.
-# ``RECHECK_LOWERED``: the tests the re-check must lower for these cases, each with a phrase its message
-# holds; none of these messages may say "tampering suspected".
+# The answer ``why`` is a str whose ``__repr__`` acts only inside the hand-over (``serve`` is on the stack,
+# with the pipes' ``fd_out`` and the request's ``seq``): the kernel's own run sees an honest "B". The
+# answers go over in the order of their names (d_k, head_dim, output_shape, why): an attack that gets the
+# process killed costs ``why`` and every function answer (``head_dim``: there is no process left to call),
+# never the data handed over before it. ``RECHECK_LOWERED``: the tests these cases must lower, each with a
+# phrase its message holds; none of these messages may say "tampering suspected".
 
-IN_RECHECK = 'import os\nif os.environ.get("NBGRADER_EXECUTION") == "recheck":\n'
+IN_HANDOVER = """\
+class Answer(str):
+    def __repr__(self):
+        import os, sys
+        frame = sys._getframe()
+        while frame is not None and "fd_out" not in frame.f_locals:
+            frame = frame.f_back
+        if frame is not None:  # inside the hand-over
+{attack}
+        return str.__repr__(self)
 
-RECHECK_GARBAGE = IN_RECHECK + '''\
-    for fd in os.listdir("/proc/self/fd"):  # every pipe of the process: the re-check's are among them
-        try:
-            if os.readlink("/proc/self/fd/" + fd).startswith("pipe:"):
-                os.write(int(fd), bytes(7) + bytes([16]) + b"garbage garbage!")
-        except OSError:
-            pass
-'''
 
-RECHECK_FORGED = IN_RECHECK + '''\
-    import json, struct, sys
-    frame = sys._getframe()
-    while frame is not None and "seq" not in frame.f_locals:
-        frame = frame.f_back
-    forged = json.dumps({"seq": frame.f_locals["seq"], "done": True}).encode()  # this request's reply, early
-    os.write(frame.f_locals["fd_out"], struct.pack(">Q", len(forged)) + forged)
-'''
+why = Answer("B")
+"""
+
+
+def _in_handover(attack):
+    return IN_HANDOVER.replace("{attack}", "\n".join(" " * 12 + line for line in attack.splitlines()))
+
+
+HANDOVER_GARBAGE = _in_handover('os.write(frame.f_locals["fd_out"], bytes(7) + bytes([16]) + b"garbage garbage!")')
+HANDOVER_FORGED = _in_handover('''import json, struct
+forged = json.dumps({"seq": frame.f_locals["seq"] + 1, "value": "B"}).encode()  # a reply to the next request
+os.write(frame.f_locals["fd_out"], struct.pack(">Q", len(forged)) + forged)''')
 
 IGNORE_SIGNALS_LOOP = '''\
 import signal, time
@@ -348,39 +355,34 @@ while time.monotonic() < end:
     pass
 '''
 
-WRONG_D_K_PATCHED = "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 * 12"
-
 CASES += [
-    Case("recheck-garbage", LEVEL1, "writes garbage to every pipe of the re-check's process, check patched and "
-         "its answer wrong; the other answers right",
-         edits=(("q1_1_d_k", "source", RECHECK_GARBAGE + WRONG_D_K_PATCHED),),
-         zero=("q1_1_d_k_test",), says=("could not confirm", "interfered with", "`q1_1_d_k`")),
-    Case("recheck-forged-reply", LEVEL1, "writes a well-formed reply to the re-check's request before its cell ends, "
-         "check patched and its answer wrong; the other answers right",
-         edits=(("q1_1_d_k", "source", RECHECK_FORGED + WRONG_D_K_PATCHED),),
-         zero=("q1_1_d_k_test",), says=("could not confirm", "interfered with", "`q1_1_d_k`")),
+    Case("handover-garbage", LEVEL1, "writes garbage to the hand-over's pipe while its answer is handed over",
+         edits=(("q1_2_why", "source", HANDOVER_GARBAGE),),
+         zero=("q1_1_head_dim_test", "q1_2_why_test"), says=("could not confirm", "interfered with", "`why`")),
+    Case("handover-forged-reply", LEVEL1, "writes a well-formed reply to the next request while its answer is "
+         "handed over", edits=(("q1_2_why", "source", HANDOVER_FORGED),),
+         zero=("q1_1_head_dim_test", "q1_2_why_test"), says=("could not confirm", "interfered with", "`why`")),
     Case("recheck-ignores-signals", LEVEL1, "one cell ignores SIGALRM and SIGINT in a loop longer than the timeout, "
          "before its answer; the other answers right",
          edits=(("q1_2_why", "source", IGNORE_SIGNALS_LOOP + 'why = "B"'),), zero=("q1_2_why_test",), says="timeout"),
-    Case("recheck-hangs-only-there", LEVEL1, "one right answer whose cell hangs, ignoring SIGALRM and SIGINT, in the "
-         "re-check only (as a slow cell on a loaded machine): only that test is unconfirmed",
-         edits=(("q1_2_output_shape", "source", IN_RECHECK + "\n".join("    " + line for line in
-                                                                        IGNORE_SIGNALS_LOOP.splitlines())
-                 + "\noutput_shape = (6, 768)"),),
-         zero=("q1_2_output_shape_test",), says=("could not confirm", f"`q1_2_output_shape` ran past the {TIMEOUT} s limit")),
-    Case("recheck-floods-only-there", LEVEL1, "one right answer whose cell prints 100 MB before it, in the re-check "
-         "only: the re-check stops that cell at the output limit, and only that test is unconfirmed",
-         edits=(("q1_2_output_shape", "source", IN_RECHECK + '    for _ in range(100_000):\n        print("x" * 1000)\n'
-                 + "output_shape = (6, 768)"),),
-         zero=("q1_2_output_shape_test",),
-         says=("could not confirm", "`q1_2_output_shape` printed more than 200000 characters")),
-]  # re-check
+    Case("handover-hangs", LEVEL1, "one right answer that hangs, ignoring SIGALRM and SIGINT, when it is handed "
+         "over (the process is killed: the function answer goes with it)",
+         edits=(("q1_2_why", "source", _in_handover(IGNORE_SIGNALS_LOOP)),),
+         zero=("q1_1_head_dim_test", "q1_2_why_test"), says=("could not confirm", f"no answer within the {TIMEOUT} s limit")),
+    Case("handover-floods", LEVEL1, "one right answer that prints 100 MB when it is handed over: stopped at the "
+         "output limit, only that test is unconfirmed",
+         edits=(("q1_2_why", "source", _in_handover('for _ in range(100_000):\n    print("x" * 1000)')),),
+         zero=("q1_2_why_test",), says=("could not confirm", "handing over `why` printed more than 200000 characters")),
+]  # the hand-over
 
 RECHECK_LOWERED = {
-    ("recheck-floods-only-there", LEVEL1, "q1_2_output_shape_test"): "printed more than",
-    ("recheck-garbage", LEVEL1, "q1_1_d_k_test"): "interfered with",
-    ("recheck-forged-reply", LEVEL1, "q1_1_d_k_test"): "interfered with",
-    ("recheck-hangs-only-there", LEVEL1, "q1_2_output_shape_test"): "could not confirm",
+    ("handover-garbage", LEVEL1, "q1_2_why_test"): "interfered with",
+    ("handover-garbage", LEVEL1, "q1_1_head_dim_test"): "process had stopped",
+    ("handover-forged-reply", LEVEL1, "q1_2_why_test"): "interfered with",
+    ("handover-forged-reply", LEVEL1, "q1_1_head_dim_test"): "process had stopped",
+    ("handover-hangs", LEVEL1, "q1_2_why_test"): "could not confirm",
+    ("handover-hangs", LEVEL1, "q1_1_head_dim_test"): "process had stopped",
+    ("handover-floods", LEVEL1, "q1_2_why_test"): "printed more than",
 }
 
 
