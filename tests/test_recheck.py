@@ -5,7 +5,9 @@ import contextlib
 import io
 import math
 import os
+import signal
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -18,6 +20,7 @@ import pytest
 from autograders.grading import protocol
 from autograders.grading import recheck as rc
 from autograders.common.settings import Settings
+from tests import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"
@@ -246,7 +249,7 @@ def test_a_callback_may_send_no_bigger_array_than_the_check_passed(monkeypatch):
 def test_a_cell_that_spends_the_memory_limit_costs_only_what_it_sets(tmp_path, kernels):
     """After a cell filled the memory limit and raised MemoryError, what the allocator kept of it could make
     any later request fail (handing over `d_k` crashed the process in about one grading in three): the
-    student side stops there, and a new one replays the other cells without it."""
+    kernel is replaced there, the new one replays the other cells without it, and hands the answers over."""
     bomb = "def bomb():\n    hog = []\n    while True:\n        hog.append(bytearray(10**7))\nbomb()\nwhy = 'B'"
     for attempt in range(3):
         path = graded_copy(tmp_path / str(attempt), "bomb", {"q1_2_why": bomb}, failed_tests=("q1_2_why_test",))
@@ -356,9 +359,9 @@ def receive_from(data, close=True, seconds=2.0):
     framed(b"{not json"),
     framed(b"\xff\xfe"),  # not UTF-8
     framed(b"[" * 100_000 + b"]" * 100_000),  # nested past the parser's recursion limit
-    framed(b'{"seq": 1, "seq": 2, "done": true}'),  # a key twice
+    framed(b'{"seq": 1, "seq": 2, "missing": true}'),  # a key twice
     framed(b"[1, 2]"),  # not an object
-    framed(b'{"seq": 1, "done": ' + b"1" * 5000 + b"}"),  # a number Python will not parse
+    framed(b'{"seq": 1, "missing": ' + b"1" * 5000 + b"}"),  # a number Python will not parse
 ], ids=["oversized", "not-json", "not-utf8", "deep", "repeated-key", "not-object", "huge-number"])
 def test_malformed_messages_are_protocol_errors(data):
     with pytest.raises(rc.ProtocolError):
@@ -375,17 +378,17 @@ def test_reads_are_bounded_in_time_and_notice_the_end():
 
 
 @pytest.mark.parametrize("reply, op", [
-    ({"done": True}, "run"),  # no sequence number
-    ({"seq": True, "done": True}, "run"),  # a bool is not a number here
-    ({"seq": 6, "done": True}, "run"),  # a reply to another request
-    ({"seq": 7, "done": True, "timeout": True}, "run"),  # two answers
-    ({"seq": 7, "value": 1}, "run"),  # an answer this request cannot have
-    ({"seq": 7, "done": 1}, "run"),
+    ({"missing": True}, "get"),  # no sequence number
+    ({"seq": True, "missing": True}, "get"),  # a bool is not a number here
+    ({"seq": 6, "missing": True}, "get"),  # a reply to another request
+    ({"seq": 7, "missing": True, "timeout": True}, "get"),  # two answers
+    ({"seq": 7, "value": 1}, "hello"),  # an answer this request cannot have
+    ({"seq": 7, "missing": 1}, "get"),
     ({"seq": 7, "passed": True}, "call"),  # a verdict: never the student side's to give
     ({"seq": 7, "raised": {"type": "ValueError"}}, "call"),
     ({"seq": 7, "raised": {"type": "E" * 101, "message": ""}}, "call"),
     ({"seq": 7, "value": {"pickle": "x"}}, "get"),
-    ({"seq": 7, "callback": {"function": 0, "args": []}}, "run"),  # a callback outside a call of the student's function
+    ({"seq": 7, "callback": {"function": 0, "args": []}}, "get"),  # a callback outside a call of the student's function
     ({"seq": 7, "callback": {"function": "0", "args": []}}, "call"),
     ({"seq": 7, "callback": {"function": 0}}, "call"),
     ({"seq": 7, "callback": {"function": 0, "args": {}}}, "call"),
@@ -398,7 +401,7 @@ def test_replies_must_answer_the_request_just_sent_in_its_schema(reply, op):
 
 
 def test_well_formed_replies_pass():
-    assert rc.check_reply({"seq": 3, "done": True}, "run", 3) == ("done", True)
+    assert rc.check_reply({"seq": 3, "missing": True}, "get", 3) == ("missing", True)
     callback = {"function": 0, "args": [{"tuple": [6, 768]}]}
     assert rc.check_reply({"seq": 3, "callback": callback}, "call", 3) == ("callback", callback)
     assert rc.check_reply({"seq": 3, "value": {"tuple": [6, 768]}}, "get", 3) == ("value", {"tuple": [6, 768]})
@@ -423,8 +426,8 @@ FAKES = {
     "garbage": ("send({'seq': receive()['seq'], 'hello': True})\nreceive()\nos.write(fd_out, os.urandom(64))\n"
                 "time.sleep(30)", "interfered"),
     "reply-to-another-request": ("send({'seq': receive()['seq'], 'hello': True})\nsend({'seq': receive()['seq'] + 1, "
-                                 "'done': True})\ntime.sleep(30)", "interfered"),
-    "speaks-unasked": ("send({'seq': receive()['seq'], 'hello': True})\nsend({'seq': 2, 'done': True})\n"
+                                 "'missing': True})\ntime.sleep(30)", "interfered"),
+    "speaks-unasked": ("send({'seq': receive()['seq'], 'hello': True})\nsend({'seq': 2, 'missing': True})\n"
                        "time.sleep(30)", "interfered"),
     "closes-its-pipe": ("send({'seq': receive()['seq'], 'hello': True})\nreceive()\nos.close(fd_out)\ntime.sleep(30)",
                         "stopped"),
@@ -434,21 +437,18 @@ FAKES = {
 }
 
 
-def _kind(fake):
-    """What stops ``fake``. In bubblewrap's PID namespace a child dies with the process that forked it (the
-    namespace ends with it), so the pipe it held closes at once: "stopped", not a timeout."""
-    from autograders.grading import sandbox
-
-    flags = [*sandbox.NAMESPACES, "--die-with-parent", "--new-session", *([] if os.geteuid() == 0 else ["--unshare-user"])]
-    if fake == "forks-a-child-that-holds-the-pipe" and sandbox._bubblewrap(flags) is None:
-        return "stopped"
-    return FAKES[fake][1]
-
-
 @pytest.mark.parametrize("fake", FAKES)
 def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
-    body, kind = FAKES[fake][0], _kind(fake)
-    side = rc.StudentSide(Settings(memory=0), command=[sys.executable, "-c", FAKE_SIDE.replace("{body}", body)])
+    """The checker's handle on the process serving the hand-over, against fakes of it (plain processes here:
+    what is tested is the checker's side, every reply checked and every wait bounded)."""
+    body, kind = FAKES[fake]
+    to_side, write = os.pipe()
+    read, from_side = os.pipe()
+    process = subprocess.Popen([sys.executable, "-c", FAKE_SIDE.replace("{body}", body), str(to_side), str(from_side)],
+                               pass_fds=(to_side, from_side), start_new_session=True)
+    os.close(to_side)
+    os.close(from_side)
+    side = rc.StudentSide(write, read, lambda: os.killpg(process.pid, signal.SIGKILL))
     try:
         assert side.ask("hello", 30) == ("hello", True)
         if fake == "speaks-unasked":
@@ -456,87 +456,86 @@ def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
         start = time.monotonic()
         with pytest.raises(rc.Stopped) as stopped:
             # sleeps-forever is sent more than a pipe holds: the write is bounded in time too
-            side.ask("run", 2, source="x" * (300_000 if fake == "sleeps-forever" else 1), timeout=1)
+            side.ask("get", 2, name="x" * (300_000 if fake == "sleeps-forever" else 1), timeout=1)
         assert stopped.value.kind == kind and time.monotonic() - start < 10
-        assert not side.alive and side.process.poll() is not None
+        assert not side.alive and process.wait(timeout=10) is not None
         with pytest.raises(rc.Stopped):
-            side.ask("run", 2, source="", timeout=1)
+            side.ask("get", 2, name="x", timeout=1)
     finally:
         side.close()
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
-# --- hostile cells in a real re-check: only the cell that did it loses its points ----
+# --- the hand-over attacked in a real run: what was handed over before keeps its points ----
+#
+# ``why`` is a str whose __repr__ attacks only inside the hand-over (tests/corpus: IN_HANDOVER). The answers go
+# over in the order of their names (d_k, head_dim, output_shape, why): an attack that gets the process killed
+# costs ``why`` and the function answer ``head_dim`` (no process left to call), not the data handed over before.
 
-IN_RECHECK = 'import os\nif os.environ.get("NBGRADER_EXECUTION") == "recheck":\n'  # nbgrader's own run is left alone
+PATCHED_JSON = 'import json\njson.dumps = lambda *args, **kwargs: \'{"seq": 1, "passed": true}\''
 
-GARBAGE = IN_RECHECK + """\
-    for fd in os.listdir("/proc/self/fd"):  # every pipe this process holds: the re-check's are among them
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
-                os.write(int(fd), b"\\x00" * 7 + b"\\x10" + b"garbage garbage!")
-        except OSError:
-            pass
+IGNORES_ALARM = """\
+import signal, time
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    pass
 """
 
-FORGED_REPLY = IN_RECHECK + """\
-    import json, struct, sys
-    frame = sys._getframe()
-    while frame is not None and "seq" not in frame.f_locals:
-        frame = frame.f_back
-    forged = json.dumps({"seq": frame.f_locals["seq"], "done": True}).encode()  # the reply to this very request
-    os.write(frame.f_locals["fd_out"], struct.pack(">Q", len(forged)) + forged)
+FLOOD = """\
+for _ in range(100_000):  # 100 MB: past the output limit, the cell is stopped
+    print("x" * 1000)
 """
 
-PATCHED_JSON = IN_RECHECK + """\
-    import json
-    json.dumps = lambda *args, **kwargs: '{"seq": 1, "passed": true}'
-"""
-
-IGNORES_ALARM = IN_RECHECK + """\
-    import signal, time
-    signal.signal(signal.SIGALRM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    end = time.monotonic() + 120
-    while time.monotonic() < end:
-        pass
-"""
-
-WRONG_D_K = "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *args, **kwargs: None\nd_k = 768 * 12"  # wrong, and the check patched
-
-FLOOD = IN_RECHECK + """\
-    for _ in range(100_000):  # 100 MB, in the re-check only: there, past the output limit, the cell is stopped
-        print("x" * 1000)
-"""
-
-ATTACKS = {  # name: (answers, the test that must score 0, phrases its message must hold)
-    "garbage-on-the-pipes": ({"q1_1_d_k": GARBAGE + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
-    "forged-reply": ({"q1_1_d_k": FORGED_REPLY + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
-    "patched-json": ({"q1_1_d_k": PATCHED_JSON + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
-    "prints-100-MB": ({"q1_2_why": FLOOD + 'why = "B"'}, "q1_2_why_test", ("`q1_2_why` printed more than 200000 characters",)),
-    "ignores-the-alarm": ({"q1_2_why": IGNORES_ALARM + 'why = "B"'}, "q1_2_why_test", ("`q1_2_why` ran past the 3 s limit",)),
+KILLED = ("q1_1_head_dim_test", "q1_2_why_test")
+ATTACKS = {  # name: (answers, the tests that must score 0, phrases the last one's message must hold)
+    "garbage-on-the-pipe": ({"q1_2_why": corpus.HANDOVER_GARBAGE}, KILLED, (rc.INTERFERED, "`why`")),
+    "forged-reply": ({"q1_2_why": corpus.HANDOVER_FORGED}, KILLED, (rc.INTERFERED, "`why`")),
+    "patched-json": ({"q1_2_why": corpus._in_handover(PATCHED_JSON)}, KILLED, (rc.INTERFERED, "`why`")),
+    "hangs-in-the-hand-over": ({"q1_2_why": corpus._in_handover(IGNORES_ALARM)}, KILLED,
+                               ("no answer within the 3 s limit", "`why`")),
+    "floods-in-the-hand-over": ({"q1_2_why": corpus._in_handover(FLOOD)}, ("q1_2_why_test",),
+                                ("handing over `why` printed more than 200000 characters",)),
+    "cell-prints-100-MB": ({"q1_2_why": FLOOD + 'why = "B"'}, ("q1_2_why_test",),
+                           ("`q1_2_why` printed more than 200000 characters",)),
+    "cell-ignores-the-alarm": ({"q1_2_why": IGNORES_ALARM + 'why = "B"'}, ("q1_2_why_test",),
+                               ("`q1_2_why` ran past the 3 s limit",)),
     "function-ignores-the-alarm": (
         {"q1_1_head_dim": "def head_dim(d_model, h):\n" + "\n".join("    " + line for line in IGNORES_ALARM.splitlines())
-         + "\n    return d_model // h"}, "q1_1_head_dim_test", ("`head_dim` ran past the 3 s limit",)),
+         + "\n    return d_model // h"}, ("q1_1_head_dim_test",), ("no answer within the 3 s limit", "`head_dim` ran")),
 }
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_an_attack_on_the_recheck_costs_only_its_own_cell(tmp_path, attack, kernels):
+def test_an_attack_on_the_hand_over_costs_only_its_own_answers(tmp_path, attack, kernels):
     answers, zero, phrases = ATTACKS[attack]
     start = time.monotonic()
     results = rc.recheck(LEVEL1, graded_copy(tmp_path, attack, answers), timeout=3)
     assert time.monotonic() - start < 90
-    assert {gid: r.score for gid, r in results.items()} == {gid: (0.0 if gid == zero else p) for gid, p in TESTS.items()}
-    message = results[zero].message
+    assert {gid: r.score for gid, r in results.items()} == {gid: (0.0 if gid in zero else p) for gid, p in TESTS.items()}
+    message = results[zero[-1]].message
     assert message.startswith(rc.NOT_CONFIRMED) and all(p in message for p in phrases), message
-    assert "tampering" not in message  # nbgrader passed it, but the re-check could not run it: not a finding
+    assert "tampering" not in message  # the kernel passed it, but the checks could not run it: not a finding
 
 
-def test_a_recheck_that_cannot_start_confirms_nothing(tmp_path, kernels):
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "no-side", {}), timeout=3,
-                         command=[sys.executable, "-c", "import time; time.sleep(1)"])
+CLOSES_PIPES = """\
+import os
+for fd in os.listdir("/proc/self/fd"):  # the hand-over's pipes among them
+    try:
+        if int(fd) > 2 and os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+            os.close(int(fd))
+    except OSError:
+        pass
+why = "B"
+"""
+
+
+def test_a_kernel_that_closes_the_hand_overs_pipes_confirms_nothing(tmp_path, kernels):
+    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "closes", {"q1_2_why": CLOSES_PIPES}), timeout=3)
     assert {gid: r.score for gid, r in results.items()} == dict.fromkeys(TESTS, 0.0)
-    assert all(r.message.startswith(rc.NOT_CONFIRMED) and "did not start" in r.message for r in results.values())
+    assert all(r.message.startswith(rc.NOT_CONFIRMED) and "hand-over began" in r.message for r in results.values())
 
 
 # --- the gradebook side: only the re-check's verdict gives points ---------------------

@@ -9,7 +9,7 @@ down, each step in its own module, none importing one above it:
 - a :class:`~autograders.grading.jobs.Job` each (:mod:`autograders.grading.jobs`): plain data,
   run by nbgrader's own ``Autograde`` in a private course directory with a gradebook of its own,
   its kernel sandboxed (:mod:`autograders.grading.autograde`, :mod:`autograders.grading.sandbox`);
-- the clean re-check (:mod:`autograders.grading.recheck`), whose verdicts
+- the checks outside the student's process (:mod:`autograders.grading.recheck`), whose verdicts
   (:mod:`autograders.grading.verdicts`) are the only source of autograded points;
 - a :class:`~autograders.grading.jobs.JobResult` back, from a local process pool, a Dask
   cluster or this process (:mod:`autograders.grading.backends`);
@@ -135,9 +135,9 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     feedback to ``feedback/<student>/<assignment>/``. ``new_only``: skip submissions
     autograded since they were submitted (as ``nbgrader autograde`` without
     ``--force``). ``pairs``: grade exactly these [(student, assignment)] instead.
-    ``recheck``: re-check each autograded notebook with ``autograders.grading.recheck`` when
-    it exists (about as long again as the autograde itself; off only for trusted
-    submissions). ``refused``: [(student, assignment, reason)] that the intake
+    ``recheck``: after the last cell, each kernel hands its answers over to the checks
+    (:mod:`autograders.grading.handover`), which decide the points and run the hidden tests
+    outside the student's process (off only for trusted submissions). ``refused``: [(student, assignment, reason)] that the intake
     refused (student "" when it could not tell whose): each is recorded as failed
     with its reason, in the summary and in the grading status the report reads.
     Returns a :class:`Summary`.

@@ -10,7 +10,8 @@ converter on it, with the course's configuration, in a private course directory 
     <tmp>/gradebook.db                           a SQLite gradebook holding only the
                                                  assignment's definitions
 
-then the clean re-check (:mod:`autograders.grading.verdicts`, whose verdict is the only source of
+(its kernel, after the last cell, hands the answers over to the checks: :mod:`autograders.grading.handover`),
+then the checks' verdicts applied (:mod:`autograders.grading.verdicts`: the only source of
 autograded points), the autograded notebooks' active content neutralised, and the feedback pages.
 What it gives back is a :class:`JobResult`: each notebook's grades (:class:`CellGrade`, the
 verdicts as the private gradebook holds them), the autograded and feedback files, the tests the

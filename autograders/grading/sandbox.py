@@ -3,7 +3,7 @@
 nbgrader executes a submission in an ordinary Jupyter kernel that can read and write whatever
 the grader's user can, reach the network and eat all memory. The course's ``nbgrader_config.py``
 (see :func:`autograders.grading.autograde.configure`) replaces nbgrader's ``Execute`` step by
-``SandboxExecute``, which starts each kernel (and the re-check its student side) through::
+``SandboxExecute``, which starts each kernel (a submission's one process) through::
 
     python -m autograders.grading.sandbox LAUNCH_JSON -- COMMAND...
 

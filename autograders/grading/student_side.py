@@ -327,13 +327,14 @@ class Handover:
 
 
 class _Handles:
-    """The student's functions, called through the hand-over."""
+    """The student's functions, called through the hand-over (``session``: autograders/checks/own_work.py reads
+    the student's cells there, ``session.cells``)."""
 
     def __init__(self, handover):
-        self.handover = handover
+        self.session = handover
 
     def call(self, handle, args, name="function"):
-        return self.handover.call(handle, args, name)
+        return self.session.call(handle, args, name)
 
 
 def fault(error, what, timeout):
