@@ -249,14 +249,17 @@ def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
     """One execution per submission, counted from the grader's side: one sandboxed process started (every
     one starts through the sandbox's launcher), each of the notebook's code cells sent to it once, and
     the hidden tests decided all the same (student000's hard-coded answer fails only there)."""
+    from jupyter_client.asynchronous.client import AsyncKernelClient
     from jupyter_client.client import KernelClient
 
     course = tmp_path / "once"
     shutil.copytree(graded.pristine, course)
     started, sent = [], []
-    command, execute = sandbox.Sandbox.command, KernelClient.execute
+    command = sandbox.Sandbox.command
     monkeypatch.setattr(sandbox.Sandbox, "command", lambda self, *a, **k: started.append(a) or command(self, *a, **k))
-    monkeypatch.setattr(KernelClient, "execute", lambda self, code, *a, **k: sent.append(code) or execute(self, code, *a, **k))
+    for client in (KernelClient, AsyncKernelClient):  # every request to run code, whichever client sends it
+        monkeypatch.setattr(client, "execute", lambda self, code, *a, _run=client.execute, **k: sent.append(code)
+                            or _run(self, code, *a, **k))
     summary = grading.grade(course, students=["student000"], assignments=["level1_recognition"], backend="serial")
     assert summary.scores[("student000", "level1_recognition")]["q1_1_head_dim_test"][0] == 0.0  # hidden test
     assert len(started) == 1

@@ -19,6 +19,7 @@ import pytest
 
 from autograders.grading import protocol
 from autograders.grading import recheck as rc
+from autograders.grading import standalone
 from autograders.common.settings import Settings
 from tests import corpus
 
@@ -104,7 +105,7 @@ def graded_copy(tmp_path, name, answers, failed_tests=()):
 
 
 def test_honest_answers_pass(tmp_path, kernels):
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "honest", {}), timeout=20)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "honest", {}), timeout=20)
     assert {gid: tuple(r) for gid, r in results.items()} == {gid: (p, p, None) for gid, p in TESTS.items()}
 
 
@@ -117,7 +118,7 @@ def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_pat
         "q1_2_why": 'why = "A"',  # wrong, and nbgrader said so
     }
     path = graded_copy(tmp_path, "tamper", answers, failed_tests=("q1_2_why_test",))
-    results = rc.recheck(LEVEL1, path, timeout=20)
+    results = standalone.recheck(LEVEL1, path, timeout=20)
     assert results["q1_1_head_dim_test"].score == 0 and rc.TAMPERING in results["q1_1_head_dim_test"].message
     assert "Multiplied instead of divided" in results["q1_1_head_dim_test"].message
     assert tuple(results["q1_1_d_k_test"]) == (1.0, 1.0, None)
@@ -127,7 +128,7 @@ def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_pat
 
 def test_a_student_side_that_dies_loses_only_what_it_had_not_handed_over(tmp_path, kernels):
     answers = {"q1_1_head_dim": "def head_dim(d_model, h):\n    import os\n    os._exit(3)"}
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "dies", answers), timeout=20)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "dies", answers), timeout=20)
     message = results["q1_1_head_dim_test"].message
     assert results["q1_1_head_dim_test"].score == 0 and rc.NOT_CONFIRMED in message and "`head_dim`" in message
     assert "tampering" not in message
@@ -142,7 +143,7 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
     """Problem 3.5's permutation_test(f, X, perm) gets the checker's own attention functions as f: the student
     side calls them back (the arguments and the result cross as data), so an honest answer keeps its 2 points
     (it lost them as "tampering suspected" when f crossed as an opaque stand-in); a wrong one still loses them."""
-    results = rc.recheck(LEVEL3, LEVEL3, timeout=30)
+    results = standalone.recheck(LEVEL3, LEVEL3, timeout=30)
     assert tuple(results["q3_5_permutation_test_test"]) == (2.0, 2.0, None)
     nb = nbformat.read(str(LEVEL3), as_version=4)
     for cell in nb.cells:
@@ -156,7 +157,7 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
     path = tmp_path / "wrong" / LEVEL3.name
     path.parent.mkdir()
     nbformat.write(nb, str(path))
-    wrong = rc.recheck(LEVEL3, path, timeout=30)["q3_5_permutation_test_test"]
+    wrong = standalone.recheck(LEVEL3, path, timeout=30)["q3_5_permutation_test_test"]
     assert wrong.score == 0 and wrong.misconception == "causal-equivariant" and "tampering" not in wrong.message
     assert rc.NOT_CONFIRMED not in wrong.message
 
@@ -165,7 +166,7 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
 def test_the_recheck_confirms_every_right_answer_of_every_level(level, kernels):
     """The solved source of each level, as nbgrader passed it: every test cell keeps all its points in the clean
     re-check (a kind of answer the protocol cannot carry would cost an honest student points as "tampering")."""
-    results = rc.recheck(level, level, timeout=60)
+    results = standalone.recheck(level, level, timeout=60)
     lost = {gid: r.message for gid, r in results.items() if r.score != r.max_score}
     assert results and not lost, lost
 
@@ -203,7 +204,7 @@ def test_a_shape_bug_is_named_in_the_recheck_as_in_the_kernel(tmp_path, scores, 
             cell.outputs = [nbformat.v4.new_output("error", ename="WrongAnswer", evalue="no", traceback=[])]
     path = tmp_path / LEVEL4.name
     nbformat.write(nb, str(path))
-    result = rc.recheck(LEVEL4, path, timeout=60)["q4_3_multi_head_attention_test"]
+    result = standalone.recheck(LEVEL4, path, timeout=60)["q4_3_multi_head_attention_test"]
     assert result.score == 0 and result.misconception == tag, result
     for phrase in says:
         assert phrase in result.message, result.message
@@ -253,14 +254,14 @@ def test_a_cell_that_spends_the_memory_limit_costs_only_what_it_sets(tmp_path, k
     bomb = "def bomb():\n    hog = []\n    while True:\n        hog.append(bytearray(10**7))\nbomb()\nwhy = 'B'"
     for attempt in range(3):
         path = graded_copy(tmp_path / str(attempt), "bomb", {"q1_2_why": bomb}, failed_tests=("q1_2_why_test",))
-        results = rc.recheck(LEVEL1, path, timeout=20, settings=Settings(memory=1024**3))
+        results = standalone.recheck(LEVEL1, path, timeout=20, settings=Settings(memory=1024**3))
         assert {gid: r.score for gid, r in results.items()} == {**TESTS, "q1_2_why_test": 0.0}, \
             {gid: r.message for gid, r in results.items()}
 
 
 def test_an_unreadable_notebook_scores_nothing(tmp_path):
     missing = tmp_path / "nobody" / "level1_recognition.ipynb"
-    results = rc.recheck(LEVEL1, missing)
+    results = standalone.recheck(LEVEL1, missing)
     assert set(results) == set(TESTS) and all(r.score == 0 and "not graded" in r.message for r in results.values())
 
 
@@ -512,7 +513,7 @@ ATTACKS = {  # name: (answers, the tests that must score 0, phrases the last one
 def test_an_attack_on_the_hand_over_costs_only_its_own_answers(tmp_path, attack, kernels):
     answers, zero, phrases = ATTACKS[attack]
     start = time.monotonic()
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, attack, answers), timeout=3)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, attack, answers), timeout=3)
     assert time.monotonic() - start < 90
     assert {gid: r.score for gid, r in results.items()} == {gid: (0.0 if gid in zero else p) for gid, p in TESTS.items()}
     message = results[zero[-1]].message
@@ -533,7 +534,7 @@ why = "B"
 
 
 def test_a_kernel_that_closes_the_hand_overs_pipes_confirms_nothing(tmp_path, kernels):
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "closes", {"q1_2_why": CLOSES_PIPES}), timeout=3)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "closes", {"q1_2_why": CLOSES_PIPES}), timeout=3)
     assert {gid: r.score for gid, r in results.items()} == dict.fromkeys(TESTS, 0.0)
     assert all(r.message.startswith(rc.NOT_CONFIRMED) and "hand-over began" in r.message for r in results.values())
 

@@ -12,6 +12,7 @@ from autograders.checks.feedback import WrongAnswer
 from autograders.checks.misconceptions import NAMES
 from autograders.grading import grading, report, verdicts
 from autograders.grading import recheck as rc
+from autograders.grading import standalone
 from tests.test_recheck import LEVEL1, TESTS, FakeGrade, FakeGradebook, graded_copy
 
 LEVEL = "level1_recognition"
@@ -197,9 +198,9 @@ def test_the_rechecks_verdict_carries_the_checks_tag_or_says_unconfirmed(tmp_pat
     answers = {
         "q1_1_head_dim": "import numpy\nnumpy.allclose = lambda *a, **k: True\n"
                          "def head_dim(d_model, h):\n    return d_model * h",
-        "q1_1_d_k": "import os\nos._exit(3)\nd_k = 64",  # its process dies: d_k never arrives
+        "q1_1_d_k": "for _ in range(100_000):\n    print('x' * 1000)\nd_k = 64",  # stopped at the output limit: no d_k
     }
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "graded", answers), timeout=20)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "graded", answers), timeout=20)
     head_dim, d_k = results["q1_1_head_dim_test"], results["q1_1_d_k_test"]
     assert (head_dim.score, head_dim.confirmed, head_dim.misconception) == (0.0, True, raised.value.misconception)
     assert (d_k.score, d_k.confirmed, d_k.misconception) == (0.0, False, None)

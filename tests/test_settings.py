@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import recheck as rc
+from autograders.grading import standalone
 from autograders.common.settings import CONFIG_NAMES, DEFAULT, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,7 +88,7 @@ def test_a_course_limits_reach_nbgrader_s_kernel(tmp_path, kernels):
 
 
 def test_a_course_limits_reach_the_recheck(tmp_path, kernels):
-    """The same changes, read from the course's config by the re-check: its student side stops
+    """The same changes, read from the course's config for a notebook graded on its own: its kernel stops
     a cell at the course's output limit and another at its cell timeout, each costing only itself."""
     course = _course(tmp_path, cell_timeout=2, output_limit=3000)
     nb = nbformat.read(str(LEVEL1), as_version=4)
@@ -102,7 +102,7 @@ def test_a_course_limits_reach_the_recheck(tmp_path, kernels):
     path.parent.mkdir(parents=True)
     nbformat.write(nb, str(path))
     start = time.monotonic()
-    results = rc.recheck(LEVEL1, path)
+    results = standalone.recheck(LEVEL1, path)
     assert time.monotonic() - start < 90
     assert {gid: r.score for gid, r in results.items()} == {
         "q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0, "q1_2_output_shape_test": 1.0, "q1_2_why_test": 0.0}

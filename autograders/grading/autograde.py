@@ -13,10 +13,11 @@ that quietly replays the cells that had completed, and the rest of the notebook 
 Each such event leaves a one-line error in the cell ("timeout", "crash", "memory
 limit"), which nbgrader's feedback shows. Output is capped per cell twice: in the
 kernel (:mod:`autograders.grading.output_cap`: past the limit the cell is stopped) and
-here, whatever the kernel sends. :class:`RestoreCellMetadata` and
-:class:`RestoreMissingCells` put back what a student did to the assignment's cells
-(edited metadata, deleted or pasted cells) before nbgrader's own checks fail the
-submission on it.
+here, whatever the kernel sends. In ``grade``'s jobs (``check_source`` set) the kernel
+that ran the last cell then hands the answers over to the checks, which decide the points
+(:mod:`autograders.grading.handover`): each submission runs once. :class:`RestoreCellMetadata`
+and :class:`RestoreMissingCells` (:mod:`autograders.grading.repairs`) put back what a student
+did to the assignment's cells before nbgrader's own checks fail the submission on it.
 
 This module imports nbgrader (seconds): only the course's configuration and the
 grading jobs import it, never the launcher or a kernel.
@@ -24,15 +25,12 @@ grading jobs import it, never the launcher or a kernel.
 
 import asyncio
 import json
-import os
 import time
-from pathlib import Path
 from queue import Empty
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_hook, run_sync
 from nbformat import NotebookNode
-from nbgrader import utils as nbgrader_utils
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import DeduplicateIds, Execute, NbGraderPreprocessor, OverwriteCells
 from traitlets import Bool, Integer, List, Unicode, default
@@ -41,6 +39,10 @@ from ..common import regions
 from ..common.settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 from .output_cap import OUTPUT_MARK
 from .provisioner import SandboxKernelSpecs
+from .repairs import (  # noqa: F401 (the course's config and the tests know them here too)
+    INVALID_NOTE, METADATA_NOTE, NOTE, RENAMED_NOTE, RestoreCellMetadata, RestoreMissingCells, prepare_submission,
+    restore_metadata,
+)
 
 TIMEOUT_ENAME = "CellTimeoutError"
 CRASH_ENAME = "KernelCrashed"
@@ -214,7 +216,7 @@ class SandboxExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         from nbclient import NotebookClient
 
-        from .handover import check_answers, wants_check
+        from .handover import check_answers
 
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
@@ -223,7 +225,7 @@ class SandboxExecute(Execute):
         cells = self.nb.cells
         completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
         index, kernels = 0, 0
-        check = wants_check(self, resources)  # after the last cell, the answers go to the grader's checks
+        check = self.source_notebook is not None or bool(self.check_source)  # then the hand-over
         deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
         while index < len(cells) or check:
             kernels += 1
@@ -273,6 +275,17 @@ class SandboxExecute(Execute):
         self.set_widgets_metadata()
         return self.nb, self.resources
 
+    def cell_trouble(self, index, label):
+        """What went wrong when cell ``index`` ran, for the checks to blame it (labelled ``label``), or None."""
+        cell = self.nb.cells[index]
+        if _has_error(cell, TIMEOUT_ENAME):
+            return f"cell {label} ran past the {self.timeout} s limit"
+        if index in self._output_limited:
+            return f"cell {label} printed more than {self.output_limit} characters and was stopped"
+        if _has_error(cell, "MemoryError"):
+            return f"cell {label} reached the memory limit"
+        return None
+
     @staticmethod
     def _not_run(cells, message, ename=CRASH_ENAME):
         """A note in each code cell of ``cells`` that it was not run (an error: its tests score 0)."""
@@ -313,7 +326,7 @@ class SandboxExecute(Execute):
                 output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
                 output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
 
-HIDDEN_ASIDE = "# (hidden tests: run by the grader's clean re-check, not in this kernel)"
+HIDDEN_ASIDE = "# (hidden tests: run by the grader's checks, outside this kernel)"
 _ASIDE_KEY = "mha_hidden_tests_aside"  # resources: {cell index: the test cell's full source}
 
 
@@ -325,9 +338,9 @@ def visible_part(source):
 class SetHiddenTestsAside(NbGraderPreprocessor):
     """Before the student's kernel runs: each test cell keeps only its visible tests, so the hidden
     tests' code never enters that kernel (its history, ``In``, ``linecache``, frames, ``gc``: nothing a
-    student's cell can read or print into the feedback). The clean re-check runs them, in a process
-    where no student code runs (:mod:`autograders.grading.recheck`); its verdict decides. Used by
-    ``grade`` whenever the re-check runs (``--no-recheck``: the hidden tests run in the kernel)."""
+    student's cell can read or print into the feedback). The grader's checks run them, in its own
+    process, on the answers the kernel hands over (:mod:`autograders.grading.handover`); their verdict
+    decides. Used by ``grade`` with the re-check on (``--no-recheck``: the hidden tests run in the kernel)."""
 
     def preprocess(self, nb, resources):
         aside = resources.setdefault(_ASIDE_KEY, {})
@@ -359,90 +372,6 @@ def hidden_tests_aside(c):
                                            *steps[at + 1:]]
 
 
-class RestoreCellMetadata(NbGraderPreprocessor):
-    """Give every cell the assignment grades, locks or asks an answer in the nbgrader metadata
-    the gradebook has for it (:func:`restore_metadata`), before nbgrader's own steps: those
-    fail the whole submission on edited metadata ("Inconsistent checksums", "the nbgrader
-    metadata may be corrupted"). A note at the top of the notebook says what was restored."""
-
-    def preprocess(self, nb, resources):
-        from nbgrader.api import Gradebook
-
-        info = resources["nbgrader"]
-        with Gradebook(info["db_url"]) as gb:
-            source_nb = gb.find_notebook(info["notebook"], info["assignment"])
-            grades = {c.name: c.max_score for c in source_nb.grade_cells}
-            solutions = {c.name for c in source_nb.solution_cells}
-            tasks = {c.name: c.max_score for c in source_nb.task_cells}
-            source = []
-            for cell in source_nb.source_cells:
-                meta = {"grade": cell.name in grades, "grade_id": cell.name, "locked": bool(cell.locked),
-                        "schema_version": 3, "solution": cell.name in solutions, "task": cell.name in tasks}
-                if cell.name in grades or cell.name in tasks:
-                    meta["points"] = grades.get(cell.name, tasks.get(cell.name))
-                source.append((cell.name, cell.cell_type, meta, cell.source or ""))
-        changes = restore_metadata(nb.cells, source)
-        for change in changes:
-            self.log.warning("Restored the nbgrader metadata of a cell: %s", change)
-        if changes:
-            nb.cells.insert(0, NotebookNode(cell_type="markdown", metadata={}, source=METADATA_NOTE.format(
-                changes="; ".join(changes)), id="mha-metadata-note"))
-        return nb, resources
-
-class RestoreMissingCells(OverwriteCells):
-    """nbgrader's OverwriteCells, robust to what students do to cells: a deleted test
-    cell is added back even when the cells around it were deleted too, and pasted
-    copies of a cell do not fail the submission (nbgrader's own code raises in both
-    cases and the whole submission is lost).
-
-    nbgrader documents no hook for where a missing cell goes: this overrides
-    ``add_missing_grade_cells`` / ``add_missing_task_cells`` and uses ``gradebook``,
-    ``notebook_id``, ``assignment_id`` and ``missing_cell_transform`` as nbgrader 0.9.6's
-    ``OverwriteCells.preprocess`` sets them (pyproject.toml pins nbgrader below 0.10). A
-    preprocessor of our own before OverwriteCells would lose nbgrader's note in the added
-    cell (OverwriteCells rewrites a locked cell's source) and copy its cell-making code."""
-
-    def preprocess(self, nb, resources):
-        # DeduplicateIds leaves ``nbgrader: {}`` on all but the last copy of a pasted
-        # cell, which CheckCellMetadata then rejects as an old schema (the whole
-        # submission fails): such a copy is a plain cell.
-        for cell in nb.cells:
-            if cell.metadata.get("nbgrader", None) == {}:
-                del cell.metadata["nbgrader"]
-        return super().preprocess(nb, resources)
-
-    def add_missing_grade_cells(self, nb, resources):
-        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
-        order = [cell.name for cell in source_nb.source_cells]
-        solutions = {cell.name for cell in source_nb.solution_cells}
-        present = [nbgrader_utils.is_grade(c) or nbgrader_utils.is_solution(c) for c in nb.cells]
-        ids = [c.metadata.nbgrader.get("grade_id") if p else None for c, p in zip(nb.cells, present)]
-        for grade_cell in source_nb.grade_cells:
-            if grade_cell.name in ids:
-                continue
-            self.log.warning("Missing grade cell %s: adding it back", grade_cell.name)
-            cell = self.missing_cell_transform(
-                source_nb.source_cells[order.index(grade_cell.name)], grade_cell.max_score,
-                is_solution=grade_cell.name in solutions,
-            )
-            before = order[: order.index(grade_cell.name)]
-            at = max((i + 1 for i, gid in enumerate(ids) if gid in before), default=0)
-            nb.cells.insert(at, cell)
-            ids.insert(at, grade_cell.name)
-        return nb, resources
-
-    def add_missing_task_cells(self, nb, resources):
-        # nbgrader's own fails on a cell whose duplicated grade_id DeduplicateIds removed.
-        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
-        order = [cell.name for cell in source_nb.source_cells]
-        present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
-        for task_cell in source_nb.task_cells:
-            if task_cell.name not in present:
-                source_cell = source_nb.source_cells[order.index(task_cell.name)]
-                nb.cells.append(self.missing_cell_transform(source_cell, task_cell.max_score, is_task=True))
-        return nb, resources
-
-
 def configure(c, course=None, hide=()):
     """Set up autograde in the nbgrader config ``c`` (the course's ``nbgrader_config.py``):
     every submission runs in a sandboxed kernel that cannot see ``course`` nor the
@@ -464,111 +393,3 @@ def configure(c, course=None, hide=()):
     c.SandboxExecute.hide = sorted({str(p) for p in [course, *hide] if p})
 
 
-NOTE = "**Note from the grader:** "
-METADATA_NOTE = NOTE + "the nbgrader metadata of some cells was edited; it was restored from the assignment ({changes})."
-
-
-def _nbgrader_meta(cell):
-    meta = cell.get("metadata", {}).get("nbgrader")
-    return meta if isinstance(meta, dict) else None
-
-
-def restore_metadata(cells, source):
-    """Give every cell of ``cells`` that the assignment knows its nbgrader metadata from the
-    assignment, in place; return what changed (one phrase per cell).
-
-    ``source``: ``[(grade_id, cell_type, nbgrader metadata, source code)]`` in the assignment's
-    order. A cell with nbgrader metadata whose grade_id the assignment does not know (renamed,
-    emptied, removed) is taken for one of the assignment's cells missing from the submission: the
-    one expected at its place (between the known cells around it), by cell type, kind and
-    content when several are; with none, its nbgrader metadata goes (a plain cell: a test it held
-    is put back from the assignment by ``RestoreMissingCells``)."""
-    import difflib
-
-    order = {gid: i for i, (gid, _, _, _) in enumerate(source)}
-    entries = {gid: (kind, meta, code) for gid, kind, meta, code in source}
-    changes, orphans, present = [], [], set()
-    for index, cell in enumerate(cells):
-        if "nbgrader" not in cell.get("metadata", {}):
-            continue
-        meta = _nbgrader_meta(cell)
-        gid = meta.get("grade_id") if meta else None
-        if gid in entries:
-            present.add(gid)
-            wanted = entries[gid][1]
-            if {k: v for k, v in meta.items() if k != "checksum" and k != "cell_type"} != wanted:
-                changes.append(f"`{gid}`: edited")
-                cell.metadata["nbgrader"] = dict(wanted)
-        elif meta is None or gid is not None or any(meta.get(k) for k in ("grade", "solution", "locked", "task")):
-            orphans.append(index)  # (nbgrader metadata saying nothing is graded: a plain cell, left alone)
-    missing = [gid for gid, _, _, _ in source if gid not in present]
-    for index in orphans:
-        cell = cells[index]
-        before = [order[g] for g in (_grade_id_of(c) for c in cells[:index]) if g in order and g in present]
-        after = [order[g] for g in (_grade_id_of(c) for c in cells[index + 1:]) if g in order and g in present]
-        low, high = max(before, default=-1), min(after, default=len(source))
-        candidates = [gid for gid in missing if low < order[gid] < high]
-        meta = _nbgrader_meta(cell) or {}
-        old = meta.get("grade_id")
-        if not candidates:
-            del cell.metadata["nbgrader"]
-            changes.append(f"a cell marked `{old}` is not part of the assignment: graded as a plain cell")
-            continue
-
-        def fit(gid):
-            kind, wanted, code = entries[gid]
-            return (kind == cell.get("cell_type"), bool(wanted.get("solution")) == bool(meta.get("solution")),
-                    difflib.SequenceMatcher(None, str(cell.get("source", "")), code).ratio())
-
-        gid = max(candidates, key=fit)  # the first of equals: the assignment's order
-        missing.remove(gid)
-        present.add(gid)
-        cell.metadata["nbgrader"] = dict(entries[gid][1])
-        changes.append(f"`{gid}`: found by its place" + (f" (it was marked `{old}`)" if old else ""))
-    return changes
-
-
-def _grade_id_of(cell):
-    meta = _nbgrader_meta(cell)
-    return meta.get("grade_id") if meta else None
-RENAMED_NOTE = NOTE + "this notebook was submitted as `{got}`; it was graded as `{expected}`, the name the assignment expects."
-INVALID_NOTE = NOTE + "`{got}` is not a valid notebook ({error}); it was graded as an empty notebook. The file is kept as `{kept}`."
-
-
-def prepare_submission(assignment=None, student=None, notebooks=None, **_):
-    """nbgrader's pre-convert hook: make a broken submission gradable, with a note at its top.
-
-    - A submission whose only notebook has another name than the assignment's only
-      notebook (``level1_recognition (1).ipynb``) is graded as that notebook (nbgrader
-      would skip it as unknown and fail the submission); the student's file stays.
-    - A notebook that cannot be read (malformed JSON) is kept as ``<name>.invalid``
-      and an empty notebook saying why is graded in its place (every test scores 0)
-      instead of the whole submission failing without a word to the student.
-    """
-    import nbformat
-
-    if not notebooks:
-        return
-    for name in list(notebooks):
-        path = Path(name)
-        try:
-            nb = nbformat.read(str(path), as_version=4)
-        except Exception as error:  # noqa: BLE001 (whatever is wrong with it, it is not a notebook)
-            kept = path.with_name(path.name + ".invalid")
-            os.replace(path, kept)
-            reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
-            nb = nbformat.v4.new_notebook()
-            nb.cells.append(nbformat.v4.new_markdown_cell(INVALID_NOTE.format(got=path.name, error=reason, kept=kept.name)))
-            nbformat.write(nb, str(path))
-    if len(notebooks) != 1:
-        return
-    got = Path(notebooks[0])
-    course = got.parents[3] if len(got.parents) > 3 else None
-    expected = sorted((course / "source" / str(assignment)).glob("*.ipynb")) if course else []
-    if len(expected) != 1 or expected[0].name == got.name:
-        return
-    target = got.with_name(expected[0].name)
-    nb = nbformat.read(str(got), as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(RENAMED_NOTE.format(got=got.name, expected=target.name)))
-    nbformat.write(nb, str(target))
-    notebooks[:] = [str(target)]

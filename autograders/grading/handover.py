@@ -6,7 +6,7 @@ kernel runs :func:`~autograders.grading.student_side.serve` over the two pipes i
 at launch (:meth:`~autograders.grading.provisioner.SandboxProvisioner.take_pipes`), and
 :func:`check_answers` runs every test of the source notebook, hidden ones too, here in the grader's
 process, on the answers that cross as data (:func:`autograders.grading.recheck.check`). The verdicts
-go to ``SandboxExecute.verdicts`` and, in ``grade``'s jobs, to ``<verdicts_into>/<notebook>.json``,
+go to ``SandboxExecute.verdicts`` (:func:`autograders.grading.standalone.recheck`) and, in ``grade``'s jobs, to ``<verdicts_into>/<notebook>.json``,
 which :func:`autograders.grading.verdicts.apply_recheck` applies to the gradebook.
 
 What went wrong in the run (a cell past its time limit, a flood of output, the memory limit) comes
@@ -20,15 +20,9 @@ import dataclasses
 import json
 import os
 import signal
-import tempfile
 from pathlib import Path
 
 SERVE = "from autograders.grading.student_side import serve as _mha_serve\n_mha_serve({}, {})"
-
-
-def wants_check(executor, resources):
-    """True when ``executor`` hands the answers over after the last cell (``grade``'s jobs, :func:`run_once`)."""
-    return executor.source_notebook is not None or bool(executor.check_source)
 
 
 def _source(executor, resources):
@@ -43,18 +37,8 @@ def _source(executor, resources):
 
 def _trouble(executor, cells):
     """{index in ``cells``: what went wrong when that cell ran} (:class:`Handover`'s ``trouble``)."""
-    from .autograde import TIMEOUT_ENAME, _has_error
-
-    trouble = {}
-    for index, (label, position) in enumerate(cells):
-        cell = executor.nb.cells[position]
-        if _has_error(cell, TIMEOUT_ENAME):
-            trouble[index] = f"cell {label} ran past the {executor.timeout} s limit"
-        elif position in executor._output_limited:
-            trouble[index] = f"cell {label} printed more than {executor.output_limit} characters and was stopped"
-        elif _has_error(cell, "MemoryError"):
-            trouble[index] = f"cell {label} reached the memory limit"
-    return trouble
+    found = {index: executor.cell_trouble(position, label) for index, (label, position) in enumerate(cells)}
+    return {index: why for index, why in found.items() if why}
 
 
 def _side(executor, provisioner):
@@ -107,26 +91,3 @@ def read_verdicts(folder, notebook_path):
     if not path.is_file():
         raise RuntimeError("the notebook's process never handed its answers over")
     return json.loads(path.read_text())
-
-
-def run_once(source, graded, settings):
-    """The verdicts on the notebook ``graded`` (its code cells run once, in a sandboxed kernel, the test
-    cells' visible tests only) against the source notebook ``source``: :func:`recheck.recheck`."""
-    import nbformat
-
-    from ..common.settings import CONFIG_NAMES
-    from .autograde import SandboxExecute, visible_part
-    from .recheck import _is_test
-
-    nb = nbformat.from_dict(json.loads(json.dumps(graded)))
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-            if _is_test(cell):
-                cell.source = visible_part(cell.source)
-    executor = SandboxExecute(timeout=settings.cell_timeout,
-                              **{name: getattr(settings, field) for field, name in CONFIG_NAMES.items()})
-    executor.source_notebook = source
-    with tempfile.TemporaryDirectory(prefix="mha-run-") as work:
-        executor.preprocess(nb, {"metadata": {"path": work}})
-    return executor.verdicts or {}

@@ -24,9 +24,11 @@ with the hand-over) names the cell or function; "tampering suspected" is said on
 passed in the student's kernel and the clean check of the same answers, handed over without
 trouble, failed it.
 
-    check(source_notebook, graded_notebook, handover)   (the grading's: SandboxExecute calls it)
-    recheck(source_notebook_path, notebook_path)         (a notebook graded on its own, run once)
+    check(source_notebook, graded_notebook, handover)
         -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed, hidden)}
+
+(:mod:`autograders.grading.handover` calls it after a kernel's last cell; :func:`autograders.grading.standalone.recheck`
+grades one notebook on its own the same way.)
 
 What the verdicts do to the gradebook and the autograded notebook is :mod:`autograders.grading.verdicts`.
 """
@@ -38,7 +40,6 @@ import time
 from dataclasses import dataclass
 
 from ..common.regions import hidden_line_numbers
-from ..common.settings import Settings
 from .protocol import (  # noqa: F401 (the protocol's public names, as the re-check's)
     MAX_DEPTH, MAX_ITEMS, MAX_MESSAGE, ProtocolError, RemoteFunction, check_reply, decode, encode, validate,
 )
@@ -143,28 +144,6 @@ def check(source, graded, handover):
             if cell.cell_type == "code" and meta.get("locked") and not meta.get("grade") and not meta.get("solution"):
                 exec(compile(cell.source, f"<{meta.get('grade_id')}>", "exec"), clean)  # noqa: S102 (instructor's code)
     return {gid: _verdict(handover, clean, cell, gid, points, in_graded.get(gid)) for cell, gid, points in tests}
-
-
-def recheck(source_notebook_path, notebook_path, timeout=None, settings=None):
-    """Grade the notebook at ``notebook_path`` on its own against ``source_notebook_path``: its cells run
-    once in a sandboxed kernel (the test cells' visible parts only), the checks here, as ``grade`` does.
-    ``settings``: the course's (by default those of the nearest ``nbgrader_config.py``); ``timeout``:
-    another cell timeout."""
-    import nbformat
-
-    source = nbformat.read(str(source_notebook_path), as_version=4)
-    try:
-        graded = nbformat.read(str(notebook_path), as_version=4)
-    except Exception as error:  # noqa: BLE001
-        why = f"not graded: the notebook could not be read ({type(error).__name__})"
-        return {_meta(c)["grade_id"]: Checked(0.0, float(_meta(c).get("points", 0)), why, confirmed=False)
-                for c in source.cells if _is_test(c)}
-    settings = settings or Settings.of_course(notebook_path)
-    if timeout:
-        settings = settings.replace(cell_timeout=int(timeout))
-    from .handover import run_once
-
-    return run_once(source, graded, settings)
 
 
 def _verdict(handover, clean, cell, gid, points, nbgrader_cell):
