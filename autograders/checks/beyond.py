@@ -211,13 +211,27 @@ def _head_matrix(name, value, d_k=None):
     return array
 
 
-def _pattern_mistake(weights):
-    """The message for a head whose weights (n, n) miss the previous token, or None if it is right."""
+def _matches_hidden_keys(scores):
+    """True when most queries i < n - 1 score a later key (j > i, hidden by the causal mask) above every key
+    they may see: the shift built the wrong way (query i matching key i + 1)."""
+    n = len(scores)
+    later = [scores[i, i + 1:].max() > scores[i, :i + 1].max() + 1e-9 for i in range(n - 1)]
+    return sum(later) > (n - 1) / 2
+
+
+def _pattern_mistake(weights, scores=None):
+    """The message for a head whose weights (n, n) miss the previous token, or None if it is right.
+    ``scores``: the head's scores before the mask, (n, n), to see which keys the queries were built to match."""
     n = len(weights)
     rows = np.arange(1, n)
     on_previous = weights[rows, rows - 1]
     if (on_previous >= THRESHOLD).all():
         return None
+    if scores is not None and _matches_hidden_keys(scores):
+        return named("matches-hidden-key", "Each query matches a key the causal mask hides: query i scores highest "
+                     "on a later position (i + 1, the next token), which query i may not see, so its weight goes "
+                     "elsewhere. Shift the other way: the key of position j must match the query of position j + 1 "
+                     "(query i looks back, at key i - 1).")
     top = weights[rows].argmax(axis=1)
     if (top == rows - 1).all():
         return named("too-flat", f"The pattern is right (every row's largest weight is on the previous token) but "
@@ -254,7 +268,7 @@ def q4_4_previous_token(head, hidden=False):
             weights /= weights.sum(axis=1, keepdims=True)
         else:
             weights = by_hand.head_weights(X, W_Q, W_K)
-        message = _pattern_mistake(weights)
+        message = _pattern_mistake(weights, (X @ W_Q) @ (X @ W_K).T)
         if message is None:
             continue
         sentence = " ".join(words)

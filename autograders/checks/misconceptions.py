@@ -69,6 +69,7 @@ NAMES = {
     # beyond the sheet (autograders.checks.beyond)
     "attends-to-itself": "a previous-token head that attends to the token itself",
     "attends-to-first": "a previous-token head that attends to the first token",
+    "matches-hidden-key": "a head whose queries match keys the causal mask hides (the shift the wrong way)",
     "too-flat": "the right pattern, too flat (scores not scaled up)",
     "words-not-positions": "a pattern of positions built from the words",
     "query-from-values": "a query built from the values, not the keys",
