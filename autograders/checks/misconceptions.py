@@ -28,6 +28,7 @@ NAMES = {
     "softmax-linear": "softmax as a linear normalisation",
     "softmax-not-normalised": "softmax not normalised",
     "softmax-overflows": "softmax that overflows",
+    "softmax-shift-not-max": "softmax shifted by a score other than the largest (overflows for scores far apart)",
     "softmax-flipped-signs": "softmax with flipped signs",
     "weights-as-percentages": "weights as percentages",
     "counted-from-0": "token numbers counted from 0",
