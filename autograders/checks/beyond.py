@@ -1,5 +1,6 @@
 """Checks for the problems beyond the sheet: 3.4 (the rank bottleneck), 3.5 (permutation
-equivariance), 4.4 (build a head) and 5.4 (learned heads).
+equivariance), 4.4 (build a head) and 5.4 (learned heads); 4.6 (masks in a batch) and 4.7 (attention
+in blocks) from :mod:`.today`.
 
 One function per autograded answer cell, named after its grade_id. Expected values come from
 :mod:`mha_core` (its attention, :mod:`mha_core.by_hand`'s data, :mod:`mha_core.learned`'s shipped
@@ -20,6 +21,7 @@ from ..problems import beyond as problems
 from ..problems.engine import checks
 
 from . import own_work
+from .today import q4_6_masked_softmax, q4_7_attention_in_blocks  # noqa: F401 (4.6 and 4.7's functions)
 from .feedback import WrongAnswer, as_array, as_choice, as_int, call, close, correct, named, tag_of, unanswered
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb

@@ -88,6 +88,18 @@ NAMES = {
     "head-pattern-misread": "a learned head's pattern misread",
     "kv-counted-once": "the KV cache counted for the keys or the values only",
     "gqa-ignored": "a KV cache for every query head (grouped-query attention ignored)",
+    "mask-after-softmax": "a mask applied after the softmax (weights zeroed, not renormalised)",
+    "mask-fill-zero": "masked scores set to 0 instead of -inf",
+    "fully-masked-nan": "a row whose keys are all masked left as NaN (0/0)",
+    "fully-masked-uniform": "a row whose keys are all masked left uniform (a finite fill)",
+    "padding-masks-queries": "the padding mask applied to the queries instead of the keys",
+    "padding-off-by-one": "the padding mask one key off (j <= valid length)",
+    "padding-one-length": "one valid length used for every sequence of the batch",
+    "padding-ignored": "the padding mask left out",
+    "masks-combined-with-or": "the padding and causal masks combined with or, not and",
+    "online-softmax-no-rescale": "a running sum not rescaled when the running maximum changes",
+    "last-block-dropped": "the last, partial block of keys left out",
+    "n2-half-counted": "the n² cost counted for the scores alone (the weighted sum forgotten)",
 }
 
 TAG_LINE = "[misconception: {}]"  # the first line of a tagged error's value (not shown to the student)
