@@ -18,7 +18,7 @@ from .feedback import WrongAnswer, correct, named, tag_of
 
 # (batch, h, n_q, n_k, valid_lens, causal, scale, seed): scores (batch, h, n_q, n_k) of normal entries times scale
 MASK_CASES = [
-    (2, 3, 4, 4, (4, 2), False, 3.0, 0),  # padding alone
+    (2, 3, 4, 4, (2, 3), False, 3.0, 0),  # padding alone
     (2, 3, 4, 4, (3, 2), True, 3.0, 1),  # padding and causal
     (3, 2, 5, 5, (5, 0, 3), True, 3.0, 2),  # an empty sequence: its rows see no key at all
     (2, 3, 3, 5, (5, 2), False, 3.0, 3),  # n_q != n_k (queries of one sequence, keys of another)
@@ -26,7 +26,7 @@ MASK_CASES = [
 ]
 MASK_HIDDEN_CASES = [
     (1, 1, 6, 6, (4,), True, 3.0, 5), (4, 2, 5, 5, (5, 1, 0, 3), False, 3.0, 6), (3, 4, 2, 6, (6, 1, 4), True, 3.0, 7),
-    (2, 2, 7, 7, (0, 7), True, 500.0, 8), (5, 3, 3, 3, (1, 2, 3, 0, 2), True, 3.0, 9),
+    (2, 3, 7, 7, (0, 7), True, 500.0, 8), (5, 3, 3, 3, (1, 2, 3, 0, 2), True, 3.0, 9),
 ]
 MASK_TOL = 1e-9
 
@@ -193,7 +193,7 @@ def block_inputs(n_k, d_k, d_v, block_size, kind, seed):
     if kind == "rising":  # the keys line up with q more and more: block after block, a larger maximum
         K += np.linspace(0, 6, n_k)[:, None] * q / np.linalg.norm(q)
     else:
-        K *= 60.0
+        K *= 250.0
     return q, K, rng.standard_normal((n_k, d_v))
 
 
