@@ -314,3 +314,18 @@ def test_the_claim_about_n_squared_holds_in_mha_cores_flop_counts():
         n_entry = problems.COST_4_7.view(entry)
         assert problems.PROJECTIONS_OVER_SCORES.answer(n_entry) == pytest.approx(ratio(d, h, n), rel=1e-12)
         assert problems.EVEN_N.answer(n_entry) == 2 * d
+
+
+def test_a_padding_mask_broadcast_over_the_heads_axis_is_explained_with_the_shapes():
+    def masked(scores, valid_lens, causal=False):
+        n_q, n_k = scores.shape[-2:]
+        real = (np.arange(n_k) < np.asarray(valid_lens)[:, None])[:, None, :]  # (batch, 1, n_k): one axis short
+        s = np.where(real, scores, -np.inf)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    with pytest.raises(WrongAnswer) as info:
+        beyond.q4_6_masked_softmax(masked)
+    message = str(info.value)
+    assert "shapes (2, 1, 4) and (2, 3, 4, 4)" in message and "(2, 1, 1, 4)" in message, message
+    assert "broadcasts over the heads" in message

@@ -144,7 +144,10 @@ def q4_6_masked_softmax(fn, hidden=False):
         batch, h, n_q, n_k, valid_lens, causal, scale, seed = case
         scores, lens = mask_inputs(*case)
         where = f"For scores of shape {scores.shape}, valid_lens={list(valid_lens)}, causal={causal}"
-        value = own_work.call("masked_softmax", fn, scores.copy(), lens.copy(), causal)
+        shapes = (f"For scores of shape {scores.shape} = (batch, h, n_q, n_k) the masks' shapes should be: padding "
+                  f"(batch, n_k) = {(batch, n_k)}, given axes of length 1 for the heads and the queries, {(batch, 1, 1, n_k)}; "
+                  f"causal (n_q, n_k) = {(n_q, n_k)}; both together {(batch, 1, n_q, n_k)}, which broadcasts over the heads.")
+        value = own_work.call("masked_softmax", fn, scores.copy(), lens.copy(), causal, shapes=shapes)
         value = _mask_output(value, scores.shape, where, _no_key_rows(lens, n_q, n_k, causal), scale > 100)
         expected = masked_weights(scores, lens, causal)
         if np.allclose(value, expected, rtol=0, atol=MASK_TOL):
