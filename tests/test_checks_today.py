@@ -43,11 +43,9 @@ def test_the_mask_reference_agrees_with_loops_and_with_mha_core():
         expected = today.masked_weights(scores, lens, causal)
         np.testing.assert_allclose(expected, loop_weights(scores, lens, causal), atol=1e-12)
         n_q, n_k = scores.shape[-2:]
-        mask = (np.arange(n_k) < lens[:, None])[:, None, None, :]  # mha_core: True = may attend, zeros for no key
-        Q = np.eye(n_q, n_k)  # scores given directly: Q K^T = scores with K the scores' rows... via the private softmax
-        from mha_core.attention import _masked_softmax_
+        mask = (np.arange(n_k) < lens[:, None])[:, None, None, :]  # mha_core's convention: True = may attend
+        from mha_core.attention import _masked_softmax_  # mha_core's masked softmax, given the scores directly
 
-        assert Q.shape == (n_q, n_k)
         full = np.broadcast_to(mask & (np.tri(n_q, n_k, dtype=bool) if causal else True), scores.shape)
         np.testing.assert_allclose(expected, _masked_softmax_(scores.copy(), full), atol=1e-12)
 
