@@ -43,7 +43,8 @@ c.KernelManager.transport = "ipc"
 # A kernel's sockets are "<runtime folder>/kernel-<36-character id>-ipc-<n>", and a Unix socket's path
 # has at most 107 bytes (Linux): in a runtime folder longer than 57 characters (a long home folder's
 # ~/.local/share/jupyter/runtime) no kernel could start. The server then keeps its runtime files,
-# kernels' included, in a private temporary folder (0700) instead.
+# kernels' included, in a private temporary folder (0700) instead. ``ServerApp.runtime_dir`` is not
+# configurable (jupyter_core 5): the server reads JUPYTER_RUNTIME_DIR after this file has run.
 SOCKET_PATH_MAX = 107
 if len(os.path.join(jupyter_runtime_dir(), "kernel-" + "0" * 36 + "-ipc-5").encode()) > SOCKET_PATH_MAX:
-    c.ServerApp.runtime_dir = tempfile.mkdtemp(prefix="jupyter-")
+    os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="jupyter-")
