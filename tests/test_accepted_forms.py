@@ -208,10 +208,10 @@ def test_every_accepted_form_passes_the_visible_and_the_hidden_check(cell, i, hi
 def test_the_table_covers_every_autograded_answer_of_the_notebooks():
     import nbformat
 
-    from tests.conftest import NOTEBOOKS, is_test_cell
+    from tests.conftest import is_test_cell, level_notebooks
 
     graded = set()
-    for path in sorted(NOTEBOOKS.glob("level*.ipynb")):
+    for path in level_notebooks():  # the levels and Beyond the sheet
         for cell in nbformat.read(path, as_version=4).cells:
             if is_test_cell(cell):
                 graded.add(cell.metadata.nbgrader["grade_id"].removesuffix("_test"))
@@ -326,10 +326,10 @@ def _prompts_and_answers():
     """({"2.3": prompt text}, {grade_id: (problem, the answer cell's source)}) of the level notebooks."""
     import nbformat
 
-    from tests.conftest import NOTEBOOKS, is_answer_cell, is_test_cell
+    from tests.conftest import is_answer_cell, is_test_cell, level_notebooks
 
     prompts, answers, hidden = {}, {}, set()
-    for path in sorted(NOTEBOOKS.glob("level*.ipynb")):
+    for path in level_notebooks():  # the levels and Beyond the sheet
         for cell in nbformat.read(path, as_version=4).cells:
             match = re.match(r"### Problem (\d+\.\d+)", cell.source)
             if cell.cell_type == "markdown" and match:
@@ -394,6 +394,7 @@ HIDDEN_TRIALS = {
     "q4_4_average_query": ["recomputes the output with plain Python"],
     "q5_4_previous_token_head": ["the training code's own forward pass"],
     "q5_4_induction_head": ["the training code's own forward pass"],
+    "q4_5_kv_cache_bytes": ["the size of the cached arrays themselves"],
 }
 
 

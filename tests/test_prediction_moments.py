@@ -2,6 +2,7 @@
 the figure or explorer stays locked while the prediction is blank (tested by setting values, no browser)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -29,8 +30,10 @@ def test_every_prediction_cell_is_registered_once_and_unlocks_the_cell_under_it(
         name = first.split("=", 1)[0].strip()
         assert first.startswith(f"{name} = None  # "), (stem, first)
         assert cell.cell_type == "code" and not nbgrader_meta(cell), (stem, name, "a prediction is never graded")
-        assert name in PREDICTIONS and name.startswith(f"predict_{stem[5]}_"), (stem, name)
-        below = read(next(p for p in all_notebooks() if p.stem == stem)).cells[index + 1]
+        nb = read(next(p for p in all_notebooks() if p.stem == stem))
+        problems = {m[1].replace(".", "_") for c in nb.cells for m in [re.match(r"### Problem (\d+\.\d+)", c.source)] if m}
+        assert name in PREDICTIONS and "_".join(name.split("_")[1:3]) in problems, (stem, name)  # its problem's notebook
+        below = nb.cells[index + 1]
         assert f"mha.widgets.predict_first({name!r}, {name})" in below.source, (stem, name, below.source)
         names.append(name)
     assert sorted(names) == sorted(PREDICTIONS) == sorted(MOMENTS)  # each once, none left unused

@@ -1,4 +1,8 @@
-"""Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 4.5, the KV cache's size."""
+"""Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 4.5, the KV cache's size, declared once.
+
+The notebook's other problems (3.4, 3.5, 4.4, 5.4: a function, constructions, picks among a model's heads)
+keep their own checks (:mod:`autograders.checks.beyond`) and have no per-student numbers
+(:data:`autograders.variants.levels.FIXED`)."""
 
 import itertools
 
