@@ -363,7 +363,6 @@ HIDDEN_TRIALS = {
     "q2_3_weights": ["recomputes them independently", "add up to 1"],
     "q2_3_winner": ["the same number"],
     "q2_3_ratio": ["recomputes it from the scores"],
-    "q3_1_claim": LETTER,
     "q3_1_attention_cost": ["other $d_{\\text{model}}$, $h$ and $n$", "$h = 1$", "$h = d_{\\text{model}}$",
                             "real forward", "does not change with $h$"],
     "q3_1_cost_ratio": ["real forward passes"],
