@@ -20,7 +20,9 @@ import json
 import math
 import re
 import shlex
+import tempfile
 import tomllib
+import uuid
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -490,3 +492,41 @@ def test_a_prefix_that_is_not_a_path_is_refused_by_name():
 
     with pytest.raises(ValueError, match="prefix must be a URL path"):
         formgrader_url("user/prof/")
+
+
+def _students_runtime_dir(monkeypatch, runtime):
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    return Path(load_py_config(ROOT / "lab" / "jupyter_server_config.py").ServerApp.get("runtime_dir", runtime))
+
+
+def test_a_long_runtime_folder_still_gives_kernels_sockets_that_fit(tmp_path, monkeypatch):
+    """A Unix socket's path has at most 107 bytes: with ``make lab`` in a deep home folder (or a test's
+    temporary one) every kernel's ``<runtime>/kernel-<id>-ipc-<n>`` was too long and none started."""
+    short = Path(tempfile.mkdtemp(prefix="rt-"))  # /tmp/rt-xxxxxxxx (tmp_path itself is too deep)
+    try:
+        assert _students_runtime_dir(monkeypatch, short) == short, "a runtime folder that fits is kept"
+    finally:
+        short.rmdir()
+    deep = tmp_path / ("a-deep-home-folder-" * 3) / ".local" / "share" / "jupyter" / "runtime"
+    chosen = _students_runtime_dir(monkeypatch, deep)
+    assert chosen != deep and chosen.is_dir() and chosen.stat().st_mode & 0o777 == 0o700
+    assert len(str(chosen / f"kernel-{uuid.uuid4()}-ipc-5").encode()) <= 107
+
+
+def test_a_kernel_starts_over_unix_sockets_in_the_folder_the_students_lab_picks(tmp_path, monkeypatch, kernels):
+    from jupyter_client.manager import KernelManager
+
+    deep = tmp_path / ("a-deep-home-folder-" * 3) / "runtime"
+    folder = _students_runtime_dir(monkeypatch, deep)
+    manager = KernelManager(transport="ipc", connection_file=str(folder / f"kernel-{uuid.uuid4()}.json"))
+    manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        reply = client.execute_interactive("6 * 7", timeout=60)
+        assert reply["content"]["status"] == "ok"
+        assert any(p.is_socket() for p in folder.iterdir()), "the kernel's sockets are in the chosen folder"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

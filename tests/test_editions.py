@@ -514,6 +514,12 @@ def small_grades(small_course, student):
         return {g.name: (g.auto_score, g.max_score) for g in notebook.grades if g.cell.cell_type == "code"}
 
 
+def test_the_release_carries_the_kernels_language_info(small_release):
+    """JupyterLab writes the kernel's language_info into a notebook it opens: a release without it showed
+    unsaved changes (the dot on its tab) as soon as a student opened it on the hub."""
+    assert read(small_release["released"]).metadata["language_info"] == editions.kernel_language_info()
+
+
 def test_rubric_is_dropped_from_the_release_and_folded_in_practice(small_release, tmp_path):
     released = read(small_release["released"])
     assert not any(is_rubric(c) for c in released.cells)

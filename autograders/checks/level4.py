@@ -145,15 +145,40 @@ def _merge(heads, transpose=True):
     return heads.reshape(*batch, n, h * d_k)
 
 
-def _softmax(scores, axis=-1, keepdims=True, shift=True):
-    """Softmax along ``axis``. Without ``keepdims``, as one head's (n, n) scores minus their (n,) row maxima
-    (if ``shift``), divided by their (n,) row sums: numpy broadcasts row j's to column j."""
+def _softmax(scores, axis=-1, keepdims=True, shift=True, sum_axis=None):
+    """Softmax along ``axis`` (``sum_axis``: the sum over another axis, or over every entry with "all").
+    Without ``keepdims``, as one head's (n, n) scores minus their (n,) row maxima (if ``shift``), divided
+    by their (n,) row sums: numpy broadcasts row j's to column j."""
     with np.errstate(all="ignore"):
         if keepdims:
             e = np.exp(scores - scores.max(axis=axis, keepdims=True))
-            return e / e.sum(axis=axis, keepdims=True)
+            if sum_axis == "all":  # E.sum() with no axis: every head, query and key (and batch entry)
+                return e / e.sum()
+            return e / e.sum(axis=axis if sum_axis is None else sum_axis, keepdims=True)
         e = np.exp(scores - np.expand_dims(scores.max(axis=-1), -2)) if shift else np.exp(scores)
         return e / np.expand_dims(e.sum(axis=-1), -2)
+
+
+def _permute(A, order):
+    """``A`` with its last three axes in ``order`` (a permutation of 0, 1, 2)."""
+    lead = A.ndim - 3
+    return A.transpose(*range(lead), *(lead + i for i in order))
+
+
+# The heads' axes swapped the wrong way: the split reshapes X @ W to (n, h, d_k) and must bring it to
+# (h, n, d_k) (order (1, 0, 2)); the merge brings (h, n, d_k) back to (n, h, d_k) before the reshape. A
+# wrong split is undone the same way before the reshape ("inverse"), or merged as if it had been right
+# (swap the first two axes: "standard"); the reshape may be to (n, d_k, h) too.
+SPLIT_AXES = {"nhd": ("n", "h", "d_k"), "ndh": ("n", "d_k", "h")}
+ORDERS = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
+WRONG_SPLITS = [(shape, o, merge) for shape in SPLIT_AXES for o in ORDERS for merge in ("inverse", "standard")
+                if [SPLIT_AXES[shape][i] for i in o] != ["h", "n", "d_k"]  # from (n, d_k, h): "interleaved"
+                and not (merge == "standard" and tuple(np.argsort(o)) == (1, 0, 2))]  # the same as "inverse"
+WRONG_MERGES = [o for o in ORDERS if o not in ((1, 0, 2), (0, 1, 2))]  # (0, 1, 2) is merge_no_transpose
+
+
+def _axes_key(kind, order, shape=None, merge="inverse"):
+    return f"{kind}_axes_{shape + '_' if shape else ''}{''.join(map(str, order))}{'_std' if merge == 'standard' else ''}"
 
 
 def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
@@ -168,7 +193,12 @@ def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
         W_O = W_O.T
     split_T = mistake not in ("no_transpose", "split_no_transpose")
     merge_T = mistake not in ("no_transpose", "merge_no_transpose")
-    if mistake == "rows":  # head i's W from rows i*d_k:(i+1)*d_k, transposed to fit: X @ W.T's columns
+    split = next((case for case in WRONG_SPLITS if mistake == _axes_key("split", case[1], case[0], case[2])), None)
+    merge_order = next((o for o in WRONG_MERGES if mistake == _axes_key("merge", o)), None)
+    if split:  # (n, h, d_k) or (n, d_k, h) in the wrong order, and back the same way before the reshape
+        inner = (h, d_k) if split[0] == "nhd" else (d_k, h)
+        Q, K, V = (_permute((X @ W).reshape(*X.shape[:-1], *inner), split[1]) for W in (W_Q, W_K, W_V))
+    elif mistake == "rows":  # head i's W from rows i*d_k:(i+1)*d_k, transposed to fit: X @ W.T's columns
         Q, K, V = (np.stack([X @ W[i * d_k:(i + 1) * d_k].T for i in range(h)], axis=-3) for W in (W_Q, W_K, W_V))
     elif mistake == "interleaved":  # head i = every h-th column
         Q, K, V = (np.swapaxes((X @ W).reshape(*X.shape[:-1], d_k, h), -1, -2) for W in (W_Q, W_K, W_V))
@@ -185,13 +215,21 @@ def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
         scores = np.where(may_attend, scores, 0.0)
     elif masked and mistake != "mask_after_softmax":
         scores = np.where(may_attend, scores, -1e9)  # a finite fill: a row with nothing to see becomes uniform
-    axis, keepdims, shift = {"softmax_queries": (-2, True, True), "softmax_heads": (-3, True, True),
-                             "softmax_no_keepdims": (-1, False, False),
-                             "softmax_no_keepdims_max": (-1, False, True)}.get(mistake, (-1, True, True))
-    weights = _softmax(scores, axis, keepdims, shift)
+    axis, keepdims, shift, sum_axis = {
+        "softmax_queries": (-2, True, True, None), "softmax_heads": (-3, True, True, None),
+        "softmax_no_keepdims": (-1, False, False, None), "softmax_no_keepdims_max": (-1, False, True, None),
+        "softmax_sum_all": (-1, True, True, "all"), "softmax_sum_head": (-1, True, True, (-2, -1)),
+        "max_queries_sum_keys": (-2, True, True, -1), "max_keys_sum_queries": (-1, True, True, -2),
+    }.get(mistake, (-1, True, True, None))
+    weights = _softmax(scores, axis, keepdims, shift, sum_axis)
     if masked and mistake == "mask_after_softmax":
         weights = weights * may_attend  # zeroed, not renormalised
     heads = weights @ V  # (..., h, n, d_k)
+    if split:
+        inverse = tuple(int(i) for i in np.argsort(split[1])) if split[2] == "inverse" else (1, 0, 2)
+        return _permute(heads, inverse).reshape(X.shape) @ W_O
+    if merge_order:
+        return _permute(heads, merge_order).reshape(X.shape) @ W_O
     if mistake == "summed":
         return heads.sum(axis=-3) @ W_O[:d_k]
     concat = _merge(heads, merge_T)  # (..., n, d_model)
@@ -250,6 +288,59 @@ MHA_MISTAKES = {
                "i·d_k:(i+1)·d_k), then multiplied by all of W^O.")),
     "no_W_O": named("forgot-w-o", "Forgot W^O: after putting the heads side by side, multiply by W_O."),
 }
+
+
+_SAME_ROW = ("Subtracting a number leaves a row's softmax unchanged only when the whole row (one query, every key) loses "
+             "the same number")
+MHA_MISTAKES.update({
+    "softmax_sum_all": named("softmax-sum-all", "The softmax divides by the sum of every entry (`e.sum()` with no axis: "
+                             "all heads, queries and keys together), so no query's weights add up to 1. Each query's "
+                             "weights over the keys are normalised on their own: e.sum(axis=-1, keepdims=True)."),
+    "softmax_sum_head": named("softmax-sum-all", "The softmax divides by the sum of a whole head's scores (over the "
+                              "queries and the keys, axis=(-2, -1)), so no query's weights add up to 1. Each query's "
+                              "weights over the keys are normalised on their own: e.sum(axis=-1, keepdims=True)."),
+    "max_queries_sum_keys": named("max-sum-axes-differ", "The maximum you subtract and the sum you divide by run over "
+                                  "different axes: the maximum over the queries (axis -2, down each column), the sum "
+                                  f"over the keys (axis -1). {_SAME_ROW}: take the maximum over the keys too, "
+                                  "scores.max(axis=-1, keepdims=True)."),
+    "max_keys_sum_queries": named("max-sum-axes-differ", "The maximum you subtract and the sum you divide by run over "
+                                  "different axes: the maximum over the keys (axis -1), the sum over the queries "
+                                  "(axis -2, down each column). Each query's weights over the keys must add up to 1: "
+                                  "sum over the keys too, e.sum(axis=-1, keepdims=True)."),
+})
+
+
+def _axes(order, axes):
+    return "(" + ", ".join(axes[i] for i in order) + ")"
+
+
+def _split_message(shape, order):
+    axes = SPLIT_AXES[shape]
+    layout = [axes[i] for i in order]
+    reshaped = "(" + ", ".join(axes) + ")"
+    reversed_all = " (`.T` on a 3-D array reverses every axis)" if order == (2, 1, 0) else ""
+    interleaved = (" Reshaped to (n, d_k, h), head i is every h-th column: reshape to (n, h, d_k), so that head i is "
+                   "columns i·d_k:(i+1)·d_k." if shape == "ndh" else "")
+    return named("transposed-all-axes" if reversed_all else "heads-axes-swapped", (
+        f"The heads are split with the wrong axes swapped: after the reshape to {reshaped} your Q, K and V are "
+        f"{_axes(order, axes)}{reversed_all}, so the scores come out ({layout[0]}, {layout[1]}, {layout[1]}) instead "
+        f"of (h, n, n), and the softmax weighs something else than each head's tokens.{interleaved} Swap the first "
+        "two axes of (n, h, d_k) only, tokens and heads: (h, n, d_k), with np.swapaxes(A, -2, -3) (in 2-D also "
+        "A.transpose(1, 0, 2)), so that head i is the (n, d_k) matrix of its columns for every token."))
+
+
+def _merge_message(order):
+    reversed_all = " (`.T` on a 3-D array reverses every axis)" if order == (2, 1, 0) else ""
+    return named("transposed-all-axes" if reversed_all else "heads-axes-swapped", (
+        f"The heads are put back with the wrong axes swapped: from (h, n, d_k) your code goes to "
+        f"{_axes(order, ('h', 'n', 'd_k'))}{reversed_all} before the reshape to (n, d_model), so a token's row of the "
+        "concatenation mixes in other tokens' numbers or interleaves the heads. Swap the first two axes back, (n, h, "
+        "d_k) (np.swapaxes(heads, -2, -3)), then reshape: token j's row is head 1's d_k numbers, then head 2's, and "
+        "so on."))
+
+
+MHA_MISTAKES.update({_axes_key("split", o, shape, merge): _split_message(shape, o) for shape, o, merge in WRONG_SPLITS})
+MHA_MISTAKES.update({_axes_key("merge", o): _merge_message(o) for o in WRONG_MERGES})
 
 
 def _mha_where(X, h, causal):

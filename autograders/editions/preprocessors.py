@@ -129,6 +129,17 @@ class DropRubrics(NbGraderPreprocessor):
         return nb, resources
 
 
+class KernelLanguageInfo(NbGraderPreprocessor):
+    """Write the kernel's ``language_info`` (the release: opened in JupyterLab it then shows no
+    unsaved change; ``editions.kernel_language_info`` says why)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        from .editions import kernel_language_info
+
+        nb.metadata["language_info"] = kernel_language_info()
+        return nb, resources
+
+
 class FoldRubrics(NbGraderPreprocessor):
     """Fold each rubric into a collapsed callout (the practice edition: read it after trying)."""
 
@@ -185,7 +196,8 @@ class PracticeClearSolutions(ClearSolutions):
 def release_preprocessors():
     from nbgrader.converters import GenerateAssignment
 
-    return [DropWorkedSolutions, DropRubrics, *GenerateAssignment.class_traits()["preprocessors"].default()]
+    defaults = GenerateAssignment.class_traits()["preprocessors"].default()
+    return [DropWorkedSolutions, DropRubrics, *defaults, KernelLanguageInfo]
 
 
 PRACTICE_PREPROCESSORS = [
