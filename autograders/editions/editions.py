@@ -45,7 +45,7 @@ import nbformat
 
 from ..common.regions import first_hidden_line
 from ..common.settings import DEFAULT
-from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG
+from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG, kernel_language_info
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "notebooks"
@@ -115,18 +115,6 @@ def leaks(nb, folded=True):
 
 
 # --- practice edition --------------------------------------------------------
-
-
-def kernel_language_info():
-    """The ``language_info`` this Python's kernel reports (ipykernel's). JupyterLab writes the kernel's
-    into a notebook when it opens it; the source notebooks hold only ``{"name": "python"}``, so every level
-    showed unsaved changes right after opening. The practice edition, built by the Python its kernel runs,
-    carries the kernel's own, and opening changes nothing."""
-    try:
-        from ipykernel.ipkernel import IPythonKernel
-    except ImportError:  # no kernel here: nothing better to write
-        return {"name": "python"}
-    return json.loads(json.dumps(IPythonKernel.language_info))
 
 
 def practice_notebook(nb):
