@@ -104,8 +104,16 @@ def plain(formula):
     return formula
 
 
+NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d{3,})(?![\w,]|\.\d)")
+
+
 def _formulas(text):
     return {plain(m) for m in MATH.findall(text)}
+
+
+def _numbers(text):
+    """The numbers of three digits or more, or with decimals, that ``text`` writes (``98{,}304`` as 98,304)."""
+    return set(NUMBER.findall(text.replace("{,}", ",")))
 
 
 def _question(cell):
@@ -115,8 +123,8 @@ def _question(cell):
 
 def telltales(nb):
     """{answer grade_id: formulas its right option (a choice) or its rubric's points (a written answer)
-    state that the problem's statement does not: an equation, or a formula of five characters or more with
-    an operator}."""
+    state that the problem's statement does not: an equation, a formula of five characters or more with an
+    operator, a number of three digits or more or with decimals}."""
     found = {}
     for problem, cells in problems_with_heading(nb):
         heading = cells[0][1]
@@ -134,6 +142,7 @@ def telltales(nb):
             else:
                 continue
             formulas = {f for f in _formulas(said) if f not in asked and ("=" in f or (len(f) >= 5 and OPERATOR.search(f)))}
+            formulas |= _numbers(said) - _numbers(heading.source)
             if formulas:
                 found[gid] = formulas
     return found
@@ -159,7 +168,7 @@ def stated_above(nb):
                 if j >= i or gid not in said or above.cell_type != "markdown" or nbgrader_meta(above):
                     continue
                 text = _question(above) if j == cells[0][0] else above.source
-                for formula in sorted(said[gid] & _formulas(text)):
+                for formula in sorted(said[gid] & (_formulas(text) | _numbers(text))):
                     found.append(f"{problem}: {gid}'s answer ${formula}$ is written above it, in cell {above.get('id')}")
     return found
 
@@ -210,7 +219,7 @@ STATEMENT = ("### Problem 9.1 — A test\n\n- **A.** The heads are summed.\n"
              "- **B.** The heads are concatenated: $h \\cdot d_v = d_{\\text{model}}$.")
 SOLVED_B = 'why = None  # one letter: "A" or "B"\n### BEGIN SOLUTION\nwhy = "B"\n### END SOLUTION'
 RUBRIC_9_1 = ("**Rubric 9.1 (q9_1_explain, 1 point)**\n\n- **1 point**: writes the score $s_{ij} = q_i k_j$ and "
-              "the cost $h \\cdot n^2$.")
+              "the cost $h \\cdot n^2$, 102,400 multiply-adds.")
 
 
 # The examples of the issue that asked for this test, each as it was: each must be found.
@@ -244,5 +253,5 @@ def test_each_example_of_the_issue_is_found(example):
 def test_the_right_option_and_the_rubric_are_read():
     nb = _notebook(("md", STATEMENT, {}), ("code", SOLVED_B, CHOICE), ("md", "**Written answer, Problem 9.1:**", WRITTEN),
                    ("md", RUBRIC_9_1, RUBRIC))
-    assert telltales(nb) == {"q9_1_why": {"h·d_v=d_model"}, "q9_1_explain": {"s_ij=q_ik_j", "h·n^2"}}
+    assert telltales(nb) == {"q9_1_why": {"h·d_v=d_model"}, "q9_1_explain": {"s_ij=q_ik_j", "h·n^2", "102,400"}}
     assert not leaks(nb)  # the statement's options are the question, not its answer
