@@ -10,7 +10,7 @@ from autograders.checks import beyond as check
 from autograders.checks.feedback import WrongAnswer
 from mha_core import by_hand, learned
 from tests.checking import accepts, rejects
-from tests.fixtures import level3, level4, level5
+from tests.fixtures import beyond_the_sheet
 
 # answer cell grade_id -> (check, the variables the cell defines, in the check's order)
 ANSWERS = {
@@ -22,7 +22,7 @@ ANSWERS = {
     "q5_4_previous_token_head": (check.q5_4_previous_token_head, ("previous_token_head",)),
     "q5_4_induction_head": (check.q5_4_induction_head, ("induction_head",)),
 }
-MISTAKES = [m for module in (level3, level4, level5) for m in module.MISTAKES if m.cell in ANSWERS]
+MISTAKES = [m for m in beyond_the_sheet.MISTAKES if m.cell in ANSWERS]
 
 
 def _run(code, names):

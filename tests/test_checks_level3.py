@@ -26,21 +26,6 @@ def test_expected_cost_is_flat_in_h_and_matches_a_traced_pass():
     assert problems.COST_RATIO.answer(sheet) == 1
 
 
-@pytest.mark.parametrize("value", ["B", "b", " B "])
-def test_claim_accepts_b(value, capsys):
-    _accepts(check.q3_1_claim, value, capsys)
-
-
-@pytest.mark.parametrize("value, says", [("A", "h heads cost h times more"), ("C", "h times cheaper")])
-def test_claim_names_the_misconception(value, says):
-    _rejects(check.q3_1_claim, value, says)
-
-
-@pytest.mark.parametrize("value, says", [(None, "no answer yet"), (2, "should be one of"), ("E", "should be one of")])
-def test_claim_wrong_type(value, says):
-    _rejects(check.q3_1_claim, value, says)
-
-
 def test_attention_cost_accepts_int_and_float_answers(capsys):
     _accepts(check.q3_1_attention_cost, right_cost, capsys)
     _accepts(check.q3_1_attention_cost, lambda d_model, h, n: 2.0 * n**2 * h * (d_model / h), capsys)

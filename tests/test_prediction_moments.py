@@ -2,6 +2,7 @@
 the figure or explorer stays locked while the prediction is blank (tested by setting values, no browser)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -29,13 +30,24 @@ def test_every_prediction_cell_is_registered_once_and_unlocks_the_cell_under_it(
         name = first.split("=", 1)[0].strip()
         assert first.startswith(f"{name} = None  # "), (stem, first)
         assert cell.cell_type == "code" and not nbgrader_meta(cell), (stem, name, "a prediction is never graded")
-        assert name in PREDICTIONS and name.startswith(f"predict_{stem[5]}_"), (stem, name)
-        below = read(next(p for p in all_notebooks() if p.stem == stem)).cells[index + 1]
+        nb = read(next(p for p in all_notebooks() if p.stem == stem))
+        problems = {m[1].replace(".", "_") for c in nb.cells for m in [re.match(r"### Problem (\d+\.\d+)", c.source)] if m}
+        assert name in PREDICTIONS and "_".join(name.split("_")[1:3]) in problems, (stem, name)  # its problem's notebook
+        below = nb.cells[index + 1]
         assert f"mha.widgets.predict_first({name!r}, {name})" in below.source, (stem, name, below.source)
         names.append(name)
-    assert sorted(names) == sorted(PREDICTIONS) == sorted(MOMENTS)  # each once, none left unused
-    required = {"predict_3_2_notices", "predict_4_2_position_2"}  # the issue's missing ones
+    assert sorted(PREDICTIONS) == sorted(MOMENTS) and RETIRED <= set(MOMENTS)
+    assert sorted(names) == sorted(set(PREDICTIONS) - RETIRED)  # each once, none left unused
+    required = {"predict_2_1_weight", "predict_4_2_position_2"}  # a prediction before a level's explorers
     assert required <= set(names)
+
+
+# Moments no notebook opens any more: each problem keeps its answers and at most two of a choice, a written
+# answer, an explorer and a prediction (tests/test_levels.py), so 3.1 to 3.3, 5.1 and 5.3 lost their
+# predictions. mha_core.explore.moments still defines them (its explorers serve the demo): drop them there,
+# then here.
+RETIRED = {"predict_3_1_grows", "predict_3_2_notices", "predict_3_3_pattern", "predict_3_3_it_noun",
+           "predict_5_1_keys", "predict_5_3_le"}
 
 
 def test_a_blank_prediction_reads_as_none_from_the_notebook():
@@ -158,7 +170,7 @@ def test_the_release_keeps_every_prediction_cell(course):
         released = read(course.root / "release" / name / f"{name}.ipynb")
         assert _predictions_of(released) == _predictions_of(source), name
         kept += len(_predictions_of(released))
-    assert kept == len(MOMENTS)
+    assert kept == len(set(MOMENTS) - RETIRED)
 
 
 def test_an_unlocked_figure_is_the_notebooks_own_picture_and_fits_its_column():

@@ -238,7 +238,7 @@ START_TEXT = """\
 Five levels of exercises, from reading the definition to its limits, problems beyond the sheet,
 and a quick self-test.
 Open a level below (they build on each other), and keep this page for the way to work.
-Problems whose title says *beyond the sheet* are optional: your teacher may skip them.
+The problems of *Beyond the sheet* are optional: your teacher may skip them.
 
 ## The levels
 

@@ -1,5 +1,9 @@
 """Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 4.5, the KV cache's size; Problem 4.7 (b), where
-attention's n² starts to matter."""
+attention's n² starts to matter; declared once.
+
+The notebook's problems that moved from the levels (3.4, 3.5, 4.4, 5.4: a function, constructions, picks among a
+model's heads) keep their own checks (:mod:`autograders.checks.beyond`) and have no per-student numbers
+(:data:`autograders.variants.levels.FIXED`)."""
 
 import itertools
 

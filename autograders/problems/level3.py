@@ -26,14 +26,6 @@ def _choice(id, right_letter, says, right):
 
 # --- Problem 3.1: is "h heads make it h times slower" correct? -----------------------------------------
 
-CLAIM = _choice("q3_1_claim", "B", {
-    "A": ("heads-cost-more", 'That is the misconception "h heads cost h times more". Each head does not work at the '
-          "full width d_model: count one head's multiply-adds at its own width d_k = d_model/h, then multiply by h."),
-    "C": ("one-head-for-all", 'That is the opposite slip, "narrow heads are h times cheaper": each head is h times '
-          "narrower, but there are h of them. Multiply one head's cost by h."),
-}, "The h heads and their 1/h width cancel.")
-
-
 def attention_cost(d_model, h, n):
     """Multiply-adds of the scores Q_i K_i^T and the weighted sums A_i V_i over all h heads (mha_core's count)."""
     stages = mha.flop_count(d_model, h, n)
@@ -186,4 +178,4 @@ SHARED_OUTCOME = _choice("q3_3_shared_outcome", "A", {
           "not their shapes."),
 }, "Same Q, K, V, so byte-for-byte identical heads: 2 heads paid for, 1 view.")
 
-ANSWERS = (CLAIM, COST_RATIO, WRONG_STEP, CONCAT_SHAPE, WO_SHAPE, SHARED_OUTCOME)
+ANSWERS = (COST_RATIO, WRONG_STEP, CONCAT_SHAPE, WO_SHAPE, SHARED_OUTCOME)
