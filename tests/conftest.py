@@ -63,6 +63,21 @@ def is_test_cell(cell):
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
+def points(level):
+    """(autograded points, points graded by hand, graded cells) of the level notebook ``level`` (a stem),
+    read from its source's nbgrader metadata: what a course's gradebook holds for one submission."""
+    auto = manual = cells = 0
+    for cell in read(ROOT / "notebooks" / f"{level}.ipynb").cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("grade"):
+            cells += 1
+            if meta.get("solution") and cell.cell_type == "markdown":
+                manual += meta.get("points", 0)
+            else:
+                auto += meta.get("points", 0)
+    return auto, manual, cells
+
+
 def is_answer_cell(cell):
     meta = nbgrader_meta(cell)
     return cell.cell_type == "code" and bool(meta.get("solution"))
