@@ -4,6 +4,7 @@ import itertools
 
 import numpy as np
 
+from ..checks import misconceptions as tags
 from .declare import Answer, Mistake, Numbers
 
 ASSIGNMENT = "beyond_the_sheet"
@@ -31,10 +32,10 @@ KV_CACHE_BYTES = Answer(
     "q4_5_kv_cache_bytes", "number", numbers=MODEL_4_5, tolerance=0.5, sheet_mistake=True, hidden=_cached, prefix="",
     answer=lambda n: 2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
     mistakes=(
-        Mistake("kv-counted-once", lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
+        Mistake(tags.KV_COUNTED_ONCE, lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
                 "That counts one cache per layer: a layer keeps the keys *and* the values of every past token, two "
                 "tensors of n_ctx × n_kv_heads × d_head numbers: multiply by 2."),
-        Mistake("gqa-ignored", lambda n: 2 * n.n_layers * n.n_ctx * n.n_heads * n.d_head * n.bytes_per_value,
+        Mistake(tags.GQA_IGNORED, lambda n: 2 * n.n_layers * n.n_ctx * n.n_heads * n.d_head * n.bytes_per_value,
                 lambda n: f"That caches keys and values for all n_heads = {n.n_heads} query heads. With grouped-query "
                           f"attention they share n_kv_heads = {n.n_kv_heads} key-value heads, and only those are "
                           "cached."),
