@@ -17,16 +17,14 @@ import mha_core as mha
 from mha_core import by_hand
 
 from ..problems import beyond as problems
-from ..problems.engine import checks
+from ..problems import level3
+from ..problems.engine import check, checks
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_array, as_choice, as_int, call, close, correct, named, tag_of, unanswered
+from .feedback import WrongAnswer, as_array, as_int, call, close, correct, named, tag_of, unanswered
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
-
-OPTIONS = ("A", "B", "C", "D")
-
 
 def _hidden_mismatch(name):
     return WrongAnswer(f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again.")
@@ -171,28 +169,7 @@ def q3_5_permutation_test(fn, hidden=False):
             if not hidden else "Hidden checks passed too.")
 
 
-WHY_POSITIONS_CORRECT = "D"
-WHY_POSITIONS_MISCONCEPTIONS = {
-    "A": named(tags.PERMUTATION_MIXES_TOKENS, "A is the belief that permuting the tokens mixes them: it only reorders "
-               "the output's rows, each token keeping its own output. Nothing is lost; the trouble is that nothing "
-               "changes."),
-    "B": named(tags.POSITIONS_MAKE_HEADS_DIFFER, "B confuses positions with projections: heads differ because each has "
-               "its own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
-    "C": named(tags.POSITIONS_FOR_RANK, "C confuses positions with the rank bottleneck: the rank bound comes from Q_i "
-               "and K_i being n × d_k, and adding position vectors to X does not change d_k."),
-}
-
-
-def q3_5_why_positions(value, hidden=False):
-    """Problem 3.5: why a Transformer needs positional information (a choice A-D)."""
-    choice = as_choice("why_positions", value, OPTIONS)
-    if choice != WHY_POSITIONS_CORRECT:
-        if hidden:
-            raise WrongAnswer("`why_positions` is not the reason positions are needed.")
-        message = WHY_POSITIONS_MISCONCEPTIONS[choice]
-        raise WrongAnswer(f"`why_positions` is {choice!r}. {message}", misconception=tag_of(message))
-    correct("Without positions self-attention sees a set: word order changes nothing but the order of the outputs."
-            if not hidden else "Hidden checks passed too.")
+q3_5_why_positions = check(level3.WHY_POSITIONS, level3.ASSIGNMENT)  # declared with Level 3's answers
 
 
 # --- Problem 4.4 (a): a previous-token head, built by hand --------------------------

@@ -187,4 +187,18 @@ SHARED_OUTCOME = _choice("q3_3_shared_outcome", "A", {
           "not their shapes."),
 }, "Same Q, K, V, so byte-for-byte identical heads: 2 heads paid for, 1 view.")
 
-ANSWERS = (CLAIM, COST_RATIO, WRONG_STEP, CONCAT_SHAPE, WO_SHAPE, SHARED_OUTCOME)
+
+
+# --- Problem 3.5 (b): why a Transformer needs positions (its test is 3.5's, autograders.checks.beyond) -------
+
+WHY_POSITIONS = choice("q3_5_why_positions", "D", {
+    "A": (tags.PERMUTATION_MIXES_TOKENS, "A is the belief that permuting the tokens mixes them: it only reorders the "
+          "output's rows, each token keeping its own output. Nothing is lost; the trouble is that nothing changes."),
+    "B": (tags.POSITIONS_MAKE_HEADS_DIFFER, "B confuses positions with projections: heads differ because each has its "
+          "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
+    "C": (tags.POSITIONS_FOR_RANK, "C confuses positions with the rank bottleneck: the rank bound comes from Q_i and "
+          "K_i being n × d_k, and adding position vectors to X does not change d_k."),
+}, right="Without positions self-attention sees a set: word order changes nothing but the order of the outputs.",
+    hidden_right=HIDDEN_PASSED, hidden_says="`why_positions` is not the reason positions are needed.")
+
+ANSWERS = (CLAIM, COST_RATIO, WRONG_STEP, CONCAT_SHAPE, WO_SHAPE, SHARED_OUTCOME, WHY_POSITIONS)
