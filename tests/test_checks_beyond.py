@@ -8,7 +8,8 @@ import pytest
 import mha_core as mha
 from autograders.checks import beyond as check
 from autograders.checks.feedback import WrongAnswer
-from mha_core import by_hand, learned
+from autograders.problems import by_hand
+from mha_core import learned
 from tests.checking import accepts, rejects
 from tests.fixtures import level3, level4, level5
 

@@ -9,8 +9,8 @@ import pytest
 import mha_core
 from autograders.checks import predictions
 from autograders.checks.predictions import PREDICTIONS
-from mha_core.explore.moments import MOMENTS
-from mha_core.explore.predict import PredictFirst, as_prediction, predict_first
+from autograders.problems.moments import MOMENTS, predict_first
+from mha_core.explore.predict import PredictFirst, as_prediction
 from tests.conftest import all_notebooks, nbgrader_meta, read
 
 pytestmark = pytest.mark.usefixtures("no_drawing")
@@ -31,7 +31,7 @@ def test_every_prediction_cell_is_registered_once_and_unlocks_the_cell_under_it(
         assert cell.cell_type == "code" and not nbgrader_meta(cell), (stem, name, "a prediction is never graded")
         assert name in PREDICTIONS and name.startswith(f"predict_{stem[5]}_"), (stem, name)
         below = read(next(p for p in all_notebooks() if p.stem == stem)).cells[index + 1]
-        assert f"mha.widgets.predict_first({name!r}, {name})" in below.source, (stem, name, below.source)
+        assert f"predict_first({name!r}, {name})" in below.source, (stem, name, below.source)
         names.append(name)
     assert sorted(names) == sorted(PREDICTIONS) == sorted(MOMENTS)  # each once, none left unused
     required = {"predict_3_2_notices", "predict_4_2_position_2"}  # the issue's missing ones
@@ -164,7 +164,7 @@ def test_the_release_keeps_every_prediction_cell(course):
 def test_an_unlocked_figure_is_the_notebooks_own_picture_and_fits_its_column():
     """The figure a prediction opens: the PNG the figure shows in a notebook (tight, its colour bar's
     label whole), at its own width but never wider than the output area."""
-    from mha_core.explore.moments import figure_view
+    from mha_core.widgets import figure_view
 
     was = mha_core._drawing
     mha_core.drawing(True)

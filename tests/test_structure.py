@@ -127,6 +127,15 @@ def test_the_checks_import_nothing_of_grading_or_editions():
     assert not {n for n in reach if n.startswith(("autograders.grading", "autograders.editions"))}
 
 
+def test_the_library_imports_nothing_of_the_workbook():
+    """mha_core is the maths students import and read: the workbook's content (moments, 4.4's data, the
+    declarations) and its grading live in autograders, which imports the library, never the reverse."""
+    graph = import_graph()
+    assert {n: sorted(d for d in deps if d.startswith("autograders"))
+            for n, deps in graph.items() if n.startswith("mha_core") and any(d.startswith("autograders") for d in deps)} == {}
+    assert not (ROOT / "mha_core" / "explore" / "moments.py").exists() and not (ROOT / "mha_core" / "by_hand.py").exists()
+
+
 # --- the graph and the cycle finder themselves, on a made-up package ------------------------
 
 

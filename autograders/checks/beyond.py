@@ -2,7 +2,7 @@
 equivariance), 4.4 (build a head) and 5.4 (learned heads).
 
 One function per autograded answer cell, named after its grade_id. Expected values come from
-:mod:`mha_core` (its attention, :mod:`mha_core.by_hand`'s data, :mod:`mha_core.learned`'s shipped
+:mod:`mha_core` (its attention, :mod:`autograders.problems.by_hand`'s data, :mod:`mha_core.learned`'s shipped
 model); with ``hidden=True`` a check tries further inputs or recomputes the answer another way, and
 its messages never give the answer away. The known wrong answers are data: each table maps what a
 wrong answer does to its message, tagged with its misconception (:mod:`.misconceptions`).
@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 import mha_core as mha
-from mha_core import by_hand
+from ..problems import by_hand
 
 from ..problems import beyond as problems
 from ..problems import level3

@@ -2,8 +2,9 @@
 never typed in), the short reason shown beside it, and the figure or explorer it unlocks.
 
 An id is the prediction cell's name, ``predict_<level>_<problem>_<what>``; the notebooks call
-``mha.widgets.predict_first(id, value)`` (:mod:`.predict`) and ``autograders.checks.predictions``
-judges the class's predictions against :meth:`Moment.actual`.
+``predict_first(id, value)``, which shows the moment with the library's
+:class:`~mha_core.explore.predict.PredictFirst`, and :mod:`autograders.checks.predictions` judges the
+class's predictions against :meth:`Moment.actual`.
 """
 
 import functools
@@ -37,49 +38,43 @@ class Moment:
         return not self.bounds or self.bounds[0] <= value <= self.bounds[1]
 
     def judge(self, value):
-        """True or False for a prediction read by :func:`.predict.as_prediction`."""
+        """True or False for a prediction read by :func:`mha_core.explore.predict.as_prediction`."""
         right = self.actual()
         return value == right if self.choices else abs(value - right) <= self.tolerance + 1e-9
 
 
-def figure_view(figure):
-    """A figure of :mod:`mha_core.plots` as a widget: its PNG and alt text (when drawing is off, its line)."""
-    import ipywidgets as widgets
+def predict_first(prediction_id, value):
+    """The moment ``prediction_id`` (see :data:`MOMENTS`) for the student's ``value``: locked while ``value``
+    is None, else the value beside the right one and the figure or explorer."""
+    from mha_core.widgets import PredictFirst
 
-    from ..markup import render
-
-    if isinstance(figure, str):
-        return widgets.HTML(render("caption.html", text=figure))
-    from ..access import AltImage, aria_script
-    from ..figures.base import png_bytes
-
-    png = png_bytes(figure)  # as the figure shows itself in a notebook (never in pyplot's list: nothing to close)
-    width = int.from_bytes(png[16:20], "big")  # the PNG header's width: shown at its size, narrower in a narrow window
-    alt = getattr(figure, "alt", "")
-    # AltImage: the alt text as the image's accessible name; aria_script copies it to the <img>'s alt
-    image = AltImage(value=png, format="png", tooltip=alt,
-                     layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"))
-    return widgets.VBox([image,
-                         widgets.HTML(render("caption.html", text=alt)), aria_script()])
+    if prediction_id not in MOMENTS:
+        raise ValueError(f"prediction_id must be one of {sorted(MOMENTS)}, got {prediction_id!r}")
+    return PredictFirst(MOMENTS[prediction_id], value)
 
 
 def _figure(build):
-    return lambda: figure_view(build())
+    def view():
+        from mha_core.widgets import figure_view
+
+        return figure_view(build())
+
+    return view
 
 
 # --- the right values, from the library ---------------------------------------------------------
 
 
 def _pronoun_weight():
-    from ..examples import EXAMPLE_TOKENS
-    from ..plots import sentence_weights
+    from mha_core.examples import EXAMPLE_TOKENS
+    from mha_core.plots import sentence_weights
 
     weights, _ = sentence_weights(EXAMPLE_TOKENS, ("pronoun",))
     return round(float(weights[0][EXAMPLE_TOKENS.index("it"), EXAMPLE_TOKENS.index("cat")]), 2)
 
 
 def _hot_weight():
-    from ..attention import softmax
+    from mha_core.attention import softmax
 
     return round(float(softmax(np.array([4.0, 2.0, 5.0]) / 2.0).max()), 2)
 
@@ -88,7 +83,7 @@ FLOP_STAGES = {"A": "scores", "B": "weighted_sum", "C": "softmax", "D": "output_
 
 
 def _growing_stage():
-    from ..counting import flop_count
+    from mha_core.counting import flop_count
 
     one, eight = flop_count(512, 1, 10), flop_count(512, 8, 10)
     grows = [letter for letter, stage in FLOP_STAGES.items() if eight[stage] > one[stage]]
@@ -96,7 +91,7 @@ def _growing_stage():
 
 
 def _which_notices():
-    from .sum_concat import sum_concat_state
+    from mha_core.widgets import sum_concat_state
 
     state = sum_concat_state(True)
     concat, summed = state["changed_concat"] > 0, state["changed_sum"] > 1e-9
@@ -104,8 +99,7 @@ def _which_notices():
 
 
 def _shared_pattern():
-    from .base import PATTERNS
-    from .head_grid import head_grid_state
+    from mha_core.widgets import PATTERNS, head_grid_state
 
     own, shared = head_grid_state(shared=False), head_grid_state(shared=True)
     same = [k for k in range(own["h"]) if np.allclose(shared["weights"][1], own["weights"][k])]
@@ -116,8 +110,8 @@ IT_WORDS = ("mat", "it", "cat", "tired")  # the options A to D of predict_3_3_it
 
 
 def _it_noun():
-    from ..examples import PATTERN_TITLES
-    from .head_view import HEAD_VIEW_SENTENCES, head_view_state
+    from mha_core.examples import PATTERN_TITLES
+    from mha_core.widgets import HEAD_VIEW_SENTENCES, head_view_state
 
     tokens = list(HEAD_VIEW_SENTENCES[0][1])
     state = head_view_state(HEAD_VIEW_SENTENCES, 0, tokens.index("it"))
@@ -127,26 +121,26 @@ def _it_noun():
 
 
 def _parameter_growth():
-    from ..counting import parameter_count
+    from mha_core.counting import parameter_count
 
     return parameter_count(1024, 8) / parameter_count(512, 8)
 
 
 def _masked_weight():
-    from .causal_step import step_state
+    from mha_core.widgets import step_state
 
     return round(float(step_state((1.0, 0.0), 2)["weights"][0]), 2)
 
 
 @functools.cache
 def limit_tokens_x():
-    from ..examples import EXAMPLE_TOKENS, example_embeddings
+    from mha_core.examples import EXAMPLE_TOKENS, example_embeddings
 
     return EXAMPLE_TOKENS[:8], 4 * example_embeddings(8, 16)  # as Level 5's cells
 
 
 def _keys_at_limit():
-    from ..layer import MultiHeadAttention
+    from mha_core.layer import MultiHeadAttention
 
     _, x = limit_tokens_x()
     weights = MultiHeadAttention.from_seed(d_model=16, h=16).trace(x).weights  # (h, n, n)
@@ -154,7 +148,7 @@ def _keys_at_limit():
 
 
 def _le_weight():
-    from .. import heads
+    from mha_core import heads
 
     c = heads.translation(S02_ENGLISH, S02_FRENCH, ("translation",))
     _, weights = c.block(c.x, c.x_kv)
@@ -167,7 +161,7 @@ LEARNED_HEADS = ((1, 1), (1, 2), (2, 1), (2, 2))  # the options A to D of predic
 @functools.cache
 def _ablations():
     """{(layer, head): accuracy with that head switched off} of the shipped learned model."""
-    from .. import learned
+    from mha_core import learned
 
     model = learned.load()
     return {head: model.accuracy(ablate=[head]) for head in LEARNED_HEADS}
@@ -187,61 +181,61 @@ S02_FRENCH = ["le", "chat", "noir", "s'assit"]
 
 
 def _shapes_768():
-    from .shapes import shape_explorer
+    from mha_core.widgets import shape_explorer
 
     return shape_explorer(d_model=768, h=12, n=6)
 
 
 def _s01():
-    from ..plots import sentence_heatmap
+    from mha_core.plots import sentence_heatmap
 
     return sentence_heatmap(pattern="pronoun")
 
 
 def _softmax_hot():
-    from .softmax import softmax_playground
+    from mha_core.widgets import softmax_playground
 
     return softmax_playground(scores=(4.0, 2.0, 5.0), labels=("token 1", "token 2", "token 3"), temperature=2.0)
 
 
 def _flops():
-    from .flops import flop_explorer
+    from mha_core.widgets import flop_explorer
 
     return flop_explorer(d_model=256, n=8)
 
 
 def _sum_concat():
-    from .sum_concat import sum_concat_explorer
+    from mha_core.widgets import sum_concat_explorer
 
     return sum_concat_explorer()
 
 
 def _head_grid():
-    from .head_grid import head_grid_explorer
+    from mha_core.widgets import head_grid_explorer
 
     return head_grid_explorer()
 
 
 def _head_view():
-    from .head_view import head_view_explorer
+    from mha_core.widgets import head_view_explorer
 
     return head_view_explorer()
 
 
 def _parameters():
-    from .parameters import parameter_explorer
+    from mha_core.widgets import parameter_explorer
 
     return parameter_explorer(d_model=512)
 
 
 def _causal():
-    from .causal_step import causal_step_explorer
+    from mha_core.widgets import causal_step_explorer
 
     return causal_step_explorer(q=(1.0, 0.0), position=2)
 
 
 def _limit():
-    from .shapes import shape_explorer
+    from mha_core.widgets import shape_explorer
 
     return shape_explorer(d_model=16, h=16, n=8, max_d_model=16)
 
@@ -249,8 +243,8 @@ def _limit():
 def _ablation_table():
     import ipywidgets as widgets
 
-    from .. import learned
-    from ..markup import render
+    from mha_core import learned
+    from mha_core.markup import render
 
     model = learned.load()
     lines = [f"all heads on: accuracy {model.accuracy():.3f}"]
@@ -260,7 +254,7 @@ def _ablation_table():
 
 
 def _s02():
-    from ..plots import translation_heatmap
+    from mha_core.plots import translation_heatmap
 
     return translation_heatmap(S02_ENGLISH, S02_FRENCH)
 
