@@ -136,6 +136,22 @@ def test_the_library_imports_nothing_of_the_workbook():
     assert not (ROOT / "mha_core" / "explore" / "moments.py").exists() and not (ROOT / "mha_core" / "by_hand.py").exists()
 
 
+def test_the_notebooks_draw_through_one_api_and_explore_through_one():
+    """A notebook reaches figures through ``mha.plots`` and explorers through ``mha.widgets`` only, and these
+    two faces take nothing private of what they are built with."""
+    import json
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
+        for inner in ("mha_core.figures", "mha_core.explore", "mha.figures", "mha.explore"):
+            assert inner not in text, f"{path.name} reaches {inner}: use mha.plots or mha.widgets"
+    for face in ("plots", "widgets"):
+        tree = ast.parse((ROOT / "mha_core" / f"{face}.py").read_text())
+        private = [a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   for a in node.names if a.name.startswith("_") and not a.name.startswith("__") and a.name != "_validate"]
+        assert not private, f"mha_core/{face}.py imports private names: {private}"
+
+
 # --- the graph and the cycle finder themselves, on a made-up package ------------------------
 
 
