@@ -230,3 +230,16 @@ def test_a_wrong_choice_in_the_hidden_check_keeps_the_right_letter(assignment, a
         with handed(assignment, answer, answer.numbers.sheet), pytest.raises(WrongAnswer) as hidden:
             check(answer, assignment)(letter, hidden=True)
         assert f'"{right}"' not in str(hidden.value) and f"'{right}'" not in str(hidden.value), str(hidden.value)
+
+
+@pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS if x.kind == "shape"])
+def test_a_shape_with_a_dimension_too_many_is_told_its_length(assignment, answer):
+    right = tuple(answer.answer(answer.numbers.view(answer.numbers.sheet)))
+    with handed(assignment, answer, answer.numbers.sheet), pytest.raises(WrongAnswer) as told:
+        check(answer, assignment)(right + (1,))
+    message = str(told.value)
+    assert f"should have {len(right)} numbers" in message or f"should be a {len(right)}-D shape" in message, message
+    declared = answer.wrong_ndim[1] if answer.wrong_ndim and not answer.ndim else "wrong-kind"
+    assert told.value.misconception == declared
+    with handed(assignment, answer, answer.numbers.sheet), pytest.raises(WrongAnswer):
+        check(answer, assignment)(right + (1,), hidden=True)
