@@ -177,67 +177,19 @@ S02_ENGLISH = ["the", "black", "cat", "sat", "on", "the"]
 S02_FRENCH = ["le", "chat", "noir", "s'assit"]
 
 
-# --- what each unlocks --------------------------------------------------------------------------
+# --- what each unlocks (mha_core's figures and explorers, imported when a moment opens) ------------------
 
 
-def _shapes_768():
-    from mha_core.widgets import shape_explorer
+def _widgets():
+    from mha_core import widgets
 
-    return shape_explorer(d_model=768, h=12, n=6)
-
-
-def _s01():
-    from mha_core.plots import sentence_heatmap
-
-    return sentence_heatmap(pattern="pronoun")
+    return widgets
 
 
-def _softmax_hot():
-    from mha_core.widgets import softmax_playground
+def _plots():
+    from mha_core import plots
 
-    return softmax_playground(scores=(4.0, 2.0, 5.0), labels=("token 1", "token 2", "token 3"), temperature=2.0)
-
-
-def _flops():
-    from mha_core.widgets import flop_explorer
-
-    return flop_explorer(d_model=256, n=8)
-
-
-def _sum_concat():
-    from mha_core.widgets import sum_concat_explorer
-
-    return sum_concat_explorer()
-
-
-def _head_grid():
-    from mha_core.widgets import head_grid_explorer
-
-    return head_grid_explorer()
-
-
-def _head_view():
-    from mha_core.widgets import head_view_explorer
-
-    return head_view_explorer()
-
-
-def _parameters():
-    from mha_core.widgets import parameter_explorer
-
-    return parameter_explorer(d_model=512)
-
-
-def _causal():
-    from mha_core.widgets import causal_step_explorer
-
-    return causal_step_explorer(q=(1.0, 0.0), position=2)
-
-
-def _limit():
-    from mha_core.widgets import shape_explorer
-
-    return shape_explorer(d_model=16, h=16, n=8, max_d_model=16)
+    return plots
 
 
 def _ablation_table():
@@ -253,64 +205,71 @@ def _ablation_table():
     return widgets.VBox([widgets.HTML(render("caption.html", text=line)) for line in lines])
 
 
-def _s02():
-    from mha_core.plots import translation_heatmap
-
-    return translation_heatmap(S02_ENGLISH, S02_FRENCH)
-
-
 MOMENTS = {
     "predict_1_1_d_k_h24": Moment(
         "The block of Problem 1.1 with twice the heads: d_k for d_model = 768 and h = 24?",
         lambda: 768 // 24, "d_k = d_model / h = 768 / 24: twice the heads, each half as wide (the explorer "
-        "below starts at Problem 1.1's block; pick h = 24 in its menu).", _shapes_768),
+        "below starts at Problem 1.1's block; pick h = 24 in its menu).",
+        lambda: _widgets().shape_explorer(d_model=768, h=12, n=6)),
     "predict_2_1_weight": Moment(
         "In the row of it, the weight on cat (a number between 0 and 1)?", _pronoun_weight,
         "this head's W_Q and W_K were written so that a pronoun's query matches the keys of the nouns it can "
-        "stand for (and in its small lexicon it stands for an animal, never a thing).", _figure(_s01),
+        "stand for (and in its small lexicon it stands for an animal, never a thing).",
+        _figure(lambda: _plots().sentence_heatmap(pattern="pronoun")),
         what="figure s01", tolerance=0.1, bounds=(0, 1)),
     "predict_2_3_weight_t2": Moment(
         "Problem 2.3's scores (4, 2, 5) at temperature T = 2: the largest weight?", _hot_weight,
         "T divides every score before softmax: the gaps between the scores halve, so the weights move "
-        "towards a third each (the playground below starts there).", _softmax_hot, what="the playground",
+        "towards a third each (the playground below starts there).",
+        lambda: _widgets().softmax_playground(scores=(4.0, 2.0, 5.0), labels=("token 1", "token 2", "token 3"),
+                                              temperature=2.0), what="the playground",
         tolerance=0.03, bounds=(0, 1)),
     "predict_3_1_grows": Moment(
         "Which stage grows with h (d_model fixed): \"A\" the scores, \"B\" the weighted sums, \"C\" the "
         "softmax's exponentials, \"D\" the output projection?", _growing_stage,
         "every head has its own n × n scores, one exponential each, and h · n² grows with h; the products "
-        "shrink to width d_k = d_model / h, which cancels the h.", _flops, choices=tuple("ABCD")),
+        "shrink to width d_k = d_model / h, which cancels the h.",
+        lambda: _widgets().flop_explorer(d_model=256, n=8), choices=tuple("ABCD")),
     "predict_3_2_notices": Moment(
         "Swap heads 1 and 2: which output changes? \"A\" the sum only, \"B\" the concatenation only, "
         "\"C\" both, \"D\" neither.", _which_notices,
         "a concatenation keeps each head in its own columns, so a swap moves them; a sum adds the heads in "
-        "any order and cannot say which head found what.", _sum_concat, choices=tuple("ABCD")),
+        "any order and cannot say which head found what.",
+        lambda: _widgets().sum_concat_explorer(), choices=tuple("ABCD")),
     "predict_3_3_pattern": Moment(
         "All four heads share head 1's W_Q, W_K, W_V: which pattern do they all show? \"A\" the previous "
         "word, \"B\" the same word, \"C\" the first word, \"D\" a pronoun's noun.", _shared_pattern,
         "the same projections give the same queries and keys, so every head computes head 1's weights: "
-        "head 1 is the previous-word head.", _head_grid, choices=tuple("ABCD")),
+        "head 1 is the previous-word head.",
+        lambda: _widgets().head_grid_explorer(), choices=tuple("ABCD")),
     "predict_3_3_it_noun": Moment(
         "From the word it, where does the pronoun → noun head put most of its weight? \"A\" mat, \"B\" it "
         "itself, \"C\" cat, \"D\" tired.", _it_noun,
         "that head's query for a pronoun matches the keys of the nouns it can stand for, and in its small "
-        "lexicon it stands for an animal: cat, not mat.", _head_view, choices=tuple("ABCD")),
+        "lexicon it stands for an animal: cat, not mat.",
+        lambda: _widgets().head_view_explorer(), choices=tuple("ABCD")),
     "predict_4_1_growth": Moment(
         "How many times more parameters has a block with d_model = 1024 than one with d_model = 512?",
         _parameter_growth, "the count is 4·d_model², so doubling d_model multiplies it by 2² = 4, "
-        "whatever h.", _parameters),
+        "whatever h.",
+        lambda: _widgets().parameter_explorer(d_model=512)),
     "predict_4_2_position_2": Moment(
         "The query q = (1, 0) moved to position 2: its weight on key 1?", _masked_weight,
         "at position 2 the causal mask leaves keys 1 and 2 only: scaled scores 1/√2 and 0, so "
-        "w_1 = e^0.71 / (e^0.71 + 1).", _causal, tolerance=0.03, bounds=(0, 1)),
+        "w_1 = e^0.71 / (e^0.71 + 1).",
+        lambda: _widgets().causal_step_explorer(q=(1.0, 0.0), position=2), tolerance=0.03, bounds=(0, 1)),
     "predict_5_1_keys": Moment(
         "h = d_model = 16, so d_k = 1, and no mask: at most how many different keys can one head's 8 "
         "queries prefer most?", _keys_at_limit,
         "count the bright columns in each head's panel below, then explain them in the written answer (d); "
-        "with the causal mask on, count again.", _limit, bounds=(1, 8)),
+        "with the causal mask on, count again.",
+        lambda: _widgets().shape_explorer(d_model=16, h=16, n=8, max_d_model=16), bounds=(1, 8)),
     "predict_5_3_le": Moment(
         "Figure s02: the weight the row of le puts on the first the (a number between 0 and 1)?", _le_weight,
         "le translates the, which the English has twice: its query matches both keys equally, so they "
-        "share its weight, half each.", _figure(_s02), what="figure s02", tolerance=0.1, bounds=(0, 1)),
+        "share its weight, half each.",
+        _figure(lambda: _plots().translation_heatmap(S02_ENGLISH, S02_FRENCH)), what="figure s02", tolerance=0.1,
+        bounds=(0, 1)),
     "predict_5_4_most_needed": Moment(
         "Which head, switched off, costs the learned model the most accuracy? \"A\" layer 1 head 1, \"B\" "
         "layer 1 head 2, \"C\" layer 2 head 1, \"D\" layer 2 head 2.", _most_needed,
