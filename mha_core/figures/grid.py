@@ -88,7 +88,10 @@ class TokenLabels:
 
     :meth:`capture` reads, after a draw with tick labels, where each labelled axis writes them (the
     labels' anchors keep their distance from the panel whatever their size); :meth:`hide` then turns
-    those axes off for the frame drawn without them."""
+    those axes off for the frame drawn without them.
+
+    Why: a new n is a slider a student drags. ``python -m benchmarks widgets``, its ``n`` row, in one run
+    on a loaded 2-core machine: 0.45 s with the labels pasted, against 5.0 s for the grid drawn whole."""
 
     def __init__(self):
         self.axes = []  # (axis name, axes, the labels' fixed pixel coordinate)
