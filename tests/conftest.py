@@ -569,7 +569,8 @@ SHARED = {
 }
 
 # Fast-tier fixtures that take seconds to build (nbgrader steps, no kernel): their users share a worker.
-FAST_SHARED = {"tests/test_editions.py": {"small_release"}, "tests/conftest.py": {"graded_cells"}}
+FAST_SHARED = {"tests/test_editions.py": {"small_release"}, "tests/conftest.py": {"graded_cells"},
+               "tests/test_hub_exposure.py": {"student"}}  # one account: its tests on one worker
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from autograders.checks import level2 as check
+from autograders.checks.feedback import WrongAnswer
 from tests.checking import rejects
 
 
@@ -94,3 +95,50 @@ def test_weights_hidden_gives_nothing_away():
 @pytest.mark.parametrize("value, says", [(0, "should be 1, 2 or 3"), (4, "should be 1, 2 or 3")])
 def test_winner_mistakes(value, says):
     rejects(check.q2_3_winner, value, says)
+
+
+SHIFTED_BY_OTHER_THAN_THE_MAXIMUM = {
+    "the smallest score": lambda s: np.exp(s - s.min()) / np.exp(s - s.min()).sum(),
+    "np.min": lambda s: (lambda e: e / np.sum(e))(np.exp(s - np.min(s))),
+    "the mean": lambda s: np.exp(s - s.mean()) / np.exp(s - s.mean()).sum(),
+    "the first score": lambda s: np.exp(s - s[0]) / np.exp(s - s[0]).sum(),
+}
+
+
+def _loop_min_shift(scores):
+    import math as m
+
+    low = min(scores)
+    exps = [m.exp(s - low) for s in scores]
+    return [e / sum(exps) for e in exps]
+
+
+@pytest.mark.parametrize("name", [*SHIFTED_BY_OTHER_THAN_THE_MAXIMUM, "a loop with math.exp"])
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_softmax_shifted_by_the_smallest_score_fails_visibly_with_the_fix_named(name, hidden, recwarn):
+    """exp(s - min(s)) is right on the sheet's scores and on the large ones (1000, 1001, 1002), and overflows when
+    the scores are far apart: the visible test tries such scores once, as the hidden ones do."""
+    softmax = SHIFTED_BY_OTHER_THAN_THE_MAXIMUM.get(name, _loop_min_shift)
+    for scores in ([4.0, 2.0, 5.0], check.LARGE_SCORES):  # where it is right: only far-apart scores tell
+        assert np.allclose(softmax(np.array(scores)), stable_softmax(np.array(scores)))
+    with np.errstate(all="ignore"):
+        assert not np.isfinite(SHIFTED_BY_OTHER_THAN_THE_MAXIMUM["the smallest score"](np.array(check.SPREAD_SCORES))).all()
+    with pytest.raises(WrongAnswer) as info:
+        check.q2_3_softmax(softmax, hidden=hidden)
+    message = str(info.value)
+    assert info.value.misconception == "softmax-shift-not-max", message
+    assert "far apart" in message and "Subtract the largest score" in message and "smallest score" in message
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_the_visible_softmax_cases_try_every_kind_the_hidden_ones_try_that_a_shift_can_miss():
+    """Large scores and scores far apart are both tried visibly, the far-apart ones after the large ones (as hidden)."""
+    def kinds(cases):
+        return {("far" if np.abs(s).max() > 700 else "near", "spread" if max(s) - min(s) > check.SPREAD else "close")
+                for s in cases}
+
+    visible = [list(check.SCORES), check.LARGE_SCORES, check.SPREAD_SCORES]
+    assert {k for k in kinds(check.HIDDEN_SCORES) if k[1] == "spread"} <= kinds(visible)
+    assert check.SPREAD_SCORES in check.HIDDEN_SCORES
+    first_spread = next(i for i, s in enumerate(check.HIDDEN_SCORES) if max(s) - min(s) > check.SPREAD)
+    assert check.HIDDEN_SCORES.index(check.LARGE_SCORES) < first_spread

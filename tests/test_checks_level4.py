@@ -241,22 +241,33 @@ def test_the_reference_and_variants_agree_with_a_plain_loop():
         np.testing.assert_allclose(check.mha_variant(X, *Ws, h, causal), expected, rtol=1e-10, atol=1e-12)
 
 
+def _variant(X, Ws, h, causal, mistake):
+    """The output of the block with ``mistake`` made, or None where its shapes do not fit (as the check skips it)."""
+    try:
+        with np.errstate(all="ignore"):
+            return check.mha_variant(X, *Ws, h, causal, mistake)
+    except ValueError:
+        return None
+
+
 def test_each_mistake_shows_in_a_visible_case_and_is_told_apart():
-    """Every known mistake changes the output of some visible case; where two do, they differ."""
+    """Every known mistake changes the output of some visible case; on the first such case (where the check
+    names it) no other mistake gives the same output. (Later cases may be degenerate, h = 1, d_k = 1, n = 1,
+    where some mistakes coincide: the check never reaches them with that mistake.)"""
     for mistake in check.MHA_MISTAKES:
-        shown = False
         for batch, n, d_model, h, causal, seed in check.MHA_CASES:
             X, Ws = check.mha_inputs(batch, n, d_model, seed)
             right = check.mha_variant(X, *Ws, h, causal)
-            wrong = check.mha_variant(X, *Ws, h, causal, mistake)
-            if wrong.shape == right.shape and check._mha_close(wrong, right):
+            wrong = _variant(X, Ws, h, causal, mistake)
+            if wrong is None or wrong.shape == right.shape and check._mha_close(wrong, right):
                 continue
-            shown = True
             for other in check.MHA_MISTAKES:
                 if other != mistake:
-                    also = check.mha_variant(X, *Ws, h, causal, other)
-                    assert also.shape != wrong.shape or not check._mha_close(also, wrong), (mistake, other)
-        assert shown, mistake
+                    also = _variant(X, Ws, h, causal, other)
+                    assert also is None or also.shape != wrong.shape or not check._mha_close(also, wrong), (mistake, other)
+            break
+        else:
+            raise AssertionError(f"{mistake} changes no visible case")
 
 
 @pytest.mark.parametrize("fn", [student(), loop_mha, einsum_mha], ids=["reshape", "loop", "einsum"])
@@ -587,3 +598,89 @@ def test_an_array_that_misbehaves_when_read_falls_back_to_numpys_words():
     message = _rejects(check.q4_3_multi_head_attention, multi_head_attention, "raised ValueError",
                        "inner sizes differ (5 against 4)")
     assert "Traceback" not in message and "`Q` has shape" not in message
+
+
+# --- named from what the code does: heads summed, axes swapped, a softmax's sum or maximum astray ---------
+
+
+def written(bug):
+    """A 2-D multi_head_attention as a student writes it, with ``bug`` (the line the student wrote, or its kind)."""
+
+    def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):
+        n, d_model = X.shape[-2:]
+        d_k = d_model // h
+        split = {"transpose(0, 2, 1)": (lambda A: A.reshape(n, h, d_k).transpose(0, 2, 1)),
+                 ".T": (lambda A: A.reshape(n, h, d_k).T),
+                 "swapaxes(A, -1, -2)": (lambda A: np.swapaxes(A.reshape(n, h, d_k), -1, -2)),
+                 "reshape(n, d_k, h), swapaxes(-1, -3)": (lambda A: np.swapaxes(A.reshape(n, d_k, h), -1, -3))
+                 }.get(bug, lambda A: A.reshape(n, h, d_k).transpose(1, 0, 2))
+        Q, K, V = split(X @ W_Q), split(X @ W_K), split(X @ W_V)
+        S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.tri(n, dtype=bool), S, -np.inf)
+        E = np.exp(S - S.max(axis=-2 if bug == "max over axis -2" else -1, keepdims=True))
+        A = {"E / E.sum()": lambda: E / E.sum(), "E / np.sum(E)": lambda: E / np.sum(E),
+             "sum over axis=(-2, -1)": lambda: E / E.sum(axis=(-2, -1), keepdims=True),
+             "sum over axis 1": lambda: E / E.sum(axis=1, keepdims=True)}.get(bug, lambda: E / E.sum(axis=-1, keepdims=True))()
+        heads = A @ V
+        if bug == "heads.sum(axis=-3) @ W_O":
+            return heads.sum(axis=-3) @ W_O
+        if bug == "heads.sum(axis=-3, keepdims=True) @ W_O":
+            return heads.sum(axis=-3, keepdims=True) @ W_O
+        if bug == "np.sum(heads, axis=0) @ W_O":
+            return np.sum(heads, axis=0) @ W_O
+        if bug == "sum(heads) @ W_O":
+            return sum(heads) @ W_O
+        if bug == "heads.mean(axis=0) @ W_O":
+            return heads.mean(axis=0) @ W_O
+        if bug == "a loop adding the heads":
+            out = 0
+            for i in range(h):
+                out = out + heads[i]
+            return out @ W_O
+        merge = {"transpose(0, 2, 1)": (0, 2, 1), ".T": (2, 1, 0), "heads.transpose(1, 2, 0)": (1, 2, 0)}.get(bug, (1, 0, 2))
+        if bug == "reshape(n, d_k, h), swapaxes(-1, -3)":
+            return np.swapaxes(heads, -1, -3).reshape(n, d_model) @ W_O  # undone the same way
+        return heads.transpose(*merge).reshape(n, d_model) @ W_O
+
+    return multi_head_attention
+
+
+WRITTEN = [
+    ("heads.sum(axis=-3) @ W_O", "heads-summed", ["`heads.sum(axis=-3)` adds up the 2 heads", "concatenated, not summed",
+                                                  "keepdims=True does not help"]),
+    ("heads.sum(axis=-3, keepdims=True) @ W_O", "heads-summed", ["adds up the 2 heads", "concatenated, not summed"]),
+    ("np.sum(heads, axis=0) @ W_O", "heads-summed", ["adds up the 2 heads, axis 0 of `heads`", "concatenated"]),
+    ("sum(heads) @ W_O", "heads-summed", ["`sum(heads)` adds up the 2 heads", "concatenated, not summed"]),
+    ("heads.mean(axis=0) @ W_O", "heads-summed", ["averages the 2 heads", "concatenated, not summed"]),
+    ("a loop adding the heads", "heads-summed", ["`out` has shape (5, 4), one head wide", "concatenated, not summed"]),
+    ("transpose(0, 2, 1)", "heads-axes-swapped", ["split with the wrong axes swapped", "are (n, d_k, h)",
+                                                  "np.swapaxes(A, -2, -3)"]),
+    ("swapaxes(A, -1, -2)", "heads-axes-swapped", ["split with the wrong axes swapped", "are (n, d_k, h)"]),
+    (".T", "transposed-all-axes", ["reverses every axis", "are (d_k, h, n)", "np.swapaxes(A, -2, -3)"]),
+    ("reshape(n, d_k, h), swapaxes(-1, -3)", "transposed-all-axes", ["every h-th column", "are (h, d_k, n)"]),
+    ("heads.transpose(1, 2, 0)", "heads-axes-swapped", ["put back with the wrong axes swapped", "(n, d_k, h)",
+                                                        "np.swapaxes(heads, -2, -3)"]),
+    ("E / E.sum()", "softmax-sum-all", ["`e.sum()` with no axis", "e.sum(axis=-1, keepdims=True)"]),
+    ("E / np.sum(E)", "softmax-sum-all", ["sum of every entry"]),
+    ("sum over axis=(-2, -1)", "softmax-sum-all", ["a whole head's scores"]),
+    ("max over axis -2", "max-sum-axes-differ", ["the maximum over the queries (axis -2", "scores.max(axis=-1"]),
+    ("sum over axis 1", "max-sum-axes-differ", ["the sum over the queries", "e.sum(axis=-1, keepdims=True)"]),
+]
+
+
+@pytest.mark.parametrize("bug, tag, says", WRITTEN, ids=[bug for bug, _, _ in WRITTEN])
+@pytest.mark.parametrize("hidden", [False, True])
+def test_each_mistake_is_named_from_what_the_code_does(bug, tag, says, hidden):
+    """Heads summed (never "add keepdims=True"), the heads' axes swapped, a sum with no axis, a maximum and a sum
+    over different axes: each named, never the generic "does not give multi-head attention"."""
+    with pytest.raises(WrongAnswer) as info:
+        check.q4_3_multi_head_attention(written(bug), hidden=hidden)
+    message = str(info.value)
+    for phrase in says:
+        assert phrase in message, message
+    assert info.value.misconception == tag, message
+    assert "does not give multi-head attention" not in message
+    if tag == "heads-summed":
+        assert "add keepdims=True" not in message
+

@@ -33,8 +33,7 @@ def _run(code, name):
 # Right answers in every accepted form, visible and hidden: tests/test_accepted_forms.py.
 
 
-# Problem 5.4 (beyond the sheet) is checked by autograders.checks.beyond: tests/test_checks_beyond.py.
-MISTAKES = [m for m in fixtures.MISTAKES if not m.cell.startswith("q5_4_")]
+MISTAKES = fixtures.MISTAKES
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: f"{m.cell}:{m.code.splitlines()[-1].strip()}")
@@ -146,12 +145,11 @@ def test_the_level5_notebook_has_the_graded_cells_and_points():
         if c.metadata.get("nbgrader", {}).get("grade")
     }
     tests = {f"{cell}_test" for cell in ANSWERS}
-    written = {"q5_1_explain", "q5_2_explain", "q5_3_explain"}
-    beyond = {"q5_4_previous_token_head_test", "q5_4_induction_head_test"}  # beyond the sheet (checks.beyond)
-    assert set(graded) == tests | written | beyond
+    written = {"q5_1_explain", "q5_2_explain"}
+    assert set(graded) == tests | written
     assert all(1 <= meta["points"] <= 2 for meta in graded.values())
     worked = [c.source.splitlines()[0] for c in nb.cells if "worked-solution" in c.metadata.get("tags", [])]
-    assert worked == ["**Solution 5.1**", "**Solution 5.2**", "**Solution 5.3**", "**Solution 5.4**"]
+    assert worked == ["**Solution 5.1**", "**Solution 5.2**", "**Solution 5.3**"]
 
 
 def test_the_self_test_cards_reveal_one_by_one_and_are_not_graded():

@@ -269,8 +269,7 @@ def test_every_explorer_above_a_graded_answer_is_enumerated():
         for index, widget in explorer_cells(path):
             if any(test_index > index for test_index, *_ in answers):
                 moved += [(path.stem, type(e).__name__) for e in explorers_in(widget)]
-    assert {("level3_analysis", "FlopExplorer"), ("level4_synthesis", "ParameterExplorer"),
-            ("level5_mastery", "ShapeExplorer")} <= set(moved), moved
+    assert {("level3_analysis", "FlopExplorer"), ("level4_synthesis", "ParameterExplorer")} <= set(moved), moved
 
 
 # --- the examples: the old explorers give the answers away ---------------------------------

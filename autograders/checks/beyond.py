@@ -1,5 +1,6 @@
 """Checks for the problems beyond the sheet: 3.4 (the rank bottleneck), 3.5 (permutation
-equivariance), 4.4 (build a head) and 5.4 (learned heads).
+equivariance), 4.4 (build a head) and 5.4 (learned heads); 4.6 (masks in a batch) and 4.7 (attention
+in blocks) from :mod:`.today`.
 
 One function per autograded answer cell, named after its grade_id. Expected values come from
 :mod:`mha_core` (its attention, :mod:`autograders.problems.by_hand`'s data, :mod:`mha_core.learned`'s shipped
@@ -17,11 +18,11 @@ import mha_core as mha
 from ..problems import by_hand
 
 from ..problems import beyond as problems
-from ..problems import level3
-from ..problems.engine import check, checks
+from ..problems.engine import checks
 
 from . import misconceptions as tags
 from . import own_work
+from .today import q4_6_masked_softmax, q4_7_attention_in_blocks  # noqa: F401 (4.6 and 4.7's functions)
 from .feedback import WrongAnswer, as_array, as_int, call, close, correct, named, tag_of, unanswered
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
@@ -169,9 +170,6 @@ def q3_5_permutation_test(fn, hidden=False):
             if not hidden else "Hidden checks passed too.")
 
 
-q3_5_why_positions = check(level3.WHY_POSITIONS, level3.ASSIGNMENT)  # declared with Level 3's answers
-
-
 # --- Problem 4.4 (a): a previous-token head, built by hand --------------------------
 
 THRESHOLD = 0.9  # the weight on position i - 1 every row i > 0 must reach
@@ -189,13 +187,27 @@ def _head_matrix(name, value, d_k=None):
     return array
 
 
-def _pattern_mistake(weights):
-    """The message for a head whose weights (n, n) miss the previous token, or None if it is right."""
+def _matches_hidden_keys(scores):
+    """True when most queries i < n - 1 score a later key (j > i, hidden by the causal mask) above every key
+    they may see: the shift built the wrong way (query i matching key i + 1)."""
+    n = len(scores)
+    later = [scores[i, i + 1:].max() > scores[i, :i + 1].max() + 1e-9 for i in range(n - 1)]
+    return sum(later) > (n - 1) / 2
+
+
+def _pattern_mistake(weights, scores=None):
+    """The message for a head whose weights (n, n) miss the previous token, or None if it is right.
+    ``scores``: the head's scores before the mask, (n, n), to see which keys the queries were built to match."""
     n = len(weights)
     rows = np.arange(1, n)
     on_previous = weights[rows, rows - 1]
     if (on_previous >= THRESHOLD).all():
         return None
+    if scores is not None and _matches_hidden_keys(scores):
+        return named(tags.MATCHES_HIDDEN_KEY, "Each query matches a key the causal mask hides: query i scores highest "
+                     "on a later position (i + 1, the next token), which query i may not see, so its weight goes "
+                     "elsewhere. Shift the other way: the key of position j must match the query of position j + 1 "
+                     "(query i looks back, at key i - 1).")
     top = weights[rows].argmax(axis=1)
     if (top == rows - 1).all():
         return named(tags.TOO_FLAT, f"The pattern is right (every row's largest weight is on the previous token) but "
@@ -232,7 +244,7 @@ def q4_4_previous_token(head, hidden=False):
             weights /= weights.sum(axis=1, keepdims=True)
         else:
             weights = by_hand.head_weights(X, W_Q, W_K)
-        message = _pattern_mistake(weights)
+        message = _pattern_mistake(weights, (X @ W_Q) @ (X @ W_K).T)
         if message is None:
             continue
         sentence = " ".join(words)

@@ -36,6 +36,9 @@ SCALE_IS_H = _tag("scale-is-h", "the scale taken for the number of heads")
 SOFTMAX_LINEAR = _tag("softmax-linear", "softmax as a linear normalisation")
 SOFTMAX_NOT_NORMALISED = _tag("softmax-not-normalised", "softmax not normalised")
 SOFTMAX_OVERFLOWS = _tag("softmax-overflows", "softmax that overflows")
+SOFTMAX_SHIFT_NOT_MAX = _tag(
+    "softmax-shift-not-max", "softmax shifted by a score other than the largest (overflows for scores far apart)"
+)
 SOFTMAX_FLIPPED_SIGNS = _tag("softmax-flipped-signs", "softmax with flipped signs")
 WEIGHTS_AS_PERCENTAGES = _tag("weights-as-percentages", "weights as percentages")
 COUNTED_FROM_0 = _tag("counted-from-0", "token numbers counted from 0")
@@ -60,8 +63,13 @@ CREATES_INFORMATION = _tag("creates-information", "attention creates new informa
 WEIGHTS_NEVER_MATTER = _tag("weights-never-matter", "the weights never matter")
 SHARED_PROJECTIONS_DIFFER = _tag("shared-projections-differ", "shared projections give different heads")
 SYMPTOM_FOR_CAUSE = _tag("symptom-for-cause", "a symptom taken for the cause")
-SPLIT_WITHOUT_TRANSPOSE = _tag("split-without-transpose", "heads split without the transpose (tokens and heads mixed)")
+SPLIT_WITHOUT_TRANSPOSE = _tag(
+    "split-without-transpose", "heads split without the transpose (tokens and heads mixed)"
+)
 SOFTMAX_WRONG_AXIS = _tag("softmax-wrong-axis", "softmax over the wrong axis")
+SOFTMAX_SUM_ALL = _tag("softmax-sum-all", "softmax divided by the sum of every entry (a sum with no axis)")
+MAX_SUM_AXES_DIFFER = _tag("max-sum-axes-differ", "the softmax's maximum and sum taken over different axes")
+HEADS_AXES_SWAPPED = _tag("heads-axes-swapped", "the wrong axes swapped when splitting or merging the heads")
 MASK_WRONG_WAY = _tag("mask-wrong-way", "causal mask the wrong way round or after the softmax")
 ROWS_NOT_COLUMNS = _tag("rows-not-columns", "per-head slices from rows instead of columns")
 BATCH_DIMENSION = _tag("batch-dimension", "a leading batch dimension not handled")
@@ -74,6 +82,9 @@ RAISED = _tag("raised", "the student's function raised an error")
 # beyond the sheet (autograders.checks.beyond)
 ATTENDS_TO_ITSELF = _tag("attends-to-itself", "a previous-token head that attends to the token itself")
 ATTENDS_TO_FIRST = _tag("attends-to-first", "a previous-token head that attends to the first token")
+MATCHES_HIDDEN_KEY = _tag(
+    "matches-hidden-key", "a head whose queries match keys the causal mask hides (the shift the wrong way)"
+)
 TOO_FLAT = _tag("too-flat", "the right pattern, too flat (scores not scaled up)")
 WORDS_NOT_POSITIONS = _tag("words-not-positions", "a pattern of positions built from the words")
 QUERY_FROM_VALUES = _tag("query-from-values", "a query built from the values, not the keys")
@@ -91,5 +102,30 @@ HEADS_SWAPPED = _tag("heads-swapped", "the previous-token and induction heads sw
 HEAD_PATTERN_MISREAD = _tag("head-pattern-misread", "a learned head's pattern misread")
 KV_COUNTED_ONCE = _tag("kv-counted-once", "the KV cache counted for the keys or the values only")
 GQA_IGNORED = _tag("gqa-ignored", "a KV cache for every query head (grouped-query attention ignored)")
+# problems of today's models (autograders.checks.today)
+MASK_AFTER_SOFTMAX = _tag(
+    "mask-after-softmax", "a mask applied after the softmax (weights zeroed, not renormalised)"
+)
+MASK_FILL_ZERO = _tag("mask-fill-zero", "masked scores set to 0 instead of -inf")
+FULLY_MASKED_NAN = _tag("fully-masked-nan", "a row whose keys are all masked left as NaN (0/0)")
+FULLY_MASKED_UNIFORM = _tag(
+    "fully-masked-uniform", "a row whose keys are all masked left uniform (a finite fill)"
+)
+PADDING_MASKS_QUERIES = _tag(
+    "padding-masks-queries", "the padding mask applied to the queries instead of the keys"
+)
+PADDING_OFF_BY_ONE = _tag("padding-off-by-one", "the padding mask one key off (j <= valid length)")
+PADDING_ONE_LENGTH = _tag("padding-one-length", "one valid length used for every sequence of the batch")
+PADDING_IGNORED = _tag("padding-ignored", "the padding mask left out")
+MASKS_COMBINED_WITH_OR = _tag(
+    "masks-combined-with-or", "the padding and causal masks combined with or, not and"
+)
+ONLINE_SOFTMAX_NO_RESCALE = _tag(
+    "online-softmax-no-rescale", "a running sum not rescaled when the running maximum changes"
+)
+LAST_BLOCK_DROPPED = _tag("last-block-dropped", "the last, partial block of keys left out")
+N2_HALF_COUNTED = _tag(
+    "n2-half-counted", "the n² cost counted for the scores alone (the weighted sum forgotten)"
+)
 
 TAG_LINE = "[misconception: {}]"  # the first line of a tagged error's value (not shown to the student)

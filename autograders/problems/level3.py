@@ -27,14 +27,6 @@ def _choice(id, right_letter, says, right):
 
 # --- Problem 3.1: is "h heads make it h times slower" correct? -----------------------------------------
 
-CLAIM = _choice("q3_1_claim", "B", {
-    "A": (tags.HEADS_COST_MORE, 'That is the misconception "h heads cost h times more". Each head does not work at the '
-          "full width d_model: count one head's multiply-adds at its own width d_k = d_model/h, then multiply by h."),
-    "C": (tags.ONE_HEAD_FOR_ALL, 'That is the opposite slip, "narrow heads are h times cheaper": each head is h times '
-          "narrower, but there are h of them. Multiply one head's cost by h."),
-}, "The h heads and their 1/h width cancel.")
-
-
 def attention_cost(d_model, h, n):
     """Multiply-adds of the scores Q_i K_i^T and the weighted sums A_i V_i over all h heads (mha_core's count)."""
     stages = mha.flop_count(d_model, h, n)
@@ -187,18 +179,4 @@ SHARED_OUTCOME = _choice("q3_3_shared_outcome", "A", {
           "not their shapes."),
 }, "Same Q, K, V, so byte-for-byte identical heads: 2 heads paid for, 1 view.")
 
-
-
-# --- Problem 3.5 (b): why a Transformer needs positions (its test is 3.5's, autograders.checks.beyond) -------
-
-WHY_POSITIONS = choice("q3_5_why_positions", "D", {
-    "A": (tags.PERMUTATION_MIXES_TOKENS, "A is the belief that permuting the tokens mixes them: it only reorders the "
-          "output's rows, each token keeping its own output. Nothing is lost; the trouble is that nothing changes."),
-    "B": (tags.POSITIONS_MAKE_HEADS_DIFFER, "B confuses positions with projections: heads differ because each has its "
-          "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
-    "C": (tags.POSITIONS_FOR_RANK, "C confuses positions with the rank bottleneck: the rank bound comes from Q_i and "
-          "K_i being n × d_k, and adding position vectors to X does not change d_k."),
-}, right="Without positions self-attention sees a set: word order changes nothing but the order of the outputs.",
-    hidden_right=HIDDEN_PASSED, hidden_says="`why_positions` is not the reason positions are needed.")
-
-ANSWERS = (CLAIM, COST_RATIO, WRONG_STEP, CONCAT_SHAPE, WO_SHAPE, SHARED_OUTCOME, WHY_POSITIONS)
+ANSWERS = (COST_RATIO, WRONG_STEP, CONCAT_SHAPE, WO_SHAPE, SHARED_OUTCOME)

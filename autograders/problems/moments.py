@@ -79,47 +79,6 @@ def _hot_weight():
     return round(float(softmax(np.array([4.0, 2.0, 5.0]) / 2.0).max()), 2)
 
 
-FLOP_STAGES = {"A": "scores", "B": "weighted_sum", "C": "softmax", "D": "output_projection"}
-
-
-def _growing_stage():
-    from mha_core.counting import flop_count
-
-    one, eight = flop_count(512, 1, 10), flop_count(512, 8, 10)
-    grows = [letter for letter, stage in FLOP_STAGES.items() if eight[stage] > one[stage]]
-    return grows[0] if len(grows) == 1 else None
-
-
-def _which_notices():
-    from mha_core.widgets import sum_concat_state
-
-    state = sum_concat_state(True)
-    concat, summed = state["changed_concat"] > 0, state["changed_sum"] > 1e-9
-    return {(True, False): "A", (False, True): "B", (True, True): "C", (False, False): "D"}[(summed, concat)]
-
-
-def _shared_pattern():
-    from mha_core.widgets import PATTERNS, head_grid_state
-
-    own, shared = head_grid_state(shared=False), head_grid_state(shared=True)
-    same = [k for k in range(own["h"]) if np.allclose(shared["weights"][1], own["weights"][k])]
-    return "ABCD"[same[0]] if len(same) == 1 and len(PATTERNS) == 4 else None
-
-
-IT_WORDS = ("mat", "it", "cat", "tired")  # the options A to D of predict_3_3_it_noun
-
-
-def _it_noun():
-    from mha_core.examples import PATTERN_TITLES
-    from mha_core.widgets import HEAD_VIEW_SENTENCES, head_view_state
-
-    tokens = list(HEAD_VIEW_SENTENCES[0][1])
-    state = head_view_state(HEAD_VIEW_SENTENCES, 0, tokens.index("it"))
-    row = state["rows"][state["names"].index(PATTERN_TITLES["pronoun"])]
-    word = state["key_tokens"][int(np.argmax(row))]
-    return "ABCD"[IT_WORDS.index(word)] if word in IT_WORDS else None
-
-
 def _parameter_growth():
     from mha_core.counting import parameter_count
 
@@ -130,29 +89,6 @@ def _masked_weight():
     from mha_core.widgets import step_state
 
     return round(float(step_state((1.0, 0.0), 2)["weights"][0]), 2)
-
-
-@functools.cache
-def limit_tokens_x():
-    from mha_core.examples import EXAMPLE_TOKENS, example_embeddings
-
-    return EXAMPLE_TOKENS[:8], 4 * example_embeddings(8, 16)  # as Level 5's cells
-
-
-def _keys_at_limit():
-    from mha_core.layer import MultiHeadAttention
-
-    _, x = limit_tokens_x()
-    weights = MultiHeadAttention.from_seed(d_model=16, h=16).trace(x).weights  # (h, n, n)
-    return max(len(set(row)) for row in weights.argmax(axis=-1).tolist())
-
-
-def _le_weight():
-    from mha_core import heads
-
-    c = heads.translation(S02_ENGLISH, S02_FRENCH, ("translation",))
-    _, weights = c.block(c.x, c.x_kv)
-    return round(float(weights[0][0, 0]), 2)
 
 
 LEARNED_HEADS = ((1, 1), (1, 2), (2, 1), (2, 2))  # the options A to D of predict_5_4_most_needed
@@ -171,10 +107,6 @@ def _most_needed():
     accuracy = _ablations()
     worst = min(accuracy, key=accuracy.get)
     return "ABCD"[LEARNED_HEADS.index(worst)]
-
-
-S02_ENGLISH = ["the", "black", "cat", "sat", "on", "the"]
-S02_FRENCH = ["le", "chat", "noir", "s'assit"]
 
 
 # --- what each unlocks (mha_core's figures and explorers, imported when a moment opens) ------------------
@@ -224,30 +156,6 @@ MOMENTS = {
         lambda: _widgets().softmax_playground(scores=(4.0, 2.0, 5.0), labels=("token 1", "token 2", "token 3"),
                                               temperature=2.0), what="the playground",
         tolerance=0.03, bounds=(0, 1)),
-    "predict_3_1_grows": Moment(
-        "Which stage grows with h (d_model fixed): \"A\" the scores, \"B\" the weighted sums, \"C\" the "
-        "softmax's exponentials, \"D\" the output projection?", _growing_stage,
-        "every head has its own n × n scores, one exponential each, and h · n² grows with h; the products "
-        "shrink to width d_k = d_model / h, which cancels the h.",
-        lambda: _widgets().flop_explorer(d_model=256, n=8), choices=tuple("ABCD")),
-    "predict_3_2_notices": Moment(
-        "Swap heads 1 and 2: which output changes? \"A\" the sum only, \"B\" the concatenation only, "
-        "\"C\" both, \"D\" neither.", _which_notices,
-        "a concatenation keeps each head in its own columns, so a swap moves them; a sum adds the heads in "
-        "any order and cannot say which head found what.",
-        lambda: _widgets().sum_concat_explorer(), choices=tuple("ABCD")),
-    "predict_3_3_pattern": Moment(
-        "All four heads share head 1's W_Q, W_K, W_V: which pattern do they all show? \"A\" the previous "
-        "word, \"B\" the same word, \"C\" the first word, \"D\" a pronoun's noun.", _shared_pattern,
-        "the same projections give the same queries and keys, so every head computes head 1's weights: "
-        "head 1 is the previous-word head.",
-        lambda: _widgets().head_grid_explorer(), choices=tuple("ABCD")),
-    "predict_3_3_it_noun": Moment(
-        "From the word it, where does the pronoun → noun head put most of its weight? \"A\" mat, \"B\" it "
-        "itself, \"C\" cat, \"D\" tired.", _it_noun,
-        "that head's query for a pronoun matches the keys of the nouns it can stand for, and in its small "
-        "lexicon it stands for an animal: cat, not mat.",
-        lambda: _widgets().head_view_explorer(), choices=tuple("ABCD")),
     "predict_4_1_growth": Moment(
         "How many times more parameters has a block with d_model = 1024 than one with d_model = 512?",
         _parameter_growth, "the count is 4·d_model², so doubling d_model multiplies it by 2² = 4, "
@@ -258,18 +166,6 @@ MOMENTS = {
         "at position 2 the causal mask leaves keys 1 and 2 only: scaled scores 1/√2 and 0, so "
         "w_1 = e^0.71 / (e^0.71 + 1).",
         lambda: _widgets().causal_step_explorer(q=(1.0, 0.0), position=2), tolerance=0.03, bounds=(0, 1)),
-    "predict_5_1_keys": Moment(
-        "h = d_model = 16, so d_k = 1, and no mask: at most how many different keys can one head's 8 "
-        "queries prefer most?", _keys_at_limit,
-        "count the bright columns in each head's panel below, then explain them in the written answer (d); "
-        "with the causal mask on, count again.",
-        lambda: _widgets().shape_explorer(d_model=16, h=16, n=8, max_d_model=16), bounds=(1, 8)),
-    "predict_5_3_le": Moment(
-        "Figure s02: the weight the row of le puts on the first the (a number between 0 and 1)?", _le_weight,
-        "le translates the, which the English has twice: its query matches both keys equally, so they "
-        "share its weight, half each.",
-        _figure(lambda: _plots().translation_heatmap(S02_ENGLISH, S02_FRENCH)), what="figure s02", tolerance=0.1,
-        bounds=(0, 1)),
     "predict_5_4_most_needed": Moment(
         "Which head, switched off, costs the learned model the most accuracy? \"A\" layer 1 head 1, \"B\" "
         "layer 1 head 2, \"C\" layer 2 head 1, \"D\" layer 2 head 2.", _most_needed,
