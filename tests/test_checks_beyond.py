@@ -83,8 +83,8 @@ def test_attention_without_mask_is_equivariant_and_causal_is_not():
 
 
 def test_why_positions(capsys):
-    accepts(check.q3_5_why_positions, "D", capsys)
-    accepts(check.q3_5_why_positions, " d ", capsys)
+    accepts(check.q3_5_why_positions, "B", capsys)
+    accepts(check.q3_5_why_positions, " b ", capsys)
     rejects(check.q3_5_why_positions, "E", "should be one of")
 
 

@@ -16,13 +16,13 @@ ASSIGNMENT = "beyond_the_sheet"
 
 # --- Problem 3.5 (b): why a Transformer needs positions (its test is 3.5's, autograders.checks.beyond) -------
 
-WHY_POSITIONS = choice("q3_5_why_positions", "D", {
+WHY_POSITIONS = choice("q3_5_why_positions", "B", {
     "A": (tags.PERMUTATION_MIXES_TOKENS, "A is the belief that permuting the tokens mixes them: it only reorders the "
           "output's rows, each token keeping its own output. Nothing is lost; the trouble is that nothing changes."),
-    "B": (tags.POSITIONS_MAKE_HEADS_DIFFER, "B confuses positions with projections: heads differ because each has its "
-          "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
     "C": (tags.POSITIONS_FOR_RANK, "C confuses positions with the rank bottleneck: the rank bound comes from Q_i and "
           "K_i being n × d_k, and adding position vectors to X does not change d_k."),
+    "D": (tags.POSITIONS_MAKE_HEADS_DIFFER, "D confuses positions with projections: heads differ because each has its "
+          "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
 }, right="Without positions self-attention sees a set: word order changes nothing but the order of the outputs.",
     hidden_right="Hidden checks passed too.", hidden_says="`why_positions` is not the reason positions are needed.")
 
