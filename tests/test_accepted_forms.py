@@ -180,7 +180,7 @@ ACCEPTED = {
         lambda f, X, perm: all(np.allclose(f(X[perm])[i], f(X)[p]) for i, p in enumerate(perm)),
         lambda f, X, perm: bool(np.abs(f(X[perm]) - f(X)[perm]).max() < 1e-8),
     ]),
-    "q3_5_why_positions": (beyond.q3_5_why_positions, ["D", "d", " D "]),
+    "q3_5_why_positions": (beyond.q3_5_why_positions, ["B", "b", " B "]),
     "q4_4_previous_token": (beyond.q4_4_previous_token, [HEAD_4_4, list(HEAD_4_4), tuple(W.tolist() for W in HEAD_4_4), (HEAD_4_4[0] * 2, HEAD_4_4[1]),
                              (HEAD_4_4[0].astype(np.float32), HEAD_4_4[1].astype(int))]),
     "q4_4_average_query": (beyond.q4_4_average_query, vectors(QUERY_4_4) + [(QUERY_4_4 * 3).tolist()]),

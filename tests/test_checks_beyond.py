@@ -8,7 +8,8 @@ import pytest
 import mha_core as mha
 from autograders.checks import beyond as check
 from autograders.checks.feedback import WrongAnswer
-from mha_core import by_hand, learned
+from autograders.problems import by_hand
+from mha_core import learned
 from tests.checking import accepts, rejects
 from tests.fixtures import beyond_the_sheet
 
@@ -82,8 +83,8 @@ def test_attention_without_mask_is_equivariant_and_causal_is_not():
 
 
 def test_why_positions(capsys):
-    accepts(check.q3_5_why_positions, "D", capsys)
-    accepts(check.q3_5_why_positions, " d ", capsys)
+    accepts(check.q3_5_why_positions, "B", capsys)
+    accepts(check.q3_5_why_positions, " b ", capsys)
     rejects(check.q3_5_why_positions, "E", "should be one of")
 
 

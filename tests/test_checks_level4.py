@@ -90,29 +90,6 @@ def test_parameter_count_hidden_wrong_at_the_example_never_claims_it_right_there
     assert "right count for d_model=512, h=8" not in message, message
 
 
-@pytest.mark.parametrize("value", [1_048_576, 1048576.0, np.int64(1_048_576), 4 * 512**2])
-def test_params_512_accepts(value, capsys):
-    _accepts(check.q4_1_params_512, value, capsys)
-
-
-@pytest.mark.parametrize(
-    "value, says",
-    [
-        (786_432, "forgot W^O"),
-        (8_388_608, "parameters grow with h"),
-        (131_072, "one head only"),
-        (1_050_624, "You counted biases"),
-        (2_048, "square it"),
-        (262_144, "single d_model×d_model matrix"),
-        (1_000_000, "Not yet"),
-        ("1048576", "should be a single number"),
-        (None, "no answer yet"),
-    ],
-)
-def test_params_512_names_the_misconception(value, says):
-    _rejects(check.q4_1_params_512, value, says)
-
-
 # --- Problem 4.2 ---------------------------------------------------------------
 
 
@@ -130,70 +107,31 @@ def _known():
     return scaled, weights, output
 
 
-@pytest.mark.parametrize("hidden", [False, True])
-def test_scaled_scores_accept_exact_rounded_and_row_vectors(hidden, capsys):
-    scaled, _, _ = _known()
-    for value in (scaled, [0.7071, 0, 0.7071, 1.4142], scaled[None, :], scaled.tolist(), scaled + 9e-4):
-        check.q4_2_scaled_scores(value, hidden=hidden)
-    assert capsys.readouterr().err == ""
-
-
+# Right answers in every form and each declared misconception's wrong answer: tests/test_problems.py. Here,
+# what the declarations leave to a hand-written diagnosis (a masked score, a near miss, the dot product).
 @pytest.mark.parametrize(
     "value, says",
     [
-        ([0.5, 0.0, 0.5, 1.0], "instead of √d_k"),
-        ([1.0, 0.0, 1.0, 2.0], "no scaling"),
-        ([1.4142, 0.0, 1.4142, 2.8284], "multiplies by √d_k"),
         ([0.7071, 0.0, 0.7071, -np.inf], "causal mask applied wrongly"),
         ([0.7071, 0.0, 0.7071, -1e9], "causal mask applied wrongly"),
         ([0.707, 0.0, 0.707, 1.41], "close but not within"),
         ([1.0, 2.0, 3.0, 4.0], "compute the dot product"),
-        ([0.7071, 0.0, 0.7071], "should have shape (4,)"),
-        ("0.7071, 0, 0.7071, 1.4142", "should be an array of numbers"),
         ([np.nan, 0.0, 0.7071, 1.4142], "NaN"),
-        (None, "no answer yet"),
     ],
 )
 def test_scaled_scores_name_the_misconception(value, says):
     _rejects(check.q4_2_scaled_scores, value, says)
 
 
-@pytest.mark.parametrize("hidden", [False, True])
-def test_weights_accept_exact_and_rounded(hidden, capsys):
-    _, weights, _ = _known()
-    for value in (weights, [0.2212, 0.1091, 0.2212, 0.4486], weights - 9e-4):
-        check.q4_2_weights(value, hidden=hidden)
-    assert capsys.readouterr().err == ""
-
-
-def _softmax(x):
-    e = np.exp(np.asarray(x, float))
-    return e / e.sum()
-
-
 @pytest.mark.parametrize(
     "value, says",
     [
-        (_softmax([0.5, 0, 0.5, 1]), "instead of √d_k"),
-        (_softmax([1, 0, 1, 2]), "no scaling"),
-        ([0.7071, 0.0, 0.7071, 1.4142], "forgot the softmax"),
-        ([0.25, 0.0, 0.25, 0.5], "without exponentials"),
-        (np.append(_softmax([0.7071, 0, 0.7071]), 0), "causal mask wrongly"),
-        ([1.0, 0.0, 0.0, 0.0], "causal mask wrongly"),
-        ([0.25, 0.25, 0.25, 0.25], "ignore the scores"),
         ([0.3, 0.3, 0.3, 0.3], "add up to 1"),
         ([0.22, 0.11, 0.22, 0.45], "close but not within"),
-        ([0.1, 0.2, 0.3, 0.4], "Apply the softmax"),
-        ([[0.2212, 0.1091], [0.2212, 0.4486]], "should have shape (4,)"),
     ],
 )
 def test_weights_name_the_misconception(value, says):
     _rejects(check.q4_2_weights, value, says)
-
-
-@pytest.mark.parametrize("value", [[0.8847, 2.0124], [0.8847, 2.0123], (0.8847, 2.0123)])
-def test_output_accepts_the_exact_value_and_the_sheets_rounded_one(value, capsys):
-    _accepts(check.q4_2_output, value, capsys)
 
 
 def test_the_sheets_2_0123_is_its_rounded_terms_added():
@@ -203,28 +141,9 @@ def test_the_sheets_2_0123_is_its_rounded_terms_added():
     assert abs(2.0123 - output[1]) <= check.TOL and round(output[1], 4) == 2.0124
 
 
-@pytest.mark.parametrize(
-    "value, says",
-    [
-        (_softmax([0.5, 0, 0.5, 1]) @ check.V, "instead of √d_k"),
-        (_softmax([1, 0, 1, 2]) @ check.V, "no scaling"),
-        (np.array([0.7071, 0.0, 0.7071, 1.4142]) @ check.V, "forgot the softmax"),
-        (np.append(_softmax([0.7071, 0, 0.7071]), 0) @ check.V, "causal mask wrongly"),
-        ([1.0, 0.0], "causal mask wrongly"),
-        (None, "no answer yet"),
-        ([0.88, 2.01], "close but not within"),
-        ([1.0, 1.0], "the values weighted by"),
-        ([0.8847, 2.0124, 0.0], "should have shape (2,)"),
-    ],
-)
+@pytest.mark.parametrize("value, says", [([0.88, 2.01], "close but not within")])
 def test_output_names_the_misconception(value, says):
     _rejects(check.q4_2_output, value, says)
-
-
-def test_output_weighted_sum_of_keys():
-    _, weights, _ = _known()
-    _rejects(check.q4_2_output, weights @ check.K, "weighted sum of the keys")
-
 
 
 # --- Problem 4.3 ---------------------------------------------------------------

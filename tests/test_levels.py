@@ -71,10 +71,10 @@ def _offered(module):
 
 @pytest.mark.parametrize("check_name", ["q4_4_previous_token", "q4_4_average_query"])
 def test_the_by_hand_module_offers_no_answer_to_the_problems_it_serves(check_name, capsys):
-    """4.4's data lives in mha_core.by_hand, which students import: nothing it offers passes 4.4."""
+    """4.4's data lives in autograders.problems.by_hand, which students import: nothing it offers passes 4.4."""
     from autograders.checks import beyond
     from autograders.checks.feedback import WrongAnswer
-    from mha_core import by_hand
+    from autograders.problems import by_hand
 
     passing = []
     for name, value in _offered(by_hand):
@@ -84,7 +84,7 @@ def test_the_by_hand_module_offers_no_answer_to_the_problems_it_serves(check_nam
             continue
         passing.append(name)
     capsys.readouterr()
-    assert not passing, f"mha_core.by_hand offers an answer to {check_name}: {passing}"
+    assert not passing, f"autograders.problems.by_hand offers an answer to {check_name}: {passing}"
 
 
 CORE = [path for path in LEVELS if path.stem.startswith("level")]
@@ -179,7 +179,7 @@ def test_the_extras_are_told_apart():
                 nbformat.v4.new_code_cell('why = None  # one letter: "A" or "B"'),
                 nbformat.v4.new_markdown_cell("**Written answer, Problem 9.1:**"),
                 nbformat.v4.new_code_cell("predict_9_1_x = None  # your prediction"),
-                nbformat.v4.new_code_cell("mha.widgets.predict_first('predict_9_1_x', predict_9_1_x)")]
+                nbformat.v4.new_code_cell("predict_first('predict_9_1_x', predict_9_1_x)")]
     nb.cells[1].metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "q9_1_why"}
     nb.cells[2].metadata["nbgrader"] = {"solution": True, "grade": True, "grade_id": "q9_1_explain", "points": 1}
     nb.cells[3].metadata["tags"] = ["prediction"]

@@ -262,7 +262,7 @@ def _delegated_masked_softmax(scores, valid_lens, causal=False):
     n_q, n_k = scores.shape[-2:]
     allowed = (np.arange(n_k) < np.asarray(valid_lens)[:, None])[:, None, None, :] & (
         np.tri(n_q, n_k, dtype=bool) if causal else True)
-    return mha.attention._masked_softmax_(scores.copy(), np.broadcast_to(allowed, scores.shape))  # mha_core's code
+    return mha.attention._masked_softmax(scores, np.broadcast_to(allowed, scores.shape))  # mha_core's code
 
 
 def _own_blocks(q, K, V, block_size):

@@ -10,8 +10,8 @@ import pytest
 import mha_core
 from autograders.checks import predictions
 from autograders.checks.predictions import PREDICTIONS
-from mha_core.explore.moments import MOMENTS
-from mha_core.explore.predict import PredictFirst, as_prediction, predict_first
+from autograders.problems.moments import MOMENTS, predict_first
+from mha_core.explore.predict import PredictFirst, as_prediction
 from tests.conftest import all_notebooks, nbgrader_meta, read
 
 pytestmark = pytest.mark.usefixtures("no_drawing")
@@ -34,20 +34,11 @@ def test_every_prediction_cell_is_registered_once_and_unlocks_the_cell_under_it(
         problems = {m[1].replace(".", "_") for c in nb.cells for m in [re.match(r"### Problem (\d+\.\d+)", c.source)] if m}
         assert name in PREDICTIONS and "_".join(name.split("_")[1:3]) in problems, (stem, name)  # its problem's notebook
         below = nb.cells[index + 1]
-        assert f"mha.widgets.predict_first({name!r}, {name})" in below.source, (stem, name, below.source)
+        assert f"predict_first({name!r}, {name})" in below.source, (stem, name, below.source)
         names.append(name)
-    assert sorted(PREDICTIONS) == sorted(MOMENTS) and RETIRED <= set(MOMENTS)
-    assert sorted(names) == sorted(set(PREDICTIONS) - RETIRED)  # each once, none left unused
+    assert sorted(names) == sorted(PREDICTIONS) == sorted(MOMENTS)  # each once, none left unused
     required = {"predict_2_1_weight", "predict_4_2_position_2"}  # a prediction before a level's explorers
     assert required <= set(names)
-
-
-# Moments no notebook opens any more: each problem keeps its answers and at most two of a choice, a written
-# answer, an explorer and a prediction (tests/test_levels.py), so 3.1 to 3.3, 5.1 and 5.3 lost their
-# predictions. mha_core.explore.moments still defines them (its explorers serve the demo): drop them there,
-# then here.
-RETIRED = {"predict_3_1_grows", "predict_3_2_notices", "predict_3_3_pattern", "predict_3_3_it_noun",
-           "predict_5_1_keys", "predict_5_3_le"}
 
 
 def test_a_blank_prediction_reads_as_none_from_the_notebook():
@@ -98,12 +89,6 @@ def test_the_right_values_against_an_independent_computation():
     e = np.exp(np.array([4.0, 2.0, 5.0]) / 2)
     assert MOMENTS["predict_2_3_weight_t2"].actual() == round(float(e.max() / e.sum()), 2)
     assert MOMENTS["predict_4_1_growth"].actual() == 4 * 1024**2 / (4 * 512**2)
-    assert MOMENTS["predict_3_1_grows"].actual() == "C"  # h · n² exponentials; the products cancel h
-    assert MOMENTS["predict_3_2_notices"].actual() == "B"
-    assert MOMENTS["predict_3_3_pattern"].actual() == "A"  # head 1 is the previous-word head
-    assert MOMENTS["predict_3_3_it_noun"].actual() == "C"  # cat
-    assert MOMENTS["predict_5_1_keys"].actual() == 2  # d_k = 1: the largest k or the smallest
-    assert abs(MOMENTS["predict_5_3_le"].actual() - 0.5) <= 0.05
     assert 0.8 <= MOMENTS["predict_2_1_weight"].actual() <= 0.95
     from mha_core import learned  # each head switched off, measured on the model itself
 
@@ -138,17 +123,16 @@ def test_a_prediction_out_of_its_range_is_refused_with_the_range(name):
 def test_the_weights_and_counts_a_student_predicts_have_ranges():
     weights = {n for n, m in MOMENTS.items() if "weight" in m.question.lower() and not m.choices}
     assert weights and all(MOMENTS[n].bounds == (0, 1) for n in weights)
-    assert MOMENTS["predict_5_1_keys"].bounds == (1, 8)
 
 
 def test_readings():
-    moment = MOMENTS["predict_3_2_notices"]
+    moment = MOMENTS["predict_5_4_most_needed"]
     assert as_prediction(moment, " b ") == "B" and as_prediction(moment, "E") is None and as_prediction(moment, 2) is None
     number = MOMENTS["predict_4_2_position_2"]
     assert as_prediction(number, 1) == 1.0 and as_prediction(number, True) is None and as_prediction(number, "0.5") is None
     with pytest.raises(ValueError, match="prediction_id"):
         predict_first("predict_0_0_nothing", 1)
-    assert isinstance(predict_first("predict_5_3_le", 0.5), PredictFirst)
+    assert isinstance(predict_first("predict_2_1_weight", 0.5), PredictFirst)
 
 
 def _predictions_of(nb):
@@ -170,13 +154,13 @@ def test_the_release_keeps_every_prediction_cell(course):
         released = read(course.root / "release" / name / f"{name}.ipynb")
         assert _predictions_of(released) == _predictions_of(source), name
         kept += len(_predictions_of(released))
-    assert kept == len(set(MOMENTS) - RETIRED)
+    assert kept == len(MOMENTS)
 
 
 def test_an_unlocked_figure_is_the_notebooks_own_picture_and_fits_its_column():
     """The figure a prediction opens: the PNG the figure shows in a notebook (tight, its colour bar's
     label whole), at its own width but never wider than the output area."""
-    from mha_core.explore.moments import figure_view
+    from mha_core.widgets import figure_view
 
     was = mha_core._drawing
     mha_core.drawing(True)

@@ -199,8 +199,8 @@ WRITTEN = {"nbgrader": {"solution": True, "grade": True, "grade_id": "q9_1_expla
 
 
 @pytest.mark.parametrize("cells, expected", [
-    ([("code", "mha.widgets.predict_first('p', p)", {}), ("code", "x = None", ANSWER)], "opens an explorer"),
-    ([("code", "x = None", ANSWER), ("code", "mha.widgets.predict_first('p', p)", {}), ("md", "w", WRITTEN)],
+    ([("code", "predict_first('p', p)", {}), ("code", "x = None", ANSWER)], "opens an explorer"),
+    ([("code", "x = None", ANSWER), ("code", "predict_first('p', p)", {}), ("md", "w", WRITTEN)],
      "opens an explorer"),
     ([("code", "x = None", ANSWER), ("code", "print(np.std(dots))", {}), ("md", "why", WRITTEN)], "between two"),
     ([("code", "q_demo = np.array([0.3, 0.8])  # change me", {}), ("code", "x = None", ANSWER)], "invites editing"),

@@ -30,7 +30,9 @@ import numpy as np
 
 import mha_core
 
-TAGS = ("transposed-all-axes", "no-keepdims", "heads-summed", "shape-error")  # what explain() names
+from . import misconceptions as tags
+
+TAGS = (tags.TRANSPOSED_ALL_AXES, tags.NO_KEEPDIMS, tags.HEADS_SUMMED, tags.SHAPE_ERROR)  # what explain() names
 
 # numpy's site-packages, mha_core/ and autograders/: a frame in these is not the student's
 _LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(np.__file__))) + os.sep,
@@ -159,14 +161,14 @@ def _from_source(exc, frame, source, line):
             shape = _shape(node.value, names)
             if shape is not None and len(shape) >= 3:
                 name = ast.unparse(node.value)
-                return "transposed-all-axes", (
+                return tags.TRANSPOSED_ALL_AXES, (
                     f"{said}: `{name}.T` reverses every axis of `{name}`, shape {_show(shape)} becomes "
                     f"{_show(shape[::-1])} (the head or batch axis moves to the end too). To transpose each head's "
                     f"matrix, swap the last two axes only: np.swapaxes({name}, -1, -2), shape "
                     f"{_show(shape[:-2] + shape[-2:][::-1])}.")
     summed = _heads_summed(tree, names, said)
     if summed:
-        return "heads-summed", summed
+        return tags.HEADS_SUMMED, summed
     in_matmul = {id(side) for node in ast.walk(tree) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult)
                  for side in (node.left, node.right)}
     for node in ast.walk(tree):  # a reduction without keepdims, broadcast against its own operand (not in a @)
@@ -176,7 +178,7 @@ def _from_source(exc, frame, source, line):
             if operand is not None and len(operand) >= 2:
                 kept = _shape(node, names)
                 call = ast.unparse(node)
-                return "no-keepdims", (
+                return tags.NO_KEEPDIMS, (
                     f"{said}: `{call}` has shape {_show(kept)}, one axis fewer than {_show(operand)}, so numpy lines "
                     "it up with the wrong axes (or cannot at all). Keep the axis: add keepdims=True, which gives "
                     f"shape {_show(operand[:reduced[1] % len(operand)] + (1,) + operand[reduced[1] % len(operand) + 1:])}"
@@ -187,8 +189,8 @@ def _from_source(exc, frame, source, line):
             if left is None or right is None or _fits(node.op, left, right):
                 continue
             a, b = ast.unparse(node.left), ast.unparse(node.right)
-            return "shape-error", f"{said}: {_operands(node.op, a, left, b, right)}"
-    return "shape-error", f"{said}: {_numpy_words(str(exc))}"
+            return tags.SHAPE_ERROR, f"{said}: {_operands(node.op, a, left, b, right)}"
+    return tags.SHAPE_ERROR, f"{said}: {_numpy_words(str(exc))}"
 
 
 def _heads_summed(tree, names, said):
@@ -277,7 +279,7 @@ def _from_message(text):
         if len(shapes) == 2:
             big, small = sorted(shapes, key=len, reverse=True)
             if len(big) == len(small) + 1 and len(big) >= 3 and big[:-1] == small:
-                return "no-keepdims", (
+                return tags.NO_KEEPDIMS, (
                     f"Your function raised ValueError: numpy could not line up shapes {_show(big)} and "
                     f"{_show(small)}. {_show(small)} is {_show(big)} summed (or maximised) over its last axis without "
                     f"keepdims=True: keep the axis (shape {_show(small + (1,))}) so each row's sum divides that row.")
@@ -285,8 +287,8 @@ def _from_message(text):
     if match and "->" in match[1]:  # a matmul's leading axes: K.T on (h, n, d_k) is (d_k, n, h)
         originals = [tuple(int(d) for d in m.split(",")) for m in re.findall(r"\((\d+(?:,\d+)*),?\)->", match[1])]
         if len(originals) == 2 and len(originals[0]) >= 3 and originals[1] == originals[0][::-1]:
-            return "transposed-all-axes", (
+            return tags.TRANSPOSED_ALL_AXES, (
                 f"Your function raised ValueError: a matrix product of shapes {_show(originals[0])} and "
                 f"{_show(originals[1])}, the second the first with every axis reversed. That is `K.T` on a 3-D array: "
                 ".T reverses every axis. Swap the last two only: np.swapaxes(K, -1, -2).")
-    return "shape-error", f"Your function raised ValueError: {_numpy_words(text)}"
+    return tags.SHAPE_ERROR, f"Your function raised ValueError: {_numpy_words(text)}"

@@ -11,6 +11,7 @@ statement asks for the loop, and its mistakes are the loop's. The test cells cal
 
 import numpy as np
 
+from . import misconceptions as tags
 from . import own_work
 from .feedback import WrongAnswer, correct, named, tag_of
 
@@ -77,38 +78,38 @@ def masked_weights(scores, valid_lens, causal, mistake=None):
         return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
-_AFTER = ("mask-after-softmax", "The mask is applied after the softmax: zeroing the weights of masked keys without "
+_AFTER = (tags.MASK_AFTER_SOFTMAX, "The mask is applied after the softmax: zeroing the weights of masked keys without "
           "renormalising leaves rows that add up to less than 1, and the masked keys still shaped the others. Mask "
           "the scores (set them to -inf) before the softmax.")
 MASK_MISTAKES = {
     "after_softmax": named(*_AFTER),
-    "zero_fill": named("mask-fill-zero", "Masked scores are set to 0: e^0 = 1 still gives those keys weight (a score "
+    "zero_fill": named(tags.MASK_FILL_ZERO, "Masked scores are set to 0: e^0 = 1 still gives those keys weight (a score "
                        "of 0 is an ordinary score). Set them to -inf, so that e^-inf = 0."),
-    "triu": named("mask-wrong-way", "The causal mask is the wrong triangle: query i may attend to keys j ≤ i (np.tri, "
+    "triu": named(tags.MASK_WRONG_WAY, "The causal mask is the wrong triangle: query i may attend to keys j ≤ i (np.tri, "
                   "the lower triangle), not to the keys after it."),
-    "strict": named("causal-mask-applied", "The causal mask hides the diagonal: query i may attend to keys j ≤ i, "
+    "strict": named(tags.CAUSAL_MASK_APPLIED, "The causal mask hides the diagonal: query i may attend to keys j ≤ i, "
                     "itself included."),
-    "uniform_row": named("fully-masked-uniform", "A row whose keys are all masked comes out uniform, 1/n_k on every "
+    "uniform_row": named(tags.FULLY_MASKED_UNIFORM, "A row whose keys are all masked comes out uniform, 1/n_k on every "
                          "key, padding included: a finite fill (-1e9, or d2l's -1e6) makes every masked score equal, "
                          "and softmax spreads the weight evenly. A query with no key to attend to gets weights 0."),
-    "pad_queries": named("padding-masks-queries", "The padding mask hides the queries past each sequence's length "
+    "pad_queries": named(tags.PADDING_MASKS_QUERIES, "The padding mask hides the queries past each sequence's length "
                          "(whole rows) instead of its keys (columns): key j of sequence b is padding when "
                          "j >= valid_lens[b], and no query may attend to it."),
-    "pad_off_by_one": named("padding-off-by-one", "One key too many: sequence b's real keys are 0 … valid_lens[b] - 1 "
+    "pad_off_by_one": named(tags.PADDING_OFF_BY_ONE, "One key too many: sequence b's real keys are 0 … valid_lens[b] - 1 "
                             "(key j is real when j < valid_lens[b], not j <= valid_lens[b])."),
-    "pad_first": named("padding-one-length", "Every sequence is masked with the first one's length: sequence b keeps "
+    "pad_first": named(tags.PADDING_ONE_LENGTH, "Every sequence is masked with the first one's length: sequence b keeps "
                        "keys j < valid_lens[b], its own, so the mask has one row of keys per batch entry, "
                        "(batch, n_k), broadcast as (batch, 1, 1, n_k)."),
-    "no_padding": named("padding-ignored", "The padding mask is missing: sequence b's keys j >= valid_lens[b] are "
+    "no_padding": named(tags.PADDING_IGNORED, "The padding mask is missing: sequence b's keys j >= valid_lens[b] are "
                         "padding and must get weight 0."),
-    "no_causal": named("causal-mask-applied", "causal=True is ignored: with it, query i may attend to keys j ≤ i only "
+    "no_causal": named(tags.CAUSAL_MASK_APPLIED, "causal=True is ignored: with it, query i may attend to keys j ≤ i only "
                        "(and only to real keys)."),
-    "always_causal": named("causal-mask-applied", "The causal mask is applied with causal=False too: mask only when "
+    "always_causal": named(tags.CAUSAL_MASK_APPLIED, "The causal mask is applied with causal=False too: mask only when "
                            "causal is True."),
-    "or": named("masks-combined-with-or", "The two masks are combined with \"or\": a key is then allowed when either "
+    "or": named(tags.MASKS_COMBINED_WITH_OR, "The two masks are combined with \"or\": a key is then allowed when either "
                 "mask allows it. A key must be allowed by both, padding and causal: combine them with &."),
 }
-_NAN_ROW = named("fully-masked-nan", "A row whose keys are all masked (an empty sequence, valid length 0) gives 0/0 = "
+_NAN_ROW = named(tags.FULLY_MASKED_NAN, "A row whose keys are all masked (an empty sequence, valid length 0) gives 0/0 = "
                  "NaN: every score is -inf, so every e^s is 0 and so is their sum. Give such a row weights 0: for "
                  "instance divide only where the sum is positive (np.divide(e, total, out=np.zeros_like(e), where=total "
                  "> 0)), and shift it by 0, not by its maximum -inf.")
@@ -123,10 +124,10 @@ def _mask_output(value, shape, where, no_key, large):
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise WrongAnswer(f"{where}, `masked_softmax` should return an array of numbers, got {type(value).__name__}.",
-                          misconception="wrong-kind") from None
+                          misconception=tags.WRONG_KIND) from None
     if array.shape != shape:
         raise WrongAnswer(f"{where}, `masked_softmax` should return weights of the shape of the scores, {shape} = "
-                          f"(batch, h, n_q, n_k), got {array.shape}.", misconception="wrong-kind")
+                          f"(batch, h, n_q, n_k), got {array.shape}.", misconception=tags.WRONG_KIND)
     bad = ~np.isfinite(array)
     if bad.any():
         rows = bad.any(axis=-1)
@@ -134,7 +135,7 @@ def _mask_output(value, shape, where, no_key, large):
             raise WrongAnswer(f"{where}: {_NAN_ROW}", misconception=tag_of(_NAN_ROW))
         raise WrongAnswer(f"{where}, the weights have NaN or infinity in them" + (
             ": e^s overflows for scores this large; subtract each row's largest allowed score first." if large else
-            ": look for a division by zero."), misconception="softmax-overflows" if large else None)
+            ": look for a division by zero."), misconception=tags.SOFTMAX_OVERFLOWS if large else None)
     return array
 
 
@@ -227,19 +228,19 @@ def blocked(q, K, V, block_size, mistake=None):
 _RESCALE = ("When the maximum grows from m to m_new, what was summed so far was computed against the old m: multiply "
             "{what} by e^(m - m_new) before adding the new block's terms.")
 BLOCK_MISTAKES = {
-    "no_rescale": named("online-softmax-no-rescale", "The running sum and the running weighted sum are not rescaled "
+    "no_rescale": named(tags.ONLINE_SOFTMAX_NO_RESCALE, "The running sum and the running weighted sum are not rescaled "
                         "when the maximum changes, so earlier blocks keep too much weight. " +
                         _RESCALE.format(what="both the running sum and the accumulated weighted values")),
-    "sum_only": named("online-softmax-no-rescale", "The running sum is rescaled when the maximum changes, but the "
+    "sum_only": named(tags.ONLINE_SOFTMAX_NO_RESCALE, "The running sum is rescaled when the maximum changes, but the "
                       "accumulated weighted values are not. " + _RESCALE.format(what="the accumulator too")),
-    "acc_only": named("online-softmax-no-rescale", "The accumulated weighted values are rescaled when the maximum "
+    "acc_only": named(tags.ONLINE_SOFTMAX_NO_RESCALE, "The accumulated weighted values are rescaled when the maximum "
                       "changes, but the running sum is not. " + _RESCALE.format(what="the running sum too")),
-    "block_max": named("online-softmax-no-rescale", "Each block is exponentiated against its own maximum and the "
+    "block_max": named(tags.ONLINE_SOFTMAX_NO_RESCALE, "Each block is exponentiated against its own maximum and the "
                        "blocks are added as they are: their terms are on different scales. Keep one running maximum "
                        "m; " + _RESCALE.format(what="the running sum and the accumulator")),
-    "last_block_dropped": named("last-block-dropped", "The last, partial block is left out: when block_size does not "
+    "last_block_dropped": named(tags.LAST_BLOCK_DROPPED, "The last, partial block is left out: when block_size does not "
                                 "divide n_k, the keys after the last full block count too (range(0, n_k, block_size))."),
-    "no_scale": named("no-scaling", "No scaling: divide each block's scores K_b q by √d_k, as attention does."),
+    "no_scale": named(tags.NO_SCALING, "No scaling: divide each block's scores K_b q by √d_k, as attention does."),
 }
 
 
@@ -258,12 +259,12 @@ def q4_7_attention_in_blocks(fn, hidden=False):
         if array is None or array.shape != expected.shape:
             shown = np.shape(value) if array is not None else type(value).__name__
             raise WrongAnswer(f"{where}, `attention_in_blocks` should return one output vector of d_v = {d_v} numbers "
-                              f"(the weighted sum of the values), got {shown}.", misconception="wrong-kind")
+                              f"(the weighted sum of the values), got {shown}.", misconception=tags.WRONG_KIND)
         if not np.isfinite(array).all():
             raise WrongAnswer(f"{where}, the output has NaN or infinity in it. Either e^s overflowed (subtract the "
                               "running maximum before exponentiating) or the rescaling factor is upside down: it is "
                               "e^(m - m_new), at most 1, and 0 at the first block, where m = -inf.",
-                              misconception="softmax-overflows")
+                              misconception=tags.SOFTMAX_OVERFLOWS)
         if np.allclose(array, expected, rtol=BLOCK_RTOL, atol=BLOCK_RTOL * np.abs(expected).max()):
             continue
         for mistake, message in BLOCK_MISTAKES.items():

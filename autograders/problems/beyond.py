@@ -1,5 +1,5 @@
-"""Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 4.5, the KV cache's size; Problem 4.7 (b), where
-attention's n² starts to matter; declared once.
+"""Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 3.5 (b)'s labelled choice;
+Problem 4.5, the KV cache's size; Problem 4.7 (b), where attention's n² starts to matter; declared once.
 
 The notebook's problems that moved from the levels (3.4, 3.5, 4.4, 5.4: a function, constructions, picks among a
 model's heads) keep their own checks (:mod:`autograders.checks.beyond`) and have no per-student numbers
@@ -9,9 +9,23 @@ import itertools
 
 import numpy as np
 
-from .declare import Answer, Mistake, Numbers
+from ..checks import misconceptions as tags
+from .declare import Answer, Mistake, Numbers, choice
 
 ASSIGNMENT = "beyond_the_sheet"
+
+# --- Problem 3.5 (b): why a Transformer needs positions (its test is 3.5's, autograders.checks.beyond) -------
+
+WHY_POSITIONS = choice("q3_5_why_positions", "B", {
+    "A": (tags.PERMUTATION_MIXES_TOKENS, "A is the belief that permuting the tokens mixes them: it only reorders the "
+          "output's rows, each token keeping its own output. Nothing is lost; the trouble is that nothing changes."),
+    "C": (tags.POSITIONS_FOR_RANK, "C confuses positions with the rank bottleneck: the rank bound comes from Q_i and "
+          "K_i being n × d_k, and adding position vectors to X does not change d_k."),
+    "D": (tags.POSITIONS_MAKE_HEADS_DIFFER, "D confuses positions with projections: heads differ because each has its "
+          "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
+}, right="Without positions self-attention sees a set: word order changes nothing but the order of the outputs.",
+    hidden_right="Hidden checks passed too.", hidden_says="`why_positions` is not the reason positions are needed.")
+
 
 # --- Problem 4.5: the bytes a decoder keeps for its keys and values ------------------------------------
 
@@ -36,10 +50,10 @@ KV_CACHE_BYTES = Answer(
     "q4_5_kv_cache_bytes", "number", numbers=MODEL_4_5, tolerance=0.5, sheet_mistake=True, hidden=_cached, prefix="",
     answer=lambda n: 2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
     mistakes=(
-        Mistake("kv-counted-once", lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
+        Mistake(tags.KV_COUNTED_ONCE, lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
                 "That counts one cache per layer: a layer keeps the keys *and* the values of every past token, two "
                 "tensors of n_ctx × n_kv_heads × d_head numbers: multiply by 2."),
-        Mistake("gqa-ignored", lambda n: 2 * n.n_layers * n.n_ctx * n.n_heads * n.d_head * n.bytes_per_value,
+        Mistake(tags.GQA_IGNORED, lambda n: 2 * n.n_layers * n.n_ctx * n.n_heads * n.d_head * n.bytes_per_value,
                 lambda n: f"That caches keys and values for all n_heads = {n.n_heads} query heads. With grouped-query "
                           f"attention they share n_kv_heads = {n.n_kv_heads} key-value heads, and only those are "
                           "cached."),
@@ -82,16 +96,16 @@ PROJECTIONS_OVER_SCORES = Answer(
     answer=lambda n: 2 * n.d_model / n.n_short,
     hidden=lambda n: _flop_ratio(n, n.n_short), hidden_right="It matches the ratio of mha_core's own stage counts.",
     mistakes=(
-        Mistake("n2-half-counted", lambda n: 4 * n.d_model / n.n_short,
+        Mistake(tags.N2_HALF_COUNTED, lambda n: 4 * n.d_model / n.n_short,
                 "That counts the scores Q_i K_i^T alone: the weighted sums weights_i V_i cost as much again (n² d_k "
                 "per head), and they grow with n² too."),
-        Mistake("forgot-w-o", lambda n: 1.5 * n.d_model / n.n_short,
+        Mistake(tags.FORGOT_W_O, lambda n: 1.5 * n.d_model / n.n_short,
                 "That leaves out W^O: the output projection Concat W_O is one more n × d_model by d_model × d_model "
                 "product, as costly as each of X W_Q, X W_K, X W_V."),
-        Mistake("one-head-for-all", lambda n: 2 * n.d_model * n.h / n.n_short,
+        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: 2 * n.d_model * n.h / n.n_short,
                 "That counts the n² stages of one head: there are h of them, each of width d_k = d_model / h, "
                 "2 n² d_model together."),
-        Mistake("heads-cost-more", lambda n: 2 * n.d_model / (n.n_short * n.h),
+        Mistake(tags.HEADS_COST_MORE, lambda n: 2 * n.d_model / (n.n_short * n.h),
                 "That counts h heads of the full width d_model: each head has width d_k = d_model / h, so the h heads "
                 "together cost what one head of width d_model would."),
         Mistake("-/upside-down", lambda n: n.n_short / (2 * n.d_model),
@@ -106,14 +120,14 @@ EVEN_N = Answer(
     answer=lambda n: 2 * n.d_model,
     hidden=lambda n: round(_flop_ratio(n, 1)), hidden_right="It matches the length where mha_core's counts are even.",
     mistakes=(
-        Mistake("n2-half-counted", lambda n: 4 * n.d_model,
+        Mistake(tags.N2_HALF_COUNTED, lambda n: 4 * n.d_model,
                 "That counts the scores Q_i K_i^T alone: the weighted sums cost as much again, so the n² stages catch "
                 "up twice as early."),
-        Mistake("forgot-w-o", lambda n: 3 * n.d_model // 2,
+        Mistake(tags.FORGOT_W_O, lambda n: 3 * n.d_model // 2,
                 "That leaves out W^O: the output projection is a fourth n × d_model by d_model × d_model product."),
-        Mistake("one-head-for-all", lambda n: 2 * n.d_model * n.h,
+        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: 2 * n.d_model * n.h,
                 "That counts the n² stages of one head: the h heads together cost 2 n² d_model."),
-        Mistake("heads-cost-more", lambda n: 2 * n.d_model // n.h,
+        Mistake(tags.HEADS_COST_MORE, lambda n: 2 * n.d_model // n.h,
                 "That counts h heads of the full width d_model: each head has width d_k = d_model / h."),
         Mistake("-/d-model", lambda n: n.d_model,
                 "That is d_model: 4 n d_model² = 2 n² d_model holds at twice that."),
@@ -123,4 +137,4 @@ EVEN_N = Answer(
                     "stages the larger cost.",
 )
 
-ANSWERS = (KV_CACHE_BYTES, PROJECTIONS_OVER_SCORES, EVEN_N)
+ANSWERS = (WHY_POSITIONS, KV_CACHE_BYTES, PROJECTIONS_OVER_SCORES, EVEN_N)

@@ -47,14 +47,10 @@ POOLS = {assignment: {answer.id: pool(answer) for answer in module.ANSWERS if an
          for assignment, module in LEVELS.items()}
 POOLS = {assignment: pools for assignment, pools in POOLS.items() if pools}
 
+
 def problems(assignment):
     """{problem: its first pool} of ``assignment`` (one set of numbers per problem)."""
     found = {}
     for pool in POOLS.get(assignment, {}).values():
         found.setdefault(pool.problem, pool)
     return found
-
-
-def pool_of(assignment, answer_id):
-    """The pool of the answer cell ``answer_id`` of ``assignment``."""
-    return POOLS[assignment][answer_id]
