@@ -124,7 +124,6 @@ def practice_notebook(nb):
     for preprocessor in PRACTICE_PREPROCESSORS:
         nb, resources = preprocessor().preprocess(nb, resources)
     nb.metadata.pop("celltoolbar", None)
-    nb.metadata["language_info"] = kernel_language_info()
     return nb
 
 

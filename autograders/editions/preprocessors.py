@@ -143,7 +143,7 @@ def kernel_language_info():
 
 
 class KernelLanguageInfo(NbGraderPreprocessor):
-    """Write the kernel's ``language_info`` (the release: opened in JupyterLab it then shows no
+    """Write the kernel's ``language_info`` (both editions: opened in JupyterLab they then show no
     unsaved change; ``kernel_language_info`` says why)."""
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
@@ -223,4 +223,5 @@ PRACTICE_PREPROCESSORS = [
     ClearMarkScheme,
     ComputeChecksums,
     CheckCellMetadata,
+    KernelLanguageInfo,
 ]
