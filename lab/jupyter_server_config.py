@@ -14,6 +14,9 @@
 """
 
 import os
+import tempfile
+
+from jupyter_core.paths import jupyter_runtime_dir
 
 c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 here = os.path.dirname(os.path.abspath(__file__))
@@ -36,3 +39,12 @@ c.LabApp.custom_css = True
 # (the hub benchmark, 40 students starting at once: "Address already in use", a kernel lost).
 # Unix sockets in the user's own runtime folder (0700) are neither.
 c.KernelManager.transport = "ipc"
+
+# A kernel's sockets are "<runtime folder>/kernel-<36-character id>-ipc-<n>", and a Unix socket's path
+# has at most 107 bytes (Linux): in a runtime folder longer than 57 characters (a long home folder's
+# ~/.local/share/jupyter/runtime) no kernel could start. The server then keeps its runtime files,
+# kernels' included, in a private temporary folder (0700) instead. ``ServerApp.runtime_dir`` is not
+# configurable (jupyter_core 5): the server reads JUPYTER_RUNTIME_DIR after this file has run.
+SOCKET_PATH_MAX = 107
+if len(os.path.join(jupyter_runtime_dir(), "kernel-" + "0" * 36 + "-ipc-5").encode()) > SOCKET_PATH_MAX:
+    os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="jupyter-")

@@ -2,9 +2,10 @@
 
 Notation is the exercise sheet's: ``d_model``, ``h``, ``d_k = d_v = d_model / h``,
 ``n`` (or ``n_q``, ``n_k``), ``W_Q``, ``W_K``, ``W_V``, ``W_O``.
-Importing draws nothing and starts no widget: the figures live in ``mha_core.plots`` (and
-what they are drawn with in ``mha_core.figures``), the explorers in ``mha_core.explore`` (one
-module each, named together by ``mha_core.widgets``), all imported on first use.
+Importing draws nothing and starts no widget. Two public faces, imported on first use: the
+figures are ``mha_core.plots``, the explorers ``mha_core.widgets``; what they are built with
+(``mha_core.figures``, one module per explorer in ``mha_core.explore``) is theirs, not the
+notebooks'.
 ``mha_core.heads`` builds heads whose W_Q, W_K are written by hand (previous token,
 same word, first token, pronoun, translation), for figures that show real patterns.
 

@@ -8,6 +8,7 @@ and boolean masks say True where a query *may attend* (as PyTorch's
 ``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite).
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -32,10 +33,8 @@ def softmax(x, axis=-1):
     if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis must be in [{-x.ndim}, {x.ndim}) for x of shape {x.shape}, got {axis}")
     with np.errstate(over="ignore"):  # a difference below -1.8e308 becomes -inf, and exp(-inf) = 0
-        out = x - x.max(axis=axis, keepdims=True)  # the largest entry becomes 0: exp cannot overflow
-    np.exp(out, out=out)
-    out /= out.sum(axis=axis, keepdims=True)
-    return out
+        e = np.exp(x - x.max(axis=axis, keepdims=True))  # the largest entry becomes 0: exp cannot overflow
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def causal_mask(n_q, n_k=None):
@@ -71,21 +70,18 @@ def _mask(mask, causal, n_q, n_k, batch=()):
     return mask
 
 
-def _masked_softmax_(scores, mask):
-    """Softmax over the last axis, in place; fully masked rows become all zeros."""
+def _masked_softmax(scores, mask):
+    """Softmax over the last axis where ``mask`` allows (True); a row with nothing allowed gets zero weights."""
     if mask is not None:
-        np.copyto(scores, -np.inf, where=~mask)  # exp(-inf) = 0: no weight on a masked key
+        scores = np.where(mask, scores, -np.inf)  # exp(-inf) = 0: no weight on a masked key
     peak = scores.max(axis=-1, keepdims=True)  # (..., n_q, 1)
     peak[peak == -np.inf] = 0  # a row with nothing to attend to stays at -inf, not NaN
     if not np.isfinite(peak).all():
         raise ValueError("the scores Q K^T overflow their dtype: the inputs are too large")
     with np.errstate(over="ignore"):  # as in softmax
-        scores -= peak  # each row's largest score becomes 0: exp cannot overflow
-    np.exp(scores, out=scores)
-    total = scores.sum(axis=-1, keepdims=True)  # (..., n_q, 1): >= 1, or 0 for a fully masked row
-    total[total == 0] = 1  # which keeps its zero weights
-    scores *= 1 / total  # one division per row, not per score
-    return scores
+        e = np.exp(scores - peak)  # each row's largest score becomes 0: exp cannot overflow
+    total = e.sum(axis=-1, keepdims=True)  # (..., n_q, 1): >= 1, or 0 for a fully masked row
+    return e / np.where(total == 0, 1, total)  # a fully masked row keeps its zero weights
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None, causal=False, scale=None):
@@ -128,9 +124,9 @@ def scaled_dot_product_attention(Q, K, V, mask=None, causal=False, scale=None):
 def _attend(Q, K, V, mask, scale=None):
     """Unchecked :func:`scaled_dot_product_attention`; ``mask`` already combined."""
     if scale is None:
-        scale = 1.0 / np.sqrt(Q.shape[-1])
-    scores = (Q * Q.dtype.type(scale)) @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k): scaled via Q, which is smaller
-    weights = _masked_softmax_(scores, mask)
+        scale = 1 / math.sqrt(Q.shape[-1])  # a Python float: float32 inputs stay float32
+    scores = Q @ np.swapaxes(K, -1, -2) * scale  # (..., n_q, n_k)
+    weights = _masked_softmax(scores, mask)
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 

@@ -30,12 +30,12 @@ from .figures.base import (  # noqa: F401 (UNTRAINED, example_embeddings, head_o
     WEIGHT_LABEL,
     ANNOTATE_MAX,
     WorkbookFigure,
-    _kind,
-    _labels,
-    _matrix,
-    _token_axes,
-    _unseen,
-    _untrained,
+    checked_kind,
+    checked_labels,
+    checked_matrix,
+    token_axes,
+    unseen_figure,
+    untrained_title,
     draw_bars,
     draw_heatmap,
     example_embeddings,
@@ -62,20 +62,20 @@ def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, ann
     adds "random (untrained) weights" to the title. Returns the Figure
     (``ax.figure`` when drawing on a given ``ax``).
     """
-    kind = _kind(kind)
-    data, mask = _matrix("matrix", matrix, mask, 2)
+    kind = checked_kind(kind)
+    data, mask = checked_matrix("matrix", matrix, mask, 2)
     n_rows, n_cols = data.shape
-    row_labels = _labels("row_labels", row_labels, n_rows, "row (query token)")
-    col_labels = _labels("col_labels", col_labels, n_cols, "column (key token)")
+    row_labels = checked_labels("row_labels", row_labels, n_rows, "row (query token)")
+    col_labels = checked_labels("col_labels", col_labels, n_cols, "column (key token)")
     if annotate is None:
         annotate = max(n_rows, n_cols) <= ANNOTATE_MAX
     if norm is None:
         norm = weights_norm() if kind == "weights" else None
     if title is None:
         title = f"Attention {kind}: {n_rows} queries × {n_cols} keys"
-    title = _untrained(title, untrained)
+    title = untrained_title(title, untrained)
     if ax is None and headless():
-        return _unseen(title)
+        return unseen_figure(title)
     if ax is None:
         side = max(n_rows, n_cols)
         width = min(3.2 + 0.5 * n_cols, 12) if side <= 24 else 10
@@ -86,7 +86,7 @@ def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, ann
         fig = ax.figure
     fontsize = 10 if max(n_rows, n_cols) <= 16 else 7
     image, _ = draw_heatmap(ax, data, mask, norm, annotate, fontsize=9 if n_cols <= 10 else 8)
-    _token_axes(ax, row_labels, col_labels, fontsize=fontsize)
+    token_axes(ax, row_labels, col_labels, fontsize=fontsize)
     masked = mask is not None and not mask.all()
     ax.set_xlabel(xlabel + (f"\n({MASKED_NOTE})" if masked else ""), fontsize=11)
     ax.set_ylabel(ylabel, fontsize=11)
@@ -111,13 +111,13 @@ def cross_heatmap(weights, query_tokens, key_tokens, title=None, mask=None, anno
     The rows are the target sentence (decoder, queries), the columns the source sentence
     (encoder, keys and values); the axis labels say which is which.
     """
-    data, _ = _matrix("weights", weights, mask, 2)
+    data, _ = checked_matrix("weights", weights, mask, 2)
     n_q, n_k = data.shape
     if title is None:
         title = f"Cross-attention: {n_q} decoder queries × {n_k} encoder keys"
     return heatmap(
-        data, _labels("query_tokens", query_tokens, n_q, "row (decoder query token)"),
-        _labels("key_tokens", key_tokens, n_k, "column (encoder key token)"), title=title, mask=mask,
+        data, checked_labels("query_tokens", query_tokens, n_q, "row (decoder query token)"),
+        checked_labels("key_tokens", key_tokens, n_k, "column (encoder key token)"), title=title, mask=mask,
         annotate=annotate, xlabel=ENCODER_LABEL, ylabel=DECODER_LABEL, untrained=untrained,
     )
 
@@ -131,16 +131,16 @@ def head_grid(weights, row_labels=None, col_labels=None, mask=None, title=None, 
     ``head_titles`` (one per head) replace "head i"; ``untrained=True`` adds
     "random (untrained) weights" to the title.
     """
-    data, mask = _matrix("weights", weights, mask, 3)
+    data, mask = checked_matrix("weights", weights, mask, 3)
     h, n_q, n_k = data.shape
-    row_labels = _labels("row_labels", row_labels, n_q, "row (query token)")
-    col_labels = _labels("col_labels", col_labels, n_k, "column (key token)")
+    row_labels = checked_labels("row_labels", row_labels, n_q, "row (query token)")
+    col_labels = checked_labels("col_labels", col_labels, n_k, "column (key token)")
     shown = h if max_heads is None else min(h, check.positive_int("max_heads", max_heads))
-    title = _untrained(title or f"Attention weights of {h} heads", untrained)
+    title = untrained_title(title or f"Attention weights of {h} heads", untrained)
     if head_titles is not None:
-        head_titles = _labels("head_titles", head_titles, h, "head")
+        head_titles = checked_labels("head_titles", head_titles, h, "head")
     if headless():
-        return _unseen(title)
+        return unseen_figure(title)
     fig, images = build_head_grid(shown, row_labels, col_labels, title)
     for k, image in enumerate(images):
         image.set_data(masked(data[k], None if mask is None else mask[k]))
@@ -241,10 +241,10 @@ def translation_heatmap(source_tokens=None, target_tokens=None, pattern="transla
 def weight_bars(weights, labels=None, title=None, ax=None):
     """Problem 2.3: one row of attention weights as bars, each value written on its bar."""
     w = check.array("weights", weights, ndim=1)
-    labels = _labels("labels", labels, len(w), "weight")
+    labels = checked_labels("labels", labels, len(w), "weight")
     title = title or "Weights of one query (they sum to 1)"
     if ax is None and headless():
-        return _unseen(title)
+        return unseen_figure(title)
     if ax is None:
         fig = WorkbookFigure(figsize=(max(5.0, 1.0 + 0.9 * len(w)), 3.4))
         ax = fig.add_subplot()
@@ -274,7 +274,7 @@ def head_split_diagram(n=4, h=2, d_k=3):
     d_model, gap, pad = h * d_k, 4.0, 0.5
     title = f"Problem 4.3: splitting into heads, n = {n}, h = {h}, d_k = {d_k} (d_model = {d_model})"
     if headless():
-        return _unseen(title)
+        return unseen_figure(title)
     height = h * n + (h - 1) * pad  # the tallest stage: the heads one above the other
     x2 = d_model + gap
     x3 = x2 + d_model + (h - 1) * pad + gap

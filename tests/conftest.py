@@ -63,6 +63,21 @@ def is_test_cell(cell):
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
+def points(level):
+    """(autograded points, points graded by hand, graded cells) of the level notebook ``level`` (a stem),
+    read from its source's nbgrader metadata: what a course's gradebook holds for one submission."""
+    auto = manual = cells = 0
+    for cell in read(ROOT / "notebooks" / f"{level}.ipynb").cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("grade"):
+            cells += 1
+            if meta.get("solution") and cell.cell_type == "markdown":
+                manual += meta.get("points", 0)
+            else:
+                auto += meta.get("points", 0)
+    return auto, manual, cells
+
+
 def is_answer_cell(cell):
     meta = nbgrader_meta(cell)
     return cell.cell_type == "code" and bool(meta.get("solution"))
@@ -568,7 +583,8 @@ SHARED = {
 }
 
 # Fast-tier fixtures that take seconds to build (nbgrader steps, no kernel): their users share a worker.
-FAST_SHARED = {"tests/test_editions.py": {"small_release"}, "tests/conftest.py": {"graded_cells"}}
+FAST_SHARED = {"tests/test_editions.py": {"small_release"}, "tests/conftest.py": {"graded_cells"},
+               "tests/test_hub_exposure.py": {"student"}}  # one account: its tests on one worker
 
 
 @pytest.fixture(scope="session")

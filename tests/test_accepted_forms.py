@@ -180,7 +180,7 @@ ACCEPTED = {
         lambda f, X, perm: all(np.allclose(f(X[perm])[i], f(X)[p]) for i, p in enumerate(perm)),
         lambda f, X, perm: bool(np.abs(f(X[perm]) - f(X)[perm]).max() < 1e-8),
     ]),
-    "q3_5_why_positions": (beyond.q3_5_why_positions, ["D", "d", " D "]),
+    "q3_5_why_positions": (beyond.q3_5_why_positions, ["B", "b", " B "]),
     "q4_4_previous_token": (beyond.q4_4_previous_token, [HEAD_4_4, list(HEAD_4_4), tuple(W.tolist() for W in HEAD_4_4), (HEAD_4_4[0] * 2, HEAD_4_4[1]),
                              (HEAD_4_4[0].astype(np.float32), HEAD_4_4[1].astype(int))]),
     "q4_4_average_query": (beyond.q4_4_average_query, vectors(QUERY_4_4) + [(QUERY_4_4 * 3).tolist()]),
@@ -205,15 +205,20 @@ def test_every_accepted_form_passes_the_visible_and_the_hidden_check(cell, i, hi
     assert out.startswith("✔ Correct.") and out.count("\n") == 1 and err == "", (out, err)
 
 
+# Beyond the sheet's Problems 4.6 and 4.7, written beside the move of 3.4 to 5.4 into that notebook, have no rows
+# here yet (tests/test_checks_today.py tries their answers): the levels' tables covered level notebooks only.
+NOT_YET = ("q4_6_", "q4_7_")
+
+
 def test_the_table_covers_every_autograded_answer_of_the_notebooks():
     import nbformat
 
-    from tests.conftest import NOTEBOOKS, is_test_cell
+    from tests.conftest import is_test_cell, level_notebooks
 
     graded = set()
-    for path in sorted(NOTEBOOKS.glob("level*.ipynb")):
+    for path in level_notebooks():  # the levels and Beyond the sheet
         for cell in nbformat.read(path, as_version=4).cells:
-            if is_test_cell(cell):
+            if is_test_cell(cell) and not cell.metadata.nbgrader["grade_id"].startswith(NOT_YET):
                 graded.add(cell.metadata.nbgrader["grade_id"].removesuffix("_test"))
     declared = {answer.id for module in LEVELS.values() for answer in module.ANSWERS}  # tests/test_problems.py
     missing = graded - set(ACCEPTED) - declared - {"q4_3_multi_head_attention"}  # 4.3: tests/test_checks_level4.py
@@ -326,15 +331,17 @@ def _prompts_and_answers():
     """({"2.3": prompt text}, {grade_id: (problem, the answer cell's source)}) of the level notebooks."""
     import nbformat
 
-    from tests.conftest import NOTEBOOKS, is_answer_cell, is_test_cell
+    from tests.conftest import is_answer_cell, is_test_cell, level_notebooks
 
     prompts, answers, hidden = {}, {}, set()
-    for path in sorted(NOTEBOOKS.glob("level*.ipynb")):
+    for path in level_notebooks():  # the levels and Beyond the sheet
         for cell in nbformat.read(path, as_version=4).cells:
             match = re.match(r"### Problem (\d+\.\d+)", cell.source)
             if cell.cell_type == "markdown" and match:
                 prompts[match[1]] = cell.source
             gid = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+            if gid.startswith(NOT_YET):
+                continue
             problem = ".".join(re.match(r"q(\d+)_(\d+)_", gid).groups()) if re.match(r"q\d+_\d+_", gid) else None
             if is_answer_cell(cell):
                 answers[gid] = (problem, cell.source)
@@ -363,7 +370,6 @@ HIDDEN_TRIALS = {
     "q2_3_weights": ["recomputes them independently", "add up to 1"],
     "q2_3_winner": ["the same number"],
     "q2_3_ratio": ["recomputes it from the scores"],
-    "q3_1_claim": LETTER,
     "q3_1_attention_cost": ["other $d_{\\text{model}}$, $h$ and $n$", "$h = 1$", "$h = d_{\\text{model}}$",
                             "real forward", "does not change with $h$"],
     "q3_1_cost_ratio": ["real forward passes"],
@@ -394,6 +400,7 @@ HIDDEN_TRIALS = {
     "q4_4_average_query": ["recomputes the output with plain Python"],
     "q5_4_previous_token_head": ["the training code's own forward pass"],
     "q5_4_induction_head": ["the training code's own forward pass"],
+    "q4_5_kv_cache_bytes": ["the size of the cached arrays themselves"],
 }
 
 

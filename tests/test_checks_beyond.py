@@ -8,9 +8,10 @@ import pytest
 import mha_core as mha
 from autograders.checks import beyond as check
 from autograders.checks.feedback import WrongAnswer
-from mha_core import by_hand, learned
+from autograders.problems import by_hand
+from mha_core import learned
 from tests.checking import accepts, rejects
-from tests.fixtures import level3, level4, level5
+from tests.fixtures import beyond_the_sheet
 
 # answer cell grade_id -> (check, the variables the cell defines, in the check's order)
 ANSWERS = {
@@ -22,7 +23,7 @@ ANSWERS = {
     "q5_4_previous_token_head": (check.q5_4_previous_token_head, ("previous_token_head",)),
     "q5_4_induction_head": (check.q5_4_induction_head, ("induction_head",)),
 }
-MISTAKES = [m for module in (level3, level4, level5) for m in module.MISTAKES if m.cell in ANSWERS]
+MISTAKES = [m for m in beyond_the_sheet.MISTAKES if m.cell in ANSWERS]
 
 
 def _run(code, names):
@@ -82,8 +83,8 @@ def test_attention_without_mask_is_equivariant_and_causal_is_not():
 
 
 def test_why_positions(capsys):
-    accepts(check.q3_5_why_positions, "D", capsys)
-    accepts(check.q3_5_why_positions, " d ", capsys)
+    accepts(check.q3_5_why_positions, "B", capsys)
+    accepts(check.q3_5_why_positions, " b ", capsys)
     rejects(check.q3_5_why_positions, "E", "should be one of")
 
 
@@ -158,3 +159,50 @@ def test_the_learned_answers(capsys):
     accepts(check.q5_4_induction_head, np.array([2, 2]), capsys)
     rejects(check.q5_4_induction_head, (3, 1), "is not a head of the model")
     rejects(check.q5_4_induction_head, None, "no answer yet")
+
+
+def _positional_head(query_of, key_of, scale=20.0):
+    """A head from the positions only: the query of position i is ``scale`` · e_{query_of(i)}, the key of position j
+    e_{key_of(j)} (d_k = n + 2; an index outside 0..n+1 leaves that row zero)."""
+    d_k = by_hand.N + 2
+    W_Q, W_K = np.zeros((by_hand.D_MODEL, d_k)), np.zeros((by_hand.D_MODEL, d_k))
+    for i in range(by_hand.N):
+        if 0 <= query_of(i) < d_k:
+            W_Q[len(by_hand.VOCAB) + i, query_of(i)] = scale
+        if 0 <= key_of(i) < d_k:
+            W_K[len(by_hand.VOCAB) + i, key_of(i)] = 1.0
+    return W_Q, W_K
+
+
+NEXT_TOKEN_HEADS = {
+    "key shifted back": _positional_head(lambda i: i, lambda j: j - 1),  # key j matches query j - 1
+    "query shifted forward": _positional_head(lambda i: i + 1, lambda j: j),  # query i matches key i + 1
+    "two ahead": _positional_head(lambda i: i + 2, lambda j: j),
+}
+
+
+@pytest.mark.parametrize("name", NEXT_TOKEN_HEADS)
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_next_token_head_is_told_the_mask_hides_its_keys(name, hidden):
+    """The shift the wrong way: each query matches a later key, which the causal mask hides. Not "the scores do not
+    depend on where the query is" (its weights, uniform over the visible keys, peak on the first token only by a tie)."""
+    W_Q, W_K = NEXT_TOKEN_HEADS[name]
+    X = by_hand.one_hot_embeddings(by_hand.SENTENCE)
+    scores = (X @ W_Q) @ (X @ W_K).T
+    assert all(scores[i].argmax() > i for i in range(by_hand.N - 2))  # the head is what its name says, unmasked
+    with pytest.raises(WrongAnswer) as info:
+        check.q4_4_previous_token((W_Q, W_K), hidden=hidden)
+    assert info.value.misconception == "matches-hidden-key"
+    if not hidden:
+        assert "a key the causal mask hides" in str(info.value) and "Shift the other way" in str(info.value)
+        assert "first token" not in str(info.value)
+
+
+def test_a_head_that_ignores_the_query_still_attends_to_the_first_token():
+    W_Q = np.zeros((by_hand.D_MODEL, 1))
+    W_Q[:, 0] = 1.0
+    W_K = np.zeros((by_hand.D_MODEL, 1))
+    W_K[len(by_hand.VOCAB), 0] = 20.0  # only the first position's key scores
+    with pytest.raises(WrongAnswer) as info:
+        check.q4_4_previous_token((W_Q, W_K))
+    assert info.value.misconception == "attends-to-first"

@@ -90,29 +90,6 @@ def test_parameter_count_hidden_wrong_at_the_example_never_claims_it_right_there
     assert "right count for d_model=512, h=8" not in message, message
 
 
-@pytest.mark.parametrize("value", [1_048_576, 1048576.0, np.int64(1_048_576), 4 * 512**2])
-def test_params_512_accepts(value, capsys):
-    _accepts(check.q4_1_params_512, value, capsys)
-
-
-@pytest.mark.parametrize(
-    "value, says",
-    [
-        (786_432, "forgot W^O"),
-        (8_388_608, "parameters grow with h"),
-        (131_072, "one head only"),
-        (1_050_624, "You counted biases"),
-        (2_048, "square it"),
-        (262_144, "single d_model×d_model matrix"),
-        (1_000_000, "Not yet"),
-        ("1048576", "should be a single number"),
-        (None, "no answer yet"),
-    ],
-)
-def test_params_512_names_the_misconception(value, says):
-    _rejects(check.q4_1_params_512, value, says)
-
-
 # --- Problem 4.2 ---------------------------------------------------------------
 
 
@@ -130,70 +107,31 @@ def _known():
     return scaled, weights, output
 
 
-@pytest.mark.parametrize("hidden", [False, True])
-def test_scaled_scores_accept_exact_rounded_and_row_vectors(hidden, capsys):
-    scaled, _, _ = _known()
-    for value in (scaled, [0.7071, 0, 0.7071, 1.4142], scaled[None, :], scaled.tolist(), scaled + 9e-4):
-        check.q4_2_scaled_scores(value, hidden=hidden)
-    assert capsys.readouterr().err == ""
-
-
+# Right answers in every form and each declared misconception's wrong answer: tests/test_problems.py. Here,
+# what the declarations leave to a hand-written diagnosis (a masked score, a near miss, the dot product).
 @pytest.mark.parametrize(
     "value, says",
     [
-        ([0.5, 0.0, 0.5, 1.0], "instead of √d_k"),
-        ([1.0, 0.0, 1.0, 2.0], "no scaling"),
-        ([1.4142, 0.0, 1.4142, 2.8284], "multiplies by √d_k"),
         ([0.7071, 0.0, 0.7071, -np.inf], "causal mask applied wrongly"),
         ([0.7071, 0.0, 0.7071, -1e9], "causal mask applied wrongly"),
         ([0.707, 0.0, 0.707, 1.41], "close but not within"),
         ([1.0, 2.0, 3.0, 4.0], "compute the dot product"),
-        ([0.7071, 0.0, 0.7071], "should have shape (4,)"),
-        ("0.7071, 0, 0.7071, 1.4142", "should be an array of numbers"),
         ([np.nan, 0.0, 0.7071, 1.4142], "NaN"),
-        (None, "no answer yet"),
     ],
 )
 def test_scaled_scores_name_the_misconception(value, says):
     _rejects(check.q4_2_scaled_scores, value, says)
 
 
-@pytest.mark.parametrize("hidden", [False, True])
-def test_weights_accept_exact_and_rounded(hidden, capsys):
-    _, weights, _ = _known()
-    for value in (weights, [0.2212, 0.1091, 0.2212, 0.4486], weights - 9e-4):
-        check.q4_2_weights(value, hidden=hidden)
-    assert capsys.readouterr().err == ""
-
-
-def _softmax(x):
-    e = np.exp(np.asarray(x, float))
-    return e / e.sum()
-
-
 @pytest.mark.parametrize(
     "value, says",
     [
-        (_softmax([0.5, 0, 0.5, 1]), "instead of √d_k"),
-        (_softmax([1, 0, 1, 2]), "no scaling"),
-        ([0.7071, 0.0, 0.7071, 1.4142], "forgot the softmax"),
-        ([0.25, 0.0, 0.25, 0.5], "without exponentials"),
-        (np.append(_softmax([0.7071, 0, 0.7071]), 0), "causal mask wrongly"),
-        ([1.0, 0.0, 0.0, 0.0], "causal mask wrongly"),
-        ([0.25, 0.25, 0.25, 0.25], "ignore the scores"),
         ([0.3, 0.3, 0.3, 0.3], "add up to 1"),
         ([0.22, 0.11, 0.22, 0.45], "close but not within"),
-        ([0.1, 0.2, 0.3, 0.4], "Apply the softmax"),
-        ([[0.2212, 0.1091], [0.2212, 0.4486]], "should have shape (4,)"),
     ],
 )
 def test_weights_name_the_misconception(value, says):
     _rejects(check.q4_2_weights, value, says)
-
-
-@pytest.mark.parametrize("value", [[0.8847, 2.0124], [0.8847, 2.0123], (0.8847, 2.0123)])
-def test_output_accepts_the_exact_value_and_the_sheets_rounded_one(value, capsys):
-    _accepts(check.q4_2_output, value, capsys)
 
 
 def test_the_sheets_2_0123_is_its_rounded_terms_added():
@@ -203,28 +141,9 @@ def test_the_sheets_2_0123_is_its_rounded_terms_added():
     assert abs(2.0123 - output[1]) <= check.TOL and round(output[1], 4) == 2.0124
 
 
-@pytest.mark.parametrize(
-    "value, says",
-    [
-        (_softmax([0.5, 0, 0.5, 1]) @ check.V, "instead of √d_k"),
-        (_softmax([1, 0, 1, 2]) @ check.V, "no scaling"),
-        (np.array([0.7071, 0.0, 0.7071, 1.4142]) @ check.V, "forgot the softmax"),
-        (np.append(_softmax([0.7071, 0, 0.7071]), 0) @ check.V, "causal mask wrongly"),
-        ([1.0, 0.0], "causal mask wrongly"),
-        (None, "no answer yet"),
-        ([0.88, 2.01], "close but not within"),
-        ([1.0, 1.0], "the values weighted by"),
-        ([0.8847, 2.0124, 0.0], "should have shape (2,)"),
-    ],
-)
+@pytest.mark.parametrize("value, says", [([0.88, 2.01], "close but not within")])
 def test_output_names_the_misconception(value, says):
     _rejects(check.q4_2_output, value, says)
-
-
-def test_output_weighted_sum_of_keys():
-    _, weights, _ = _known()
-    _rejects(check.q4_2_output, weights @ check.K, "weighted sum of the keys")
-
 
 
 # --- Problem 4.3 ---------------------------------------------------------------
@@ -322,22 +241,33 @@ def test_the_reference_and_variants_agree_with_a_plain_loop():
         np.testing.assert_allclose(check.mha_variant(X, *Ws, h, causal), expected, rtol=1e-10, atol=1e-12)
 
 
+def _variant(X, Ws, h, causal, mistake):
+    """The output of the block with ``mistake`` made, or None where its shapes do not fit (as the check skips it)."""
+    try:
+        with np.errstate(all="ignore"):
+            return check.mha_variant(X, *Ws, h, causal, mistake)
+    except ValueError:
+        return None
+
+
 def test_each_mistake_shows_in_a_visible_case_and_is_told_apart():
-    """Every known mistake changes the output of some visible case; where two do, they differ."""
+    """Every known mistake changes the output of some visible case; on the first such case (where the check
+    names it) no other mistake gives the same output. (Later cases may be degenerate, h = 1, d_k = 1, n = 1,
+    where some mistakes coincide: the check never reaches them with that mistake.)"""
     for mistake in check.MHA_MISTAKES:
-        shown = False
         for batch, n, d_model, h, causal, seed in check.MHA_CASES:
             X, Ws = check.mha_inputs(batch, n, d_model, seed)
             right = check.mha_variant(X, *Ws, h, causal)
-            wrong = check.mha_variant(X, *Ws, h, causal, mistake)
-            if wrong.shape == right.shape and check._mha_close(wrong, right):
+            wrong = _variant(X, Ws, h, causal, mistake)
+            if wrong is None or wrong.shape == right.shape and check._mha_close(wrong, right):
                 continue
-            shown = True
             for other in check.MHA_MISTAKES:
                 if other != mistake:
-                    also = check.mha_variant(X, *Ws, h, causal, other)
-                    assert also.shape != wrong.shape or not check._mha_close(also, wrong), (mistake, other)
-        assert shown, mistake
+                    also = _variant(X, Ws, h, causal, other)
+                    assert also is None or also.shape != wrong.shape or not check._mha_close(also, wrong), (mistake, other)
+            break
+        else:
+            raise AssertionError(f"{mistake} changes no visible case")
 
 
 @pytest.mark.parametrize("fn", [student(), loop_mha, einsum_mha], ids=["reshape", "loop", "einsum"])
@@ -668,3 +598,89 @@ def test_an_array_that_misbehaves_when_read_falls_back_to_numpys_words():
     message = _rejects(check.q4_3_multi_head_attention, multi_head_attention, "raised ValueError",
                        "inner sizes differ (5 against 4)")
     assert "Traceback" not in message and "`Q` has shape" not in message
+
+
+# --- named from what the code does: heads summed, axes swapped, a softmax's sum or maximum astray ---------
+
+
+def written(bug):
+    """A 2-D multi_head_attention as a student writes it, with ``bug`` (the line the student wrote, or its kind)."""
+
+    def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):
+        n, d_model = X.shape[-2:]
+        d_k = d_model // h
+        split = {"transpose(0, 2, 1)": (lambda A: A.reshape(n, h, d_k).transpose(0, 2, 1)),
+                 ".T": (lambda A: A.reshape(n, h, d_k).T),
+                 "swapaxes(A, -1, -2)": (lambda A: np.swapaxes(A.reshape(n, h, d_k), -1, -2)),
+                 "reshape(n, d_k, h), swapaxes(-1, -3)": (lambda A: np.swapaxes(A.reshape(n, d_k, h), -1, -3))
+                 }.get(bug, lambda A: A.reshape(n, h, d_k).transpose(1, 0, 2))
+        Q, K, V = split(X @ W_Q), split(X @ W_K), split(X @ W_V)
+        S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+        if causal:
+            S = np.where(np.tri(n, dtype=bool), S, -np.inf)
+        E = np.exp(S - S.max(axis=-2 if bug == "max over axis -2" else -1, keepdims=True))
+        A = {"E / E.sum()": lambda: E / E.sum(), "E / np.sum(E)": lambda: E / np.sum(E),
+             "sum over axis=(-2, -1)": lambda: E / E.sum(axis=(-2, -1), keepdims=True),
+             "sum over axis 1": lambda: E / E.sum(axis=1, keepdims=True)}.get(bug, lambda: E / E.sum(axis=-1, keepdims=True))()
+        heads = A @ V
+        if bug == "heads.sum(axis=-3) @ W_O":
+            return heads.sum(axis=-3) @ W_O
+        if bug == "heads.sum(axis=-3, keepdims=True) @ W_O":
+            return heads.sum(axis=-3, keepdims=True) @ W_O
+        if bug == "np.sum(heads, axis=0) @ W_O":
+            return np.sum(heads, axis=0) @ W_O
+        if bug == "sum(heads) @ W_O":
+            return sum(heads) @ W_O
+        if bug == "heads.mean(axis=0) @ W_O":
+            return heads.mean(axis=0) @ W_O
+        if bug == "a loop adding the heads":
+            out = 0
+            for i in range(h):
+                out = out + heads[i]
+            return out @ W_O
+        merge = {"transpose(0, 2, 1)": (0, 2, 1), ".T": (2, 1, 0), "heads.transpose(1, 2, 0)": (1, 2, 0)}.get(bug, (1, 0, 2))
+        if bug == "reshape(n, d_k, h), swapaxes(-1, -3)":
+            return np.swapaxes(heads, -1, -3).reshape(n, d_model) @ W_O  # undone the same way
+        return heads.transpose(*merge).reshape(n, d_model) @ W_O
+
+    return multi_head_attention
+
+
+WRITTEN = [
+    ("heads.sum(axis=-3) @ W_O", "heads-summed", ["`heads.sum(axis=-3)` adds up the 2 heads", "concatenated, not summed",
+                                                  "keepdims=True does not help"]),
+    ("heads.sum(axis=-3, keepdims=True) @ W_O", "heads-summed", ["adds up the 2 heads", "concatenated, not summed"]),
+    ("np.sum(heads, axis=0) @ W_O", "heads-summed", ["adds up the 2 heads, axis 0 of `heads`", "concatenated"]),
+    ("sum(heads) @ W_O", "heads-summed", ["`sum(heads)` adds up the 2 heads", "concatenated, not summed"]),
+    ("heads.mean(axis=0) @ W_O", "heads-summed", ["averages the 2 heads", "concatenated, not summed"]),
+    ("a loop adding the heads", "heads-summed", ["`out` has shape (5, 4), one head wide", "concatenated, not summed"]),
+    ("transpose(0, 2, 1)", "heads-axes-swapped", ["split with the wrong axes swapped", "are (n, d_k, h)",
+                                                  "np.swapaxes(A, -2, -3)"]),
+    ("swapaxes(A, -1, -2)", "heads-axes-swapped", ["split with the wrong axes swapped", "are (n, d_k, h)"]),
+    (".T", "transposed-all-axes", ["reverses every axis", "are (d_k, h, n)", "np.swapaxes(A, -2, -3)"]),
+    ("reshape(n, d_k, h), swapaxes(-1, -3)", "transposed-all-axes", ["every h-th column", "are (h, d_k, n)"]),
+    ("heads.transpose(1, 2, 0)", "heads-axes-swapped", ["put back with the wrong axes swapped", "(n, d_k, h)",
+                                                        "np.swapaxes(heads, -2, -3)"]),
+    ("E / E.sum()", "softmax-sum-all", ["`e.sum()` with no axis", "e.sum(axis=-1, keepdims=True)"]),
+    ("E / np.sum(E)", "softmax-sum-all", ["sum of every entry"]),
+    ("sum over axis=(-2, -1)", "softmax-sum-all", ["a whole head's scores"]),
+    ("max over axis -2", "max-sum-axes-differ", ["the maximum over the queries (axis -2", "scores.max(axis=-1"]),
+    ("sum over axis 1", "max-sum-axes-differ", ["the sum over the queries", "e.sum(axis=-1, keepdims=True)"]),
+]
+
+
+@pytest.mark.parametrize("bug, tag, says", WRITTEN, ids=[bug for bug, _, _ in WRITTEN])
+@pytest.mark.parametrize("hidden", [False, True])
+def test_each_mistake_is_named_from_what_the_code_does(bug, tag, says, hidden):
+    """Heads summed (never "add keepdims=True"), the heads' axes swapped, a sum with no axis, a maximum and a sum
+    over different axes: each named, never the generic "does not give multi-head attention"."""
+    with pytest.raises(WrongAnswer) as info:
+        check.q4_3_multi_head_attention(written(bug), hidden=hidden)
+    message = str(info.value)
+    for phrase in says:
+        assert phrase in message, message
+    assert info.value.misconception == tag, message
+    assert "does not give multi-head attention" not in message
+    if tag == "heads-summed":
+        assert "add keepdims=True" not in message
+

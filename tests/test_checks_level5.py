@@ -11,6 +11,7 @@ import pytest
 
 import mha_core as mha
 from autograders.checks import level5 as check
+from autograders.problems import level5 as problems
 from tests.checking import rejects as _rejects
 from tests.fixtures import level5 as fixtures
 
@@ -18,17 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LEVEL5 = ROOT / "notebooks" / "level5_mastery.ipynb"
 SELF_TEST = ROOT / "notebooks" / "self_test.ipynb"
 
-# answer cell grade_id -> (check, the variable the cell defines)
-ANSWERS = {
-    "q5_1_d_k_limit": (check.q5_1_d_k_limit, "d_k_at_limit"),
-    "q5_1_sweet_spot_heads": (check.q5_1_sweet_spot_heads, "sweet_spot_h"),
-    "q5_1_refutation": (check.q5_1_refutation, "refutation"),
-    "q5_2_attention_output": (check.q5_2_attention_output, "attention_output"),
-    "q5_2_power": (check.q5_2_power, "power_source"),
-    "q5_3_score_shape": (check.q5_3_score_shape, "score_shape"),
-    "q5_3_output_shape": (check.q5_3_output_shape, "output_shape"),
-    "q5_3_unchanged": (check.q5_3_unchanged, "why_unchanged"),
-}
+# answer cell grade_id -> (check, the variable the cell defines): the declared answers and 5.2's function
+ANSWERS = {answer.id: (getattr(check, answer.id), answer.variable) for answer in problems.ANSWERS}
+ANSWERS["q5_2_attention_output"] = (check.q5_2_attention_output, "attention_output")
 
 
 def _run(code, name):
@@ -40,8 +33,7 @@ def _run(code, name):
 # Right answers in every accepted form, visible and hidden: tests/test_accepted_forms.py.
 
 
-# Problem 5.4 (beyond the sheet) is checked by autograders.checks.beyond: tests/test_checks_beyond.py.
-MISTAKES = [m for m in fixtures.MISTAKES if not m.cell.startswith("q5_4_")]
+MISTAKES = fixtures.MISTAKES
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: f"{m.cell}:{m.code.splitlines()[-1].strip()}")
@@ -55,41 +47,28 @@ def test_every_answer_cell_has_a_known_mistake():
     assert {m.cell for m in MISTAKES} == set(ANSWERS)
 
 
-@pytest.mark.parametrize("cell", sorted(ANSWERS))
-def test_a_blank_answer_gets_no_answer_yet(cell):
-    check_function, _ = ANSWERS[cell]
-    if cell == "q5_2_attention_output":
-        def blank(weights, values):
-            raise NotImplementedError()
+# Every declared answer's wrong kinds, blank answer, unknown wrong answer and hidden message:
+# tests/test_problems.py. Here, 5.2's function.
+def test_a_blank_function_gets_no_answer_yet():
+    def blank(weights, values):
+        raise NotImplementedError()
 
-        _rejects(check_function, blank, "no answer yet", "not written yet")
-    else:
-        _rejects(check_function, None, "no answer yet")
+    _rejects(check.q5_2_attention_output, blank, "no answer yet", "not written yet")
+    _rejects(check.q5_2_attention_output, None, "no answer yet")
 
 
 @pytest.mark.parametrize(
-    "cell,value,phrase",
+    "value,phrase",
     [
-        ("q5_1_d_k_limit", "1", "should be a single number"),
-        ("q5_1_d_k_limit", [1, 1], "should be a single number"),
-        ("q5_1_sweet_spot_heads", True, "should be a single number"),
-        ("q5_1_refutation", 3, "should be one of"),
-        ("q5_1_refutation", "E", "should be one of"),
-        ("q5_2_power", ["C"], "should be one of"),
-        ("q5_3_score_shape", (4, 6, 1), "should have 2 numbers"),
-        ("q5_3_score_shape", "(4, 6)", "should be a shape"),
-        ("q5_3_output_shape", (4.0, 64.5), "64.5 is not a whole number"),
-        ("q5_3_unchanged", "B or C", "should be one of"),
-        ("q5_2_attention_output", "weights @ values", "should be a function"),
-        ("q5_2_attention_output", lambda w, v: (w @ v)[:, :1], "should return shape"),
-        ("q5_2_attention_output", lambda w, v: (w @ v).T, "should return shape"),
-        ("q5_2_attention_output", lambda w, v: None, "forget the `return`"),
-        ("q5_2_attention_output", lambda w, v: "output", "should return an array of numbers"),
+        ("weights @ values", "should be a function"),
+        (lambda w, v: (w @ v)[:, :1], "should return shape"),
+        (lambda w, v: (w @ v).T, "should return shape"),
+        (lambda w, v: None, "forget the `return`"),
+        (lambda w, v: "output", "should return an array of numbers"),
     ],
 )
-def test_a_wrong_type_or_shape_says_what_it_should_be(cell, value, phrase):
-    check_function, _ = ANSWERS[cell]
-    _rejects(check_function, value, phrase)
+def test_a_function_of_the_wrong_kind_or_shape_is_told_what_it_should_be(value, phrase):
+    _rejects(check.q5_2_attention_output, value, phrase)
 
 
 def test_one_over_d_model_is_named_without_calling_it_h_over_d_model():
@@ -98,11 +77,7 @@ def test_one_over_d_model_is_named_without_calling_it_h_over_d_model():
     assert "h / d_model" not in message, message
 
 
-def test_an_unknown_wrong_answer_gets_a_hint():
-    _rejects(check.q5_1_d_k_limit, 3, "d_k = d_model / h")
-    _rejects(check.q5_1_sweet_spot_heads, 7, "h = d_model / d_k")
-    _rejects(check.q5_3_score_shape, (5, 5), "Q_i K_i^T")
-    _rejects(check.q5_3_output_shape, (3, 3), "One row per query token")
+def test_an_unknown_wrong_function_gets_a_hint():
     _rejects(check.q5_2_attention_output, lambda w, v: 2 * (w @ v), "sum over j of w_ij v_j")
 
 
@@ -154,24 +129,6 @@ def test_the_visible_cases_try_every_kind_the_hidden_ones_try():
     assert any(q == 1 for q, _, _ in shapes) and any(d == 1 for _, _, d in shapes)
 
 
-@pytest.mark.parametrize(
-    "cell,wrong,secret",
-    [
-        ("q5_1_d_k_limit", 2, "= 1"),
-        ("q5_1_sweet_spot_heads", 16, "8"),
-        ("q5_1_refutation", "A", '"D"'),
-        ("q5_2_power", "B", '"C"'),
-        ("q5_3_score_shape", (6, 4), "(4, 6)"),
-        ("q5_3_output_shape", (6, 64), "(4, 64)"),
-        ("q5_3_unchanged", "C", '"D"'),
-    ],
-)
-def test_hidden_checks_never_give_the_answer_away(cell, wrong, secret):
-    check_function, _ = ANSWERS[cell]
-    message = _rejects(check_function, wrong, "hidden", hidden=True)
-    assert secret not in message, message
-
-
 def test_a_wrong_answer_prints_nothing(capsys):
     _rejects(check.q5_3_score_shape, (6, 4))
     assert capsys.readouterr() == ("", "")
@@ -188,12 +145,11 @@ def test_the_level5_notebook_has_the_graded_cells_and_points():
         if c.metadata.get("nbgrader", {}).get("grade")
     }
     tests = {f"{cell}_test" for cell in ANSWERS}
-    written = {"q5_1_explain", "q5_2_explain", "q5_3_explain"}
-    beyond = {"q5_4_previous_token_head_test", "q5_4_induction_head_test"}  # beyond the sheet (checks.beyond)
-    assert set(graded) == tests | written | beyond
+    written = {"q5_1_explain", "q5_2_explain"}
+    assert set(graded) == tests | written
     assert all(1 <= meta["points"] <= 2 for meta in graded.values())
     worked = [c.source.splitlines()[0] for c in nb.cells if "worked-solution" in c.metadata.get("tags", [])]
-    assert worked == ["**Solution 5.1**", "**Solution 5.2**", "**Solution 5.3**", "**Solution 5.4**"]
+    assert worked == ["**Solution 5.1**", "**Solution 5.2**", "**Solution 5.3**"]
 
 
 def test_the_self_test_cards_reveal_one_by_one_and_are_not_graded():

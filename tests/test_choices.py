@@ -44,6 +44,9 @@ MARKERS = {
     "beyond-the-values": r"beyond the values",
     "cross-attention-square": r"square again|one row per key",
     "heads-split-tokens": r"slice of the encoder's tokens",
+    "permutation-mixes-tokens": r"mixes their rows",
+    "positions-make-heads-differ": r"make the heads differ",
+    "positions-for-rank": r"full rank",
 }
 
 

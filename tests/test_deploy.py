@@ -16,11 +16,16 @@ The resource rule (deploy/README.md, "Resources"):
 - cpu limit = cpu guarantee x cpu_limit_factor.
 """
 
+import asyncio
 import json
 import math
 import re
 import shlex
+import tempfile
+import time
 import tomllib
+import urllib.request
+import uuid
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -490,3 +495,51 @@ def test_a_prefix_that_is_not_a_path_is_refused_by_name():
 
     with pytest.raises(ValueError, match="prefix must be a URL path"):
         formgrader_url("user/prof/")
+
+
+def _students_lab_kernel_answers(home):
+    """Start the students' JupyterLab (lab/, as ``make lab``) with its runtime folder in ``home``, start a
+    kernel and ask it, as JupyterLab does (its websocket), for its kernel_info; return the reply's status
+    (None without a reply in 60 s) and the server's log."""
+    from tornado.websocket import websocket_connect
+
+    from tests.browser import servers
+
+    server = servers.jupyterlab(home, home)
+
+    async def ask(kernel):
+        url = server.url(f"api/kernels/{kernel}/channels").replace("http://", "ws://")
+        socket = await websocket_connect(url)
+        header = {"msg_id": uuid.uuid4().hex, "msg_type": "kernel_info_request", "session": uuid.uuid4().hex,
+                  "username": "", "date": "", "version": "5.3"}
+        socket.write_message(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": {},
+                                          "channel": "shell"}))
+        while True:
+            message = json.loads(await socket.read_message())
+            if message["msg_type"] == "kernel_info_reply":
+                return message["content"]["status"]
+
+    try:
+        request = urllib.request.Request(server.url("api/kernels"), method="POST", data=b'{"name": "python3"}',
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            kernel = json.loads(response.read())["id"]
+        try:
+            return asyncio.run(asyncio.wait_for(ask(kernel), 60)), server.log()
+        except (asyncio.TimeoutError, TypeError):  # no reply; or the socket closed (read_message gave None)
+            return None, server.log()
+    finally:
+        server.stop()
+
+
+def test_kernels_start_in_the_students_lab_even_from_a_deep_home_folder(tmp_path, kernels):
+    """A kernel's Unix sockets are "<runtime folder>/kernel-<id>-ipc-<n>", and a socket's path has at most
+    107 bytes: from a runtime folder longer than 57 characters (a deep home folder, a test worker's
+    temporary one) no kernel started, and JupyterLab waited for it for ever."""
+    deep = tmp_path / ("a-deep-home-folder-" * 3)
+    deep.mkdir()
+    assert len(str(deep / "runtime")) > 57
+    status, log = _students_lab_kernel_answers(deep)
+    assert status == "ok", f"the kernel did not answer:\n{log[-2000:]}"
+    assert not (deep / "runtime").exists() or not any((deep / "runtime").glob("kernel-*")), \
+        "the kernel's files are in the deep folder"

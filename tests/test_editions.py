@@ -439,50 +439,50 @@ def test_validate_button_passes_on_answered_practice(path, validation):
 
 # --- rubrics and labelled choices through nbgrader: a one-level course ---------------
 
-LEVEL1 = NOTEBOOKS / "level1_recognition.ipynb"
+LEVEL2 = NOTEBOOKS / "level2_application.ipynb"
 RUBRIC_MARK = "rubric-marker-7f3a: one point per width named"
 FORGED = "forged-rubric-91c2: full marks whatever is written"
 
 
 def with_rubric(directory):
-    """Level 1 in ``directory`` with one rubric of ours (``RUBRIC_MARK``) right after q1_2_explain."""
-    nb = read(LEVEL1)
+    """Level 2 in ``directory`` with one rubric of ours (``RUBRIC_MARK``) right after q2_2_explain."""
+    nb = read(LEVEL2)
     nb.cells = [c for c in nb.cells if not is_rubric(c)]
-    index = next(i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
+    index = next(i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade_id") == "q2_2_explain")
     points = nbgrader_meta(nb.cells[index])["points"]
-    rubric = new_markdown_cell(f"**Rubric 1.2 (q1_2_explain, {points} points)**\n\n- **{points} points**: {RUBRIC_MARK}",
+    rubric = new_markdown_cell(f"**Rubric 2.2 (q2_2_explain, {points} points)**\n\n- **{points} points**: {RUBRIC_MARK}",
                                metadata={"tags": ["rubric"]})
     nb.cells.insert(index + 1, rubric)
     directory.mkdir(parents=True, exist_ok=True)
-    nbformat.write(clean_notebook(nb), str(directory / LEVEL1.name))
+    nbformat.write(clean_notebook(nb), str(directory / LEVEL2.name))
     return directory
 
 
 @pytest.fixture(scope="module")
 def small_release(tmp_path_factory):
-    """Level 1 (with our rubric) released, and two students' submissions: ``right`` (every
-    answer of the source) and ``wrong`` (the same, a wrong labelled choice for 1.2, and
+    """Level 2 (with our rubric) released, and two students' submissions: ``right`` (every
+    answer of the source) and ``wrong`` (the same, a wrong labelled choice for 2.2, and
     a rubric cell of its own). Nothing runs a notebook here."""
-    from autograders.checks import level1
+    from autograders.checks import level2
 
     tmp = tmp_path_factory.mktemp("small")
     source = with_rubric(tmp / "notebooks")
     root = tmp / "course"
     editions.build_release(root, source, say=lambda message: None)
-    name = LEVEL1.stem
-    released = root / "release" / name / LEVEL1.name
-    right = answered_practice(source / LEVEL1.name, released, tmp / "right")
+    name = LEVEL2.stem
+    released = root / "release" / name / LEVEL2.name
+    right = answered_practice(source / LEVEL2.name, released, tmp / "right")
     nb = read(right)
-    why = level1.q1_2_why.answer  # the declaration (autograders/problems/level1.py)
+    why = level2.q2_2_why.answer  # the declaration (autograders/problems/level2.py)
     wrong_choice = next(o for o in why.options if o != why.answer({}))
     for cell in nb.cells:
-        if nbgrader_meta(cell).get("grade_id") == "q1_2_why":
+        if nbgrader_meta(cell).get("grade_id") == "q2_2_why":
             cell.source = f'why = "{wrong_choice}"'
-    nb.cells.insert(0, new_markdown_cell(f"**Rubric 1.2 (q1_2_explain, 2 points)**\n\n- {FORGED}", metadata={"tags": ["rubric"]}))
+    nb.cells.insert(0, new_markdown_cell(f"**Rubric 2.2 (q2_2_explain, 2 points)**\n\n- {FORGED}", metadata={"tags": ["rubric"]}))
     for student, submission in (("right", read(right)), ("wrong", nb)):
         target = root / "submitted" / student / name
         target.mkdir(parents=True)
-        nbformat.write(submission, str(target / LEVEL1.name))
+        nbformat.write(submission, str(target / LEVEL2.name))
     return dict(root=root, source=source, name=name, released=released, wrong_choice=wrong_choice)
 
 
@@ -514,31 +514,37 @@ def small_grades(small_course, student):
         return {g.name: (g.auto_score, g.max_score) for g in notebook.grades if g.cell.cell_type == "code"}
 
 
+def test_the_release_carries_the_kernels_language_info(small_release):
+    """JupyterLab writes the kernel's language_info into a notebook it opens: a release without it showed
+    unsaved changes (the dot on its tab) as soon as a student opened it on the hub."""
+    assert read(small_release["released"]).metadata["language_info"] == editions.kernel_language_info()
+
+
 def test_rubric_is_dropped_from_the_release_and_folded_in_practice(small_release, tmp_path):
     released = read(small_release["released"])
     assert not any(is_rubric(c) for c in released.cells)
     assert RUBRIC_MARK not in small_release["released"].read_text()
     assert editions.leaks(released, folded=False) == []
-    course_source = read(small_release["root"] / "source" / small_release["name"] / LEVEL1.name)
+    course_source = read(small_release["root"] / "source" / small_release["name"] / LEVEL2.name)
     assert sum(RUBRIC_MARK in c.source for c in course_source.cells) == 1, "the course's source keeps the rubric"
 
     editions.build_practice(tmp_path / "practice", small_release["source"], say=lambda message: None)
-    practice = read(tmp_path / "practice" / LEVEL1.name)
+    practice = read(tmp_path / "practice" / LEVEL2.name)
     assert editions.leaks(practice) == []
-    index = next(i for i, c in enumerate(practice.cells) if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
+    index = next(i for i, c in enumerate(practice.cells) if nbgrader_meta(c).get("grade_id") == "q2_2_explain")
     folded = practice.cells[index + 1]
     assert is_rubric(folded) and RUBRIC_MARK in folded.source
-    assert re.match(r"<details><summary>Rubric 1\.2\b[^<]*</summary>\n", folded.source), folded.source[:80]
+    assert re.match(r"<details><summary>Rubric 2\.2\b[^<]*</summary>\n", folded.source), folded.source[:80]
     assert folded.source.rstrip().endswith("</details>") and "**Rubric" not in folded.source
 
 
 @pytest.mark.parametrize("student", ["right", "wrong"])
 def test_autograde_puts_the_rubric_right_after_its_written_answer(small_course, student):
-    path = small_course["root"] / "autograded" / student / small_course["name"] / LEVEL1.name
+    path = small_course["root"] / "autograded" / student / small_course["name"] / LEVEL2.name
     assert path.exists(), small_course["log"][-3000:]
     cells = read(path).cells
     rubrics = [i for i, c in enumerate(cells) if is_rubric(c)]
-    answer = next(i for i, c in enumerate(cells) if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
+    answer = next(i for i, c in enumerate(cells) if nbgrader_meta(c).get("grade_id") == "q2_2_explain")
     assert rubrics == [answer + 1], f"rubric cells at {rubrics}, the written answer at {answer}"
     assert RUBRIC_MARK in cells[answer + 1].source and "nbgrader" not in cells[answer + 1].metadata
     assert not any(FORGED in c.source for c in cells), "a rubric the student wrote should not reach the grader"
@@ -554,8 +560,8 @@ def test_formgrader_shows_the_rubric(small_course):
     config = course_config(small_course["root"])
     config.HTMLExporter.template_name = "formgrade"
     config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
-    path = small_course["root"] / "autograded" / "right" / small_course["name"] / LEVEL1.name
-    resources = {"assignment_id": small_course["name"], "notebook_id": LEVEL1.stem, "submission_id": "x", "index": 0,
+    path = small_course["root"] / "autograded" / "right" / small_course["name"] / LEVEL2.name
+    resources = {"assignment_id": small_course["name"], "notebook_id": LEVEL2.stem, "submission_id": "x", "index": 0,
                  "total": 1, "base_url": "/", "student": "right", "last_name": None, "first_name": None,
                  "notebook_path": str(path)}
     html, _ = HTMLExporter(config=config).from_filename(str(path), resources=resources)
@@ -566,10 +572,10 @@ def test_formgrader_shows_the_rubric(small_course):
 @pytest.mark.parametrize("student", ["right", "wrong"])
 def test_feedback_never_shows_the_rubric(small_course, kind, student):
     html = small_course["feedback"][(kind, student)]
-    answer = next(c.source for c in read(LEVEL1).cells if nbgrader_meta(c).get("grade_id") == "q1_2_explain")
+    answer = next(c.source for c in read(LEVEL2).cells if nbgrader_meta(c).get("grade_id") == "q2_2_explain")
     assert code_solution(answer).split("\n")[0][:40] in html, "the feedback should show the written answer"
-    assert "Written answer, Problem 1.2" in html, "and the line naming its problem"
-    assert RUBRIC_MARK not in html and "Rubric 1.2" not in html and FORGED not in html
+    assert "Written answer, Problem 2.2" in html, "and the line naming its problem"
+    assert RUBRIC_MARK not in html and "Rubric 2.2" not in html and FORGED not in html
 
 
 # --- Validate names the problem of each written answer left blank -------------------------
@@ -595,8 +601,15 @@ def release_like(nb):
     return nb
 
 
+WITH_WRITTEN = [path for path in LEVELS if written_problems(read(path))]  # Levels 1 and 4 have none
+
+
+def test_most_levels_have_written_answers():
+    assert len(WITH_WRITTEN) >= 3, WITH_WRITTEN
+
+
 @pytest.mark.parametrize("edition", ["practice", "release"])
-@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+@pytest.mark.parametrize("path", WITH_WRITTEN, ids=ids(WITH_WRITTEN))
 def test_validate_names_the_problem_of_each_blank_written_answer(path, edition, tmp_path):
     """nbgrader's Validator (its checksum test of answer cells; the notebook not run) lists each
     written answer left blank with the cell's text, which names its problem."""
@@ -615,13 +628,13 @@ def test_validate_names_the_problem_of_each_blank_written_answer(path, edition, 
 
 
 def test_nbgrader_validate_of_the_blank_release_names_the_written_problem(small_release, kernels):
-    """The command a student's Validate button runs, on Level 1's release left blank: the written
+    """The command a student's Validate button runs, on Level 2's release left blank: the written
     answer's block starts with its problem, then nbgrader's "You did not provide a response."."""
     run = editions.nbgrader(small_release["root"], "validate", str(small_release["released"]), check=False, capture=True)
     output = run.stdout + run.stderr
     blocks = output.split("The following cell failed:")[1:]
     assert blocks, output[-3000:]
-    for problem in written_problems(read(LEVEL1)).values():
+    for problem in written_problems(read(LEVEL2)).values():
         mine = [b for b in blocks if b.lstrip().startswith(f"**Written answer, Problem {problem}:**")]
         assert len(mine) == 1, output[-3000:]
         assert "YOUR ANSWER HERE" in mine[0] and "You did not provide a response." in mine[0]
@@ -633,14 +646,14 @@ def test_release_checks_only_the_form_of_a_choice(small_release):
     imports its checks itself: it runs in a namespace holding only the answer."""
     from autograders.checks.feedback import WrongAnswer
 
-    released = by_grade_id(read(small_release["released"]))["q1_2_why_test"].source
-    assert "_form_only(_checks.q1_2_why, why)" in released and "hidden=True" not in released
+    released = by_grade_id(read(small_release["released"]))["q2_2_why_test"].source
+    assert "_form_only(_checks.q2_2_why, why)" in released and "hidden=True" not in released
     wrong = small_release["wrong_choice"]
     exec(compile(released, "<release>", "exec"), {"why": wrong})  # noqa: S102 (passes: no exception)
     with pytest.raises(WrongAnswer, match="no answer yet"):
         exec(compile(released, "<release>", "exec"), {"why": None})  # noqa: S102
-    practice = editions.practice_notebook(read(small_release["source"] / LEVEL1.name))
-    visible = by_grade_id(practice)["q1_2_why_test"].source
+    practice = editions.practice_notebook(read(small_release["source"] / LEVEL2.name))
+    visible = by_grade_id(practice)["q2_2_why_test"].source
     with pytest.raises(WrongAnswer) as info:
         exec(compile(visible, "<practice>", "exec"), {"why": wrong})  # noqa: S102
     assert repr(wrong) in str(info.value)
@@ -650,13 +663,13 @@ def test_autograde_scores_a_choice_by_its_hidden_test(small_course):
     right, wrong = small_grades(small_course, "right"), small_grades(small_course, "wrong")
     assert right, small_course["log"][-3000:]
     assert all(score == top for score, top in right.values()), right
-    assert wrong["q1_2_why_test"] == (0, right["q1_2_why_test"][1])
-    assert {k: v for k, v in wrong.items() if k != "q1_2_why_test"} == {k: v for k, v in right.items() if k != "q1_2_why_test"}
+    assert wrong["q2_2_why_test"] == (0, right["q2_2_why_test"][1])
+    assert {k: v for k, v in wrong.items() if k != "q2_2_why_test"} == {k: v for k, v in right.items() if k != "q2_2_why_test"}
     # The feedback names the misconception (the full check leads the hidden tests).
-    from autograders.checks import level1
+    from autograders.checks import level2
 
     shown = small_course["feedback"][("project", "wrong")]
-    says = next(m.says for m in level1.q1_2_why.answer.mistakes if m.wrong({}) == small_course["wrong_choice"])
+    says = next(m.says for m in level2.q2_2_why.answer.mistakes if m.wrong({}) == small_course["wrong_choice"])
     assert says.split(":")[0][:30] in shown.replace("&#x27;", "'")
 
 
@@ -669,7 +682,7 @@ def test_hide_rubrics_keeps_them_only_for_the_formgrader():
     class Exporter(Configurable):  # what HideRubrics reads of the exporter that runs it
         template_name = Unicode()
 
-    nb = new_notebook(cells=[new_markdown_cell("answer"), new_markdown_cell("**Rubric 1.2 (q1_2_explain, 2 points)**",
+    nb = new_notebook(cells=[new_markdown_cell("answer"), new_markdown_cell("**Rubric 2.2 (q2_2_explain, 2 points)**",
                                                                             metadata={"tags": ["rubric"]})])
     for template, kept in (("formgrade", 2), ("feedback", 1), ("lab", 1)):
         exporter = Exporter(template_name=template)

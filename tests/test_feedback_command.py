@@ -24,8 +24,8 @@ from autograders.grading.feedback_html import hidden_lines
 from benchmarks.bench_grading import make_class
 
 ROOT = Path(__file__).resolve().parent.parent
-LEVEL = "level1_recognition"
-WRITTEN = "q1_2_explain"  # the written answer (2 points), graded by hand
+LEVEL = "level2_application"
+WRITTEN = "q2_2_explain"  # the written answer (2 points), graded by hand
 COMMENT = "Right: each head sees its own d_k-wide slice, then W_O mixes them."
 
 

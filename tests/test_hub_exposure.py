@@ -3,6 +3,7 @@ from (``notebooks/``, ``.git``) and in the instructor's course (``source/``, the
 ``variants.key``). Tried with a clone in a folder every account may search (``/srv/<temporary>``) and a
 real student account reading it with ``cat``: readable before, refused after, one line printed."""
 
+import fcntl
 import grp
 import os
 import shutil
@@ -26,12 +27,19 @@ NOTEBOOK = "notebooks/level1_recognition.ipynb"
 
 @pytest.fixture(scope="module")
 def student():
+    # One run at a time on this machine uses the account (two checkouts' test runs would remove it
+    # under each other); its tests run on one worker (tests/conftest.py, FAST_SHARED).
+    lock = open(os.path.join(tempfile.gettempdir(), f"mha-{STUDENT}.lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     accounts.ensure_group()
     if accounts.exists(STUDENT):
         accounts.remove_account(STUDENT)
     accounts.ensure_account(STUDENT)
-    yield STUDENT
-    accounts.remove_account(STUDENT)
+    try:
+        yield STUDENT
+    finally:
+        accounts.remove_account(STUDENT)
+        lock.close()
 
 
 @pytest.fixture

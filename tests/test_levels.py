@@ -71,10 +71,10 @@ def _offered(module):
 
 @pytest.mark.parametrize("check_name", ["q4_4_previous_token", "q4_4_average_query"])
 def test_the_by_hand_module_offers_no_answer_to_the_problems_it_serves(check_name, capsys):
-    """4.4's data lives in mha_core.by_hand, which students import: nothing it offers passes 4.4."""
+    """4.4's data lives in autograders.problems.by_hand, which students import: nothing it offers passes 4.4."""
     from autograders.checks import beyond
     from autograders.checks.feedback import WrongAnswer
-    from mha_core import by_hand
+    from autograders.problems import by_hand
 
     passing = []
     for name, value in _offered(by_hand):
@@ -84,4 +84,103 @@ def test_the_by_hand_module_offers_no_answer_to_the_problems_it_serves(check_nam
             continue
         passing.append(name)
     capsys.readouterr()
-    assert not passing, f"mha_core.by_hand offers an answer to {check_name}: {passing}"
+    assert not passing, f"autograders.problems.by_hand offers an answer to {check_name}: {passing}"
+
+
+CORE = [path for path in LEVELS if path.stem.startswith("level")]
+MAX_CELLS, MAX_WORDS = 45, 3000
+MODEL_ANSWER = re.compile(r"### BEGIN SOLUTION\n.*?### END SOLUTION\n?", re.S)
+
+
+def markdown_words(nb):
+    """The words of Markdown a student works through: every Markdown cell but the rubrics, and of a written
+    answer only what surrounds its model answer (the rubric and the model answer are the grader's; the
+    graded release has neither). Worked solutions count: a student reads them."""
+    words = 0
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or "rubric" in cell.metadata.get("tags", []):
+            continue
+        words += len(MODEL_ANSWER.sub("", cell.source).split())
+    return words
+
+
+@pytest.mark.parametrize("path", CORE, ids=ids(CORE))
+def test_a_core_level_is_light_enough_to_work_through(path):
+    nb = read(path)
+    assert len(nb.cells) <= MAX_CELLS, f"{path.stem}: {len(nb.cells)} cells (at most {MAX_CELLS})"
+    assert markdown_words(nb) <= MAX_WORDS, f"{path.stem}: {markdown_words(nb)} words of Markdown (at most {MAX_WORDS})"
+
+
+def test_the_word_count_skips_rubrics_and_model_answers_only():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("one two three"),
+                nbformat.v4.new_markdown_cell("**Written answer, Problem 9.1:**\n\n### BEGIN SOLUTION\nfour five\n"
+                                              "### END SOLUTION"),
+                nbformat.v4.new_markdown_cell("**Rubric 9.1 (q9_1_explain, 1 point)**"),
+                nbformat.v4.new_code_cell("x = 1  # six seven")]
+    nb.cells[2].metadata["tags"] = ["rubric"]
+    assert markdown_words(nb) == 3 + 4  # the written answer's heading, not its model answer nor the rubric
+
+
+PROBLEM = re.compile(r"^#+\s+Problem (\d+\.\d+)", re.M)
+STATEMENT_FIGURES = {"head-split-diagram"}  # 4.3: how a reshape cuts an array into heads, part of the statement
+
+
+def _meta(cell):
+    return cell.metadata.get("nbgrader", {})
+
+
+def extras(nb):
+    """{problem: the kinds of its extras}: beside its graded answers a problem may have a choice, a written
+    answer, an explorer (a code cell run but not graded) and a prediction. A prediction belongs to the
+    problem its name gives (predict_1_1_... to 1.1), wherever its explorer sits."""
+    found, current = {}, None
+    for cell in nb.cells:
+        match = PROBLEM.search(cell.source) if cell.cell_type == "markdown" else None
+        if match:
+            current = match[1]
+            found.setdefault(current, set())
+            continue
+        if "prediction" in cell.metadata.get("tags", []):
+            found.setdefault(".".join(cell.source.split("=")[0].split("_")[1:3]), set()).add("prediction")
+        elif current is None:
+            continue
+        elif cell.cell_type == "markdown" and _meta(cell).get("solution"):
+            found[current].add("written")
+        elif cell.cell_type == "code" and _meta(cell).get("solution") and "# one letter" in cell.source.split("\n")[0]:
+            found[current].add("choice")
+        elif cell.cell_type == "code" and not _meta(cell) and cell.get("id") not in STATEMENT_FIGURES:
+            found[current].add("explorer")  # a widget, a figure or a demonstration: any cell run but not graded
+    return found
+
+
+@pytest.mark.parametrize("path", CORE, ids=ids(CORE))
+def test_each_problem_keeps_at_most_two_extras(path):
+    heavy = {problem: sorted(kinds) for problem, kinds in extras(read(path)).items() if len(kinds) > 2}
+    assert not heavy, f"{path.stem}: problems with more than two of a choice, a written answer, an explorer and a " \
+                      f"prediction: {heavy}"
+
+
+def test_about_six_written_answers_in_the_core():
+    written = [_meta(cell)["grade_id"] for path in CORE for cell in read(path).cells
+               if cell.cell_type == "markdown" and _meta(cell).get("solution")]
+    assert 5 <= len(written) <= 7, written
+    repeated = {"q1_2_explain", "q4_1_derive", "q4_2_setup"}  # each repeated an autograded answer
+    assert not repeated & set(written)
+
+
+def test_the_extras_are_told_apart():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("### Problem 9.1 — A test"),
+                nbformat.v4.new_code_cell('why = None  # one letter: "A" or "B"'),
+                nbformat.v4.new_markdown_cell("**Written answer, Problem 9.1:**"),
+                nbformat.v4.new_code_cell("predict_9_1_x = None  # your prediction"),
+                nbformat.v4.new_code_cell("predict_first('predict_9_1_x', predict_9_1_x)")]
+    nb.cells[1].metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "q9_1_why"}
+    nb.cells[2].metadata["nbgrader"] = {"solution": True, "grade": True, "grade_id": "q9_1_explain", "points": 1}
+    nb.cells[3].metadata["tags"] = ["prediction"]
+    assert extras(nb) == {"9.1": {"choice", "written", "prediction", "explorer"}}

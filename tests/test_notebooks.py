@@ -33,8 +33,8 @@ NOTEBOOKS = all_notebooks()
 LEVELS = level_notebooks()
 GRADE_ID = re.compile(r"^(setup|q\d_\d_[a-z0-9_]+)$")
 DECIMAL = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:,\d{3})+|\d+)\.\d+(?!\d)")
-# "Problem 2.2", "Solutions 2.2 and 2.3", "Rubric 2.2": references, not quantities.
-REFERENCE = re.compile(r"(problems?|solutions?|rubrics?|levels?|sections?|§)\s*$", re.IGNORECASE)
+# "Problem 2.2", "Solutions 2.2 and 2.3", "Rubric 2.2", "version 2.5": references, not quantities.
+REFERENCE = re.compile(r"(problems?|solutions?|rubrics?|levels?|sections?|versions?|§)\s*$", re.IGNORECASE)
 
 MISTAKE_CASES = [
     pytest.param(path, index, mistake, id=f"{path.stem}-{index:02d}-{mistake.cell}")

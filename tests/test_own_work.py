@@ -252,6 +252,25 @@ def test_problem_3_1_attention_cost():
                 level3.q3_1_attention_cost(answer, hidden=hidden)
 
 
+def _own_masked_softmax(scores, valid_lens, causal=False):
+    from tests.test_checks_today import masked_softmax
+
+    return masked_softmax(scores, valid_lens, causal)
+
+
+def _delegated_masked_softmax(scores, valid_lens, causal=False):
+    n_q, n_k = scores.shape[-2:]
+    allowed = (np.arange(n_k) < np.asarray(valid_lens)[:, None])[:, None, None, :] & (
+        np.tri(n_q, n_k, dtype=bool) if causal else True)
+    return mha.attention._masked_softmax(scores, np.broadcast_to(allowed, scores.shape))  # mha_core's code
+
+
+def _own_blocks(q, K, V, block_size):
+    from tests.test_checks_today import attention_in_blocks
+
+    return attention_in_blocks(q, K, V, block_size)
+
+
 def _delegated_distinct(weights):
     return len({mha.softmax(w).tobytes() for w in weights})  # runs mha_core's code
 
@@ -266,6 +285,9 @@ def _delegated_distinct(weights):
      lambda weights, values: mha.attention.scaled_dot_product_attention(np.log(weights), np.zeros((len(values), 1)),
                                                                         values, scale=1)[0]),
     ("beyond.q3_4_max_rank", lambda n, d_k: min(n, d_k), lambda n, d_k: mha.head_dim(min(n, d_k), 1)),
+    ("beyond.q4_6_masked_softmax", _own_masked_softmax, _delegated_masked_softmax),
+    ("beyond.q4_7_attention_in_blocks", _own_blocks,
+     lambda q, K, V, block_size: mha.scaled_dot_product_attention(q[None], K, V)[0][0]),
 ], ids=lambda x: x if isinstance(x, str) else "")
 def test_every_graded_function_refuses_the_library(check, right, delegated):
     """No free points from the library: mha.head_dim passes 1.1, mha.parameter_count 4.1 (issue 35)."""

@@ -221,6 +221,21 @@ def test_no_output_above_a_test_shows_its_answer(path, executed_practice):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_no_output_above_a_choice_or_written_answer_states_it(path, executed_practice):
+    """A labelled choice's right option and a written answer's rubric, in the formulas they state
+    (tests/test_silent_until_asked.py's telltales, written plain: ``h · n²`` is ``h \\cdot n^2``), are
+    in no output above the answer."""
+    from tests.test_silent_until_asked import plain, telltales
+
+    nb, _ = executed_practice[path.stem]
+    problems = []
+    for gid, formulas in telltales(read(path)).items():
+        above = plain(shown_above(nb, gid))
+        problems += [f"{gid}: its answer ${formula}$ is shown above it" for formula in sorted(formulas) if formula in above]
+    assert not problems, "\n".join(problems)
+
+
 # --- the detector itself ----------------------------------------------------------
 
 
@@ -234,6 +249,17 @@ def test_number_shape_and_array_texts():
     weights = np.exp([4.0, 2.0, 5.0]) / np.exp([4.0, 2.0, 5.0]).sum()
     assert {"0.2595, 0.0351, 0.7054", "0.2595", "0.705"} <= value_texts(weights)
     assert value_texts("B") == set() and value_texts(len) == set() and value_texts(None) == set()
+
+
+def test_an_output_is_read_as_a_formula():
+    import nbformat
+
+    from tests.test_silent_until_asked import plain
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("plot", outputs=[nbformat.v4.new_output("stream", text="exponentials: h · n² = 800")]),
+        nbformat.v4.new_markdown_cell("answer", metadata={"nbgrader": {"grade_id": "q9_1_explain"}})])
+    assert plain("h \\cdot n^{2}") in plain(shown_above(nb, "q9_1_explain"))
 
 
 def test_found_in_matches_whole_numbers_only():

@@ -162,3 +162,84 @@ def test_each_numbers_cell_shows_a_declared_pools_numbers(assignment):
             line = prompt.text(assignment, problem)
         for name, value in entry.items():
             assert f"{numbers.symbols.get(name, name)} = {prompt._show(value)}" in line, (name, line)
+
+
+# --- what every answer of a kind is told: a wrong kind, an unknown wrong answer, a hidden failure -------------
+
+WRONG_KINDS = {  # kind: [(a value of the wrong kind, what the message says it should be)]
+    "number": [("1.5", "should be a single number"), ([1, 2], "should be a single number"),
+               (True, "should be a single number"), (float("nan"), "should be a finite number")],
+    "int": [("3", "should be a single number"), (2.5, "should be a whole number")],
+    "shape": [("(10, 64)", "should be a shape"), (512, "should be a shape"), ((10.5, 64), "not a whole number")],
+    "vector": [("0.1, 0.2", "should be an array of numbers"), ([[1.0, 2.0, 3.0]] * 2, "should have shape"),
+               ([float("nan")], "should have shape")],
+    "choice": [(2, "should be one of"), ("E", "should be one of"), (["A"], "should be one of")],
+}
+KINDS = [pytest.param(assignment, answer, value, says, id=f"{answer.id}-{value!r}")
+         for assignment, answer in ANSWERS for value, says in WRONG_KINDS[answer.kind]]
+
+
+@pytest.mark.parametrize("assignment, answer, value, says", KINDS)
+def test_a_value_of_the_wrong_kind_is_told_what_it_should_be(assignment, answer, value, says):
+    for hidden in (False, True):
+        with handed(assignment, answer, answer.numbers.sheet), pytest.raises(WrongAnswer) as told:
+            check(answer, assignment)(value, hidden=hidden)
+        assert str(told.value).startswith(f"`{answer.variable}` should") and says in str(told.value), str(told.value)
+        assert told.value.misconception == "wrong-kind"
+
+
+@pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS])
+def test_no_answer_yet_is_told_so(assignment, answer):
+    with handed(assignment, answer, answer.numbers.sheet), pytest.raises(WrongAnswer, match="no answer yet") as told:
+        check(answer, assignment)(None)
+    assert told.value.misconception == "no-answer"
+
+
+def unknown(answer, right):
+    """A wrong answer no declared misconception gives (nor a hand-written diagnosis, for these numbers)."""
+    if answer.kind == "choice":
+        return None
+    if answer.kind == "shape":
+        return tuple(d + 97 for d in right)
+    return np.asarray(right, float) * 3.7 + 11 if answer.kind == "vector" else round(float(right) * 3.7 + 11)
+
+
+@pytest.mark.parametrize("assignment, answer, index", [c for c in CASES if c.values[1].kind != "choice"])
+def test_an_unknown_wrong_answer_gets_the_declared_hint_and_the_hidden_check_keeps_the_answer(
+        assignment, answer, index):
+    entry = entries(answer)[index]
+    n = answer.numbers.view(entry)
+    right, value = answer.answer(n), unknown(answer, answer.answer(n))
+    with handed(assignment, answer, entry), pytest.raises(WrongAnswer) as told:
+        check(answer, assignment)(value)
+    if answer.judge is None and answer.fallback:
+        assert str(told.value) == text(answer.fallback, n, value=value, name=answer.variable)
+        assert told.value.misconception == answer.fallback_tag
+    with handed(assignment, answer, entry), pytest.raises(WrongAnswer) as hidden:
+        check(answer, assignment)(value, hidden=True)
+    if answer.hidden_says is not None:
+        assert str(hidden.value) == text(answer.hidden_says, n, value=value, name=answer.variable)
+        shown = [str(tuple(right))] if answer.kind == "shape" else [f"{x:g}" for x in np.ravel(right) if x not in (0, 1)]
+        assert not any(s in str(hidden.value) for s in shown), (shown, str(hidden.value))
+
+
+@pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS if x.kind == "choice"])
+def test_a_wrong_choice_in_the_hidden_check_keeps_the_right_letter(assignment, answer):
+    right = answer.answer(answer.numbers.view(answer.numbers.sheet))
+    for letter in set(answer.options) - {right}:
+        with handed(assignment, answer, answer.numbers.sheet), pytest.raises(WrongAnswer) as hidden:
+            check(answer, assignment)(letter, hidden=True)
+        assert f'"{right}"' not in str(hidden.value) and f"'{right}'" not in str(hidden.value), str(hidden.value)
+
+
+@pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS if x.kind == "shape"])
+def test_a_shape_with_a_dimension_too_many_is_told_its_length(assignment, answer):
+    right = tuple(answer.answer(answer.numbers.view(answer.numbers.sheet)))
+    with handed(assignment, answer, answer.numbers.sheet), pytest.raises(WrongAnswer) as told:
+        check(answer, assignment)(right + (1,))
+    message = str(told.value)
+    assert f"should have {len(right)} numbers" in message or f"should be a {len(right)}-D shape" in message, message
+    declared = answer.wrong_ndim[1] if answer.wrong_ndim and not answer.ndim else "wrong-kind"
+    assert told.value.misconception == declared
+    with handed(assignment, answer, answer.numbers.sheet), pytest.raises(WrongAnswer):
+        check(answer, assignment)(right + (1,), hidden=True)

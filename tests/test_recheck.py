@@ -136,16 +136,16 @@ def test_a_student_side_that_dies_loses_only_what_it_had_not_handed_over(tmp_pat
     assert results["q1_1_d_k_test"].score == 1 and results["q1_2_why_test"].score == 1
 
 
-LEVEL3 = ROOT / "notebooks" / "level3_analysis.ipynb"
+BEYOND = ROOT / "notebooks" / "beyond_the_sheet.ipynb"  # Problem 3.5
 
 
 def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path, kernels):
     """Problem 3.5's permutation_test(f, X, perm) gets the checker's own attention functions as f: the student
     side calls them back (the arguments and the result cross as data), so an honest answer keeps its 2 points
     (it lost them as "tampering suspected" when f crossed as an opaque stand-in); a wrong one still loses them."""
-    results = standalone.recheck(LEVEL3, LEVEL3, timeout=30)
+    results = standalone.recheck(BEYOND, BEYOND, timeout=30)
     assert tuple(results["q3_5_permutation_test_test"]) == (2.0, 2.0, None)
-    nb = nbformat.read(str(LEVEL3), as_version=4)
+    nb = nbformat.read(str(BEYOND), as_version=4)
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "q3_5_permutation_test":
             # calls f with what it likes (a string), then answers from the error: wrong, not tampering
@@ -154,15 +154,16 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
                            "    return True")
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "q3_5_permutation_test_test":  # nbgrader failed it too
             cell.outputs = [nbformat.v4.new_output("error", ename="WrongAnswer", evalue="no", traceback=[])]
-    path = tmp_path / "wrong" / LEVEL3.name
+    path = tmp_path / "wrong" / BEYOND.name
     path.parent.mkdir()
     nbformat.write(nb, str(path))
-    wrong = standalone.recheck(LEVEL3, path, timeout=30)["q3_5_permutation_test_test"]
+    wrong = standalone.recheck(BEYOND, path, timeout=30)["q3_5_permutation_test_test"]
     assert wrong.score == 0 and wrong.misconception == "causal-equivariant" and "tampering" not in wrong.message
     assert rc.NOT_CONFIRMED not in wrong.message
 
 
-@pytest.mark.parametrize("level", sorted((ROOT / "notebooks").glob("level*.ipynb")), ids=lambda path: path.stem)
+@pytest.mark.parametrize("level", sorted((ROOT / "notebooks").glob("level*.ipynb")) + [BEYOND],
+                         ids=lambda path: path.stem)
 def test_the_recheck_confirms_every_right_answer_of_every_level(level, kernels):
     """The solved source of each level, as nbgrader passed it: every test cell keeps all its points in the clean
     re-check (a kind of answer the protocol cannot carry would cost an honest student points as "tampering")."""

@@ -57,6 +57,7 @@ SAYS = [
     ("a shape error inside the student's function", ('raised valueerror: ',)),
     ('a previous-token head that attends to the token itself', ('token itself (the diagonal)',)),
     ('a previous-token head that attends to the first token', ('largest weight on the first token',)),
+    ('a head whose queries match keys the causal mask hides (the shift the wrong way)', ('a key the causal mask hides',)),
     ('the right pattern, too flat (scores not scaled up)', ('scale the scores up', 'scale the query up')),
     ('a pattern of positions built from the words', ('your scores depend on the words',)),
     ('a query built from the values, not the keys', ('matched against the keys, not the values',)),

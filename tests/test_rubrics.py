@@ -82,7 +82,6 @@ def rubric_problems(rubric, gid, max_points):
 def test_every_written_answer_has_one_rubric_right_after_it(path):
     cells = read(path).cells
     written = [i for i, cell in enumerate(cells) if is_written_answer(cell)]
-    assert written, f"{path.stem}: no written answers"
     problems = []
     for i in written:
         meta = nbgrader_meta(cells[i])

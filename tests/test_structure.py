@@ -127,6 +127,31 @@ def test_the_checks_import_nothing_of_grading_or_editions():
     assert not {n for n in reach if n.startswith(("autograders.grading", "autograders.editions"))}
 
 
+def test_the_library_imports_nothing_of_the_workbook():
+    """mha_core is the maths students import and read: the workbook's content (moments, 4.4's data, the
+    declarations) and its grading live in autograders, which imports the library, never the reverse."""
+    graph = import_graph()
+    assert {n: sorted(d for d in deps if d.startswith("autograders"))
+            for n, deps in graph.items() if n.startswith("mha_core") and any(d.startswith("autograders") for d in deps)} == {}
+    assert not (ROOT / "mha_core" / "explore" / "moments.py").exists() and not (ROOT / "mha_core" / "by_hand.py").exists()
+
+
+def test_the_notebooks_draw_through_one_api_and_explore_through_one():
+    """A notebook reaches figures through ``mha.plots`` and explorers through ``mha.widgets`` only, and these
+    two faces take nothing private of what they are built with."""
+    import json
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
+        for inner in ("mha_core.figures", "mha_core.explore", "mha.figures", "mha.explore"):
+            assert inner not in text, f"{path.name} reaches {inner}: use mha.plots or mha.widgets"
+    for face in ("plots", "widgets"):
+        tree = ast.parse((ROOT / "mha_core" / f"{face}.py").read_text())
+        private = [a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   for a in node.names if a.name.startswith("_") and not a.name.startswith("__") and a.name != "_validate"]
+        assert not private, f"mha_core/{face}.py imports private names: {private}"
+
+
 # --- the graph and the cycle finder themselves, on a made-up package ------------------------
 
 

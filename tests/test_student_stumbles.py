@@ -104,21 +104,22 @@ def test_every_level_ends_with_a_link_to_its_next_step():
             assert (NOTEBOOKS / target).exists() or target == editions.START_PAGE, f"{path.name} links to {target}"
 
 
-def beyond_in_titles():
-    return {m[1] for path in editions.assignments(NOTEBOOKS) for cell in editions.read(path).cells
-            for m in [re.match(r"### Problem (\d\.\d) .*\(beyond the sheet\)", cell.source)] if m}
+def _problems(path):
+    return {m[1] for cell in editions.read(path).cells for m in [re.match(r"### Problem (\d\.\d) ", cell.source)] if m}
 
 
-def test_the_readme_start_page_and_titles_agree_on_what_is_beyond_the_sheet():
-    titles = beyond_in_titles()
-    assert titles and "4.3" not in titles
+def test_the_readme_start_page_and_the_optional_level_agree_on_what_is_beyond_the_sheet():
+    beyond = _problems(NOTEBOOKS / "beyond_the_sheet.ipynb")
+    in_levels = set().union(*(_problems(path) for path in NOTEBOOKS.glob("level*.ipynb")))
+    assert beyond and "4.3" in in_levels and not beyond & in_levels, (beyond, in_levels)
     readme = (ROOT / "README.md").read_text()
-    named = set(re.findall(r"\d\.\d", " ".join(re.findall(r"beyond the sheet: ([^)]*)\)", readme))))
-    assert named == titles, (named, titles)
+    row = next(line for line in readme.splitlines() if line.startswith("| Beyond the sheet"))
+    assert set(re.findall(r"\d\.\d", row.split("|")[3])) == beyond, row
+    assert not re.search(r"beyond the sheet: \d", readme)  # no level's row names an optional problem any more
     start = editions.start_page(NOTEBOOKS)
-    assert "beyond the sheet* are optional" in start
-    listed = {m for m in re.findall(r"(\d\.\d) [^;\n]*?\(beyond the sheet\)", start)}
-    assert listed == titles
+    assert "*Beyond the sheet* are optional" in start
+    listed = next(line for line in start.splitlines() if "(beyond_the_sheet.ipynb)" in line)
+    assert set(re.findall(r"(\d\.\d) ", listed)) == beyond, listed
     level4 = editions.read(NOTEBOOKS / "level4_synthesis.ipynb")
     statement = next(c.source for c in level4.cells if c.source.startswith("### Problem 4.3"))
     assert "it is not optional" in statement and "Beyond the exercise sheet" not in statement

@@ -57,7 +57,7 @@ def test_fixed_problems_name_answer_cells_of_the_notebooks():
 
     from tests.conftest import NOTEBOOKS
 
-    ids = {cell.metadata.get("nbgrader", {}).get("grade_id") for path in NOTEBOOKS.glob("level*.ipynb")
+    ids = {cell.metadata.get("nbgrader", {}).get("grade_id") for path in NOTEBOOKS.glob("*.ipynb")
            for cell in nbformat.read(str(path), as_version=4).cells}
     assert set(FIXED) <= ids, sorted(set(FIXED) - ids)
 

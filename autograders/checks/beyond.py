@@ -1,8 +1,9 @@
 """Checks for the problems beyond the sheet: 3.4 (the rank bottleneck), 3.5 (permutation
-equivariance), 4.4 (build a head) and 5.4 (learned heads).
+equivariance), 4.4 (build a head) and 5.4 (learned heads); 4.6 (masks in a batch) and 4.7 (attention
+in blocks) from :mod:`.today`.
 
 One function per autograded answer cell, named after its grade_id. Expected values come from
-:mod:`mha_core` (its attention, :mod:`mha_core.by_hand`'s data, :mod:`mha_core.learned`'s shipped
+:mod:`mha_core` (its attention, :mod:`autograders.problems.by_hand`'s data, :mod:`mha_core.learned`'s shipped
 model); with ``hidden=True`` a check tries further inputs or recomputes the answer another way, and
 its messages never give the answer away. The known wrong answers are data: each table maps what a
 wrong answer does to its message, tagged with its misconception (:mod:`.misconceptions`).
@@ -14,18 +15,17 @@ import math
 import numpy as np
 
 import mha_core as mha
-from mha_core import by_hand
+from ..problems import by_hand
 
 from ..problems import beyond as problems
 from ..problems.engine import checks
 
+from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_array, as_choice, as_int, call, close, correct, named, tag_of, unanswered
+from .today import q4_6_masked_softmax, q4_7_attention_in_blocks  # noqa: F401 (4.6 and 4.7's functions)
+from .feedback import WrongAnswer, as_array, as_int, call, close, correct, named, tag_of, unanswered
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
-
-OPTIONS = ("A", "B", "C", "D")
-
 
 def _hidden_mismatch(name):
     return WrongAnswer(f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again.")
@@ -37,9 +37,9 @@ RANK_VISIBLE = [(10, 64), (100, 64)]  # n below d_k, then above it
 RANK_HIDDEN = [(1, 1), (3, 512), (512, 64), (64, 64), (7, 2), (2, 7), (1000, 1), (5, 6)]
 
 RANK_MISTAKES = {
-    "n": named("rank-is-n", "That is n: Q_i K_i^T is n × n, but it is a product of Q_i (n × d_k) and K_i^T "
+    "n": named(tags.RANK_IS_N, "That is n: Q_i K_i^T is n × n, but it is a product of Q_i (n × d_k) and K_i^T "
                "(d_k × n), and a product's rank is at most the smaller rank of its factors: at most d_k."),
-    "d_k": named("rank-ignores-n", "That is d_k even where n is smaller: an n × n matrix has rank at most n too. "
+    "d_k": named(tags.RANK_IGNORES_N, "That is d_k even where n is smaller: an n × n matrix has rank at most n too. "
                  "The bound is the smaller of the two."),
     "n * d_k": "A rank is never more than the number of rows (n) or columns (n): the bound is the smaller of n and d_k.",
     "max": "That is the larger of n and d_k: the bound is the smaller one (both n and d_k cap the rank).",
@@ -118,19 +118,19 @@ def _truth(name, value):
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise WrongAnswer(f"`{name}` should be a function returning True or False (a bool), got {type(value).__name__} {value!r:.60}.",
-                      misconception="wrong-kind")
+                      misconception=tags.WRONG_KIND)
 
 
 PERMUTATION_MISTAKES = {
-    "exact": named("exact-float-equality", "It says False for a self-attention without a mask, yet True when f only "
+    "exact": named(tags.EXACT_FLOAT_EQUALITY, "It says False for a self-attention without a mask, yet True when f only "
                    "doubles X: it compares floats exactly. The two sides add the same numbers in another order, so "
                    "they differ by about 1e-16; compare with np.allclose."),
-    "not-permuted": named("output-not-permuted", "It compares f(X[perm]) with f(X): the output's rows must be "
+    "not-permuted": named(tags.OUTPUT_NOT_PERMUTED, "It compares f(X[perm]) with f(X): the output's rows must be "
                           "permuted too, f(X[perm]) against f(X)[perm]. Equivariant means \"permute the input, the output "
                           "is permuted the same way\", not \"the output does not change\"."),
-    "inverted": named("permutation-inverted", "It works when perm is its own inverse (a swap) but not for a cycle: "
+    "inverted": named(tags.PERMUTATION_INVERTED, "It works when perm is its own inverse (a swap) but not for a cycle: "
                       "it permutes the output with the inverse permutation. Compare f(X[perm]) with f(X)[perm]."),
-    "causal": named("causal-equivariant", "It says True for a causal self-attention: with a causal mask token i sees "
+    "causal": named(tags.CAUSAL_EQUIVARIANT, "It says True for a causal self-attention: with a causal mask token i sees "
                     "only tokens 0..i, so moving a token changes what it and the others see, and the rows are not simply "
                     "permuted. Your function must compare the two sides, not assume they agree."),
 }
@@ -163,34 +163,10 @@ def q3_5_permutation_test(fn, hidden=False):
         where = f"permutation_test({f.__name__}, X of shape {X.shape}, perm={perm.tolist()})"
         if hidden:
             raise WrongAnswer(f"`{where}` returned {value}: it should hold for any X and any permutation.",
-                              misconception="causal-equivariant" if value else None)
+                              misconception=tags.CAUSAL_EQUIVARIANT if value else None)
         message = PERMUTATION_MISTAKES["causal"] if value else _diagnose_3_5(fn)
         raise WrongAnswer(f"`{where}` returned {value}. {message}", misconception=tag_of(message))
     correct("Without a mask, self-attention is permutation equivariant; a causal mask breaks it."
-            if not hidden else "Hidden checks passed too.")
-
-
-WHY_POSITIONS_CORRECT = "D"
-WHY_POSITIONS_MISCONCEPTIONS = {
-    "A": named("permutation-mixes-tokens", "A is the belief that permuting the tokens mixes them: it only reorders "
-               "the output's rows, each token keeping its own output. Nothing is lost; the trouble is that nothing "
-               "changes."),
-    "B": named("positions-make-heads-differ", "B confuses positions with projections: heads differ because each has "
-               "its own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
-    "C": named("positions-for-rank", "C confuses positions with the rank bottleneck: the rank bound comes from Q_i "
-               "and K_i being n × d_k, and adding position vectors to X does not change d_k."),
-}
-
-
-def q3_5_why_positions(value, hidden=False):
-    """Problem 3.5: why a Transformer needs positional information (a choice A-D)."""
-    choice = as_choice("why_positions", value, OPTIONS)
-    if choice != WHY_POSITIONS_CORRECT:
-        if hidden:
-            raise WrongAnswer("`why_positions` is not the reason positions are needed.")
-        message = WHY_POSITIONS_MISCONCEPTIONS[choice]
-        raise WrongAnswer(f"`why_positions` is {choice!r}. {message}", misconception=tag_of(message))
-    correct("Without positions self-attention sees a set: word order changes nothing but the order of the outputs."
             if not hidden else "Hidden checks passed too.")
 
 
@@ -207,29 +183,43 @@ def _head_matrix(name, value, d_k=None):
         width = "d_k" if d_k is None else str(d_k)
         raise WrongAnswer(f"`{name}` should be an array of shape (d_model, {width}) = ({by_hand.D_MODEL}, {width}): one row per "
                           f"entry of a token's embedding (5 words + 6 positions), got shape {array.shape}.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     return array
 
 
-def _pattern_mistake(weights):
-    """The message for a head whose weights (n, n) miss the previous token, or None if it is right."""
+def _matches_hidden_keys(scores):
+    """True when most queries i < n - 1 score a later key (j > i, hidden by the causal mask) above every key
+    they may see: the shift built the wrong way (query i matching key i + 1)."""
+    n = len(scores)
+    later = [scores[i, i + 1:].max() > scores[i, :i + 1].max() + 1e-9 for i in range(n - 1)]
+    return sum(later) > (n - 1) / 2
+
+
+def _pattern_mistake(weights, scores=None):
+    """The message for a head whose weights (n, n) miss the previous token, or None if it is right.
+    ``scores``: the head's scores before the mask, (n, n), to see which keys the queries were built to match."""
     n = len(weights)
     rows = np.arange(1, n)
     on_previous = weights[rows, rows - 1]
     if (on_previous >= THRESHOLD).all():
         return None
+    if scores is not None and _matches_hidden_keys(scores):
+        return named(tags.MATCHES_HIDDEN_KEY, "Each query matches a key the causal mask hides: query i scores highest "
+                     "on a later position (i + 1, the next token), which query i may not see, so its weight goes "
+                     "elsewhere. Shift the other way: the key of position j must match the query of position j + 1 "
+                     "(query i looks back, at key i - 1).")
     top = weights[rows].argmax(axis=1)
     if (top == rows - 1).all():
-        return named("too-flat", f"The pattern is right (every row's largest weight is on the previous token) but "
+        return named(tags.TOO_FLAT, f"The pattern is right (every row's largest weight is on the previous token) but "
                      f"too flat: the weakest row puts only {on_previous.min():.2f} there, and {THRESHOLD} is asked. "
                      "Scale the scores up: multiply W_Q (or W_K) by a larger number, so the softmax sharpens.")
     later = rows >= 2  # row 1's previous token is the first token: leave it out of the diagnosis
     if (top[later] == rows[later]).mean() > 0.5:
-        return named("attends-to-itself", "Most rows put their largest weight on the token itself (the diagonal): the "
+        return named(tags.ATTENDS_TO_ITSELF, "Most rows put their largest weight on the token itself (the diagonal): the "
                      "query of position i matches the key of position i. Make the key of position j match the query "
                      "of position j + 1 instead: shift one of them by a position.")
     if (top[later] == 0).mean() > 0.5:
-        return named("attends-to-first", "Most rows put their largest weight on the first token: the scores do not "
+        return named(tags.ATTENDS_TO_FIRST, "Most rows put their largest weight on the first token: the scores do not "
                      "depend on where the query is. The key that matches query i must be the one at position i - 1.")
     wrong = [int(i) for i, t in zip(rows, top) if t != i - 1]
     return (f"Rows {wrong} put their largest weight elsewhere than on the previous token (row i should look at "
@@ -241,7 +231,7 @@ def q4_4_previous_token(head, hidden=False):
     unanswered("head", head)
     if not isinstance(head, (tuple, list)) or len(head) != 2:
         raise WrongAnswer(f"`head` should be a pair (W_Q, W_K) of two arrays, got {type(head).__name__} {head!r:.60}.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     W_Q, W_K = head
     W_Q = _head_matrix("W_Q", W_Q)
     W_K = _head_matrix("W_K", W_K, d_k=W_Q.shape[1])
@@ -254,7 +244,7 @@ def q4_4_previous_token(head, hidden=False):
             weights /= weights.sum(axis=1, keepdims=True)
         else:
             weights = by_hand.head_weights(X, W_Q, W_K)
-        message = _pattern_mistake(weights)
+        message = _pattern_mistake(weights, (X @ W_Q) @ (X @ W_K).T)
         if message is None:
             continue
         sentence = " ".join(words)
@@ -262,7 +252,7 @@ def q4_4_previous_token(head, hidden=False):
             raise WrongAnswer(f"On the sentence \"{sentence}\" the head misses the previous token: "
                               "it should work for any words.", misconception=tag_of(message))
         if index > 0:  # right on the problem's sentence, wrong on another one of the same length
-            raise WrongAnswer(named("words-not-positions", f"It works on \"{' '.join(by_hand.SENTENCE)}\" but not on "
+            raise WrongAnswer(named(tags.WORDS_NOT_POSITIONS, f"It works on \"{' '.join(by_hand.SENTENCE)}\" but not on "
                                     f"\"{sentence}\": your scores depend on the words. \"The previous token\" is about "
                                     "positions: build W_Q and W_K from the position part of the embedding only."))
         raise WrongAnswer(f"On \"{sentence}\": {message}", misconception=tag_of(message))
@@ -285,7 +275,7 @@ def q4_4_average_query(value, hidden=False):
     q = as_array("query", value)
     if q.size != by_hand.KEYS.shape[1] or q.ndim > 2:
         raise WrongAnswer(f"`query` should be an array of {by_hand.KEYS.shape[1]} numbers (a vector of width d_k), got shape {q.shape}.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     q = q.reshape(-1)
     target = _target()
     if hidden:  # plain Python: softmax of q . k_j / sqrt(d_k), then the weighted sum of the values
@@ -308,13 +298,13 @@ def q4_4_average_query(value, hidden=False):
     pair = weights[a] + weights[b]
     values_sum = by_hand.VALUES[a] + by_hand.VALUES[b]
     if np.linalg.norm(q) > 0 and abs(q @ values_sum) / (np.linalg.norm(q) * np.linalg.norm(values_sum)) > 0.99:
-        message = named("query-from-values", "The query points along v_2 + v_4: a query is matched against the keys, "
+        message = named(tags.QUERY_FROM_VALUES, "The query points along v_2 + v_4: a query is matched against the keys, "
                         "not the values. Point it at the keys k_2 and k_4.")
     elif max(weights[a], weights[b]) > 0.75:
-        message = named("one-key-only", "Almost all the weight is on one key: the output is close to one value, not to "
+        message = named(tags.ONE_KEY_ONLY, "Almost all the weight is on one key: the output is close to one value, not to "
                         "the average of two. The query must match k_2 and k_4 equally.")
     elif np.argsort(weights)[-2:].tolist() in ([a, b], [b, a]) and abs(weights[a] - weights[b]) < 0.05 and pair < 0.95:
-        message = named("too-flat", f"The query picks k_2 and k_4 equally, but too softly: together they get only "
+        message = named(tags.TOO_FLAT, f"The query picks k_2 and k_4 equally, but too softly: together they get only "
                         f"{pair:.2f} of the weight, so the other values leak in. Scale the query up.")
     else:
         message = "The weights are not split half and half between k_2 and k_4."
@@ -339,13 +329,13 @@ def _head(name, value, model):
         layer = head = None
     if layer is None or head is None or isinstance(value, str):
         raise WrongAnswer(f"`{name}` should be a whole number pair (layer, head), each counted from 1, got "
-                          f"{type(value).__name__} {value!r:.60}.", misconception="wrong-kind")
+                          f"{type(value).__name__} {value!r:.60}.", misconception=tags.WRONG_KIND)
     if (layer, head) not in model.heads:
         counted_from_0 = (layer + 1, head + 1) in model.heads
-        message = (named("counted-from-0", "Layers and heads are counted from 1 here: (1, 1) is the first head of "
+        message = (named(tags.COUNTED_FROM_0, "Layers and heads are counted from 1 here: (1, 1) is the first head of "
                          "the first layer.") if counted_from_0 else "")
         raise WrongAnswer(f"`{name}` = {(layer, head)} is not a head of the model, which has heads {model.heads}. "
-                          f"{message}".rstrip(), misconception=tag_of(message) or "wrong-kind")
+                          f"{message}".rstrip(), misconception=tag_of(message) or tags.WRONG_KIND)
     return layer, head
 
 
@@ -395,10 +385,10 @@ def q5_4_previous_token_head(value, hidden=False):
     if hidden:
         raise _hidden_mismatch("previous_token_head")
     if head == induction:
-        raise WrongAnswer(named("heads-swapped", "That is the induction head: its last row looks at the token after "
+        raise WrongAnswer(named(tags.HEADS_SWAPPED, "That is the induction head: its last row looks at the token after "
                                 "α's first occurrence (α: the letter that comes again). The previous-token head's rows each look one "
                                 "position back."))
-    raise WrongAnswer(named("head-pattern-misread", f"Head {head}'s rows do not look one position back: find the head "
+    raise WrongAnswer(named(tags.HEAD_PATTERN_MISREAD, f"Head {head}'s rows do not look one position back: find the head "
                             "whose pattern is the diagonal just below the main one (in rows 2 to 6, where the task can put the "
                             "answer)."))
 
@@ -413,10 +403,10 @@ def q5_4_induction_head(value, hidden=False):
     if hidden:
         raise _hidden_mismatch("induction_head")
     if head == previous:
-        raise WrongAnswer(named("heads-swapped", "That is the previous-token head: it looks one position back from "
+        raise WrongAnswer(named(tags.HEADS_SWAPPED, "That is the previous-token head: it looks one position back from "
                                 "every token. The induction head's last row looks at the token after α's first occurrence."))
     if head[0] != len(model.layers):
-        raise WrongAnswer(named("head-pattern-misread", f"Head {head} is in layer {head[0]}: an induction head needs "
+        raise WrongAnswer(named(tags.HEAD_PATTERN_MISREAD, f"Head {head} is in layer {head[0]}: an induction head needs "
                                 "what a previous-token head wrote before it, so it sits in a later layer."))
-    raise WrongAnswer(named("head-pattern-misread", f"Head {head}'s last row does not look at the token after α's "
+    raise WrongAnswer(named(tags.HEAD_PATTERN_MISREAD, f"Head {head}'s last row does not look at the token after α's "
                             "first occurrence: compare the last row of each second-layer head with the sequence."))

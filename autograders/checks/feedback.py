@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from . import misconceptions as tags
 from .misconceptions import NAMES, TAG_LINE
 
 
@@ -42,7 +43,7 @@ class Named(str):
 
 def named(tag, message):
     """``message`` carrying the misconception ``tag`` (for tables of known wrong answers):
-    ``WrongAnswer(named("transposed", "..."))`` raises with that tag."""
+    ``WrongAnswer(named(tags.TRANSPOSED, "..."))`` raises with that tag."""
     if tag not in NAMES:
         raise ValueError(f"tag: {tag!r} is not a known misconception; expected one of {sorted(NAMES)}")
     text = Named(message)
@@ -87,7 +88,7 @@ class FailedRun:
         return f"<the last run of {self.name}'s cell failed>"
 
     def __call__(self, *args, **kwargs):
-        raise WrongAnswer(_failed_message(self.name), misconception="no-answer")
+        raise WrongAnswer(_failed_message(self.name), misconception=tags.NO_ANSWER)
 
 
 def _failed_message(name):
@@ -98,10 +99,10 @@ def _failed_message(name):
 def unanswered(name, value):
     """Raise if ``value`` is still the placeholder the notebook gave it, or its cell failed when last run."""
     if isinstance(value, FailedRun):
-        raise WrongAnswer(_failed_message(name), misconception="no-answer")
+        raise WrongAnswer(_failed_message(name), misconception=tags.NO_ANSWER)
     if value is None or value is Ellipsis:
         raise WrongAnswer(f"`{name}` has no answer yet: replace the placeholder with your answer and run the cell.",
-                          misconception="no-answer")
+                          misconception=tags.NO_ANSWER)
 
 
 def as_number(name, value):
@@ -111,10 +112,10 @@ def as_number(name, value):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise WrongAnswer(f"`{name}` should be a single number (like 3.5), got {_describe(value)}.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     value = float(value)
     if not np.isfinite(value):
-        raise WrongAnswer(f"`{name}` should be a finite number, got {value}.", misconception="wrong-kind")
+        raise WrongAnswer(f"`{name}` should be a finite number, got {value}.", misconception=tags.WRONG_KIND)
     return value
 
 
@@ -122,7 +123,7 @@ def as_int(name, value):
     """``value`` as an int, or WrongAnswer saying a whole number was expected."""
     number = as_number(name, value)
     if number != int(number):
-        raise WrongAnswer(f"`{name}` should be a whole number, got {number}.", misconception="wrong-kind")
+        raise WrongAnswer(f"`{name}` should be a whole number, got {number}.", misconception=tags.WRONG_KIND)
     return int(number)
 
 
@@ -153,15 +154,15 @@ def as_shape(name, value, ndim=None):
         for d in value
     ):
         raise WrongAnswer(f"`{name}` should be a shape: a tuple of whole numbers like {example}, got {_describe(value)}.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     dims = [_whole(d) for d in value]
     if None in dims:
         bad = next(d for d, w in zip(value, dims) if w is None)
         raise WrongAnswer(f"`{name}` should be a shape: a tuple of whole numbers like {example}, got "
-                          f"{_describe(value)}: {bad} is not a whole number.", misconception="wrong-kind")
+                          f"{_describe(value)}: {bad} is not a whole number.", misconception=tags.WRONG_KIND)
     if ndim is not None and len(dims) != ndim:
         raise WrongAnswer(f"`{name}` should have {ndim} numbers (like {example}), got {len(dims)}: {tuple(dims)}.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     return tuple(dims)
 
 
@@ -172,12 +173,12 @@ def as_array(name, value, shape=None):
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise WrongAnswer(f"`{name}` should be an array of numbers, got {_describe(value)}.",
-                          misconception="wrong-kind") from None
+                          misconception=tags.WRONG_KIND) from None
     if shape is not None and array.shape != tuple(shape):
-        raise WrongAnswer(f"`{name}` should have shape {tuple(shape)}, got {array.shape}.", misconception="wrong-kind")
+        raise WrongAnswer(f"`{name}` should have shape {tuple(shape)}, got {array.shape}.", misconception=tags.WRONG_KIND)
     if not np.isfinite(array).all():
         raise WrongAnswer(f"`{name}` contains NaN or infinity; every entry should be a finite number.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     return array
 
 
@@ -200,21 +201,21 @@ def as_choice(name, value, options):
     labels = ", ".join(repr(o) for o in options)
     if not isinstance(value, str) or value.strip().upper() not in [o.upper() for o in options]:
         raise WrongAnswer(f"`{name}` should be one of {labels} (a string), got {_describe(value)}.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     return value.strip().upper()
 
 
 def call(name, func, *args, hint="", shapes=""):
     """``func(*args)`` for the student's function ``name``; a blank body, a crash or
     a warning becomes a kind WrongAnswer (a warning on stderr would cost the test).
-    A crash is tagged "raised", or with the tag of ``hint`` (:func:`named`) when it has one.
+    A crash is tagged :data:`~.misconceptions.RAISED`, or with the tag of ``hint`` (:func:`named`) when it has one.
     A shape error inside the function is explained (:mod:`.shape_errors`: the expression,
     its operands' shapes, the classic bug behind it, with its tag), followed by ``shapes``
     (what the shapes should be) and ``hint``."""
     unanswered(name, func)
     if not callable(func):
         raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {_describe(func)}.",
-                          misconception="wrong-kind")
+                          misconception=tags.WRONG_KIND)
     shown = ", ".join(f"<array {a.shape}>" if isinstance(a, np.ndarray) else repr(a) for a in args)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -223,7 +224,7 @@ def call(name, func, *args, hint="", shapes=""):
     except NotImplementedError:
         raise WrongAnswer(
             f"`{name}` has no answer yet (its body is not written yet): replace `raise NotImplementedError()` "
-            "with your code and run the cell.", misconception="no-answer"
+            "with your code and run the cell.", misconception=tags.NO_ANSWER
         ) from None
     except Exception as exc:  # the student's bug, shown as a message rather than a traceback
         from .shape_errors import explain
@@ -233,11 +234,11 @@ def call(name, func, *args, hint="", shapes=""):
             tag, text = explained
             called = shapes or f"(Called as {name}({shown}).)"
             text = f"{text} {called} {hint}".rstrip()
-            if tag == "shape-error" and tag_of(hint):
+            if tag == tags.SHAPE_ERROR and tag_of(hint):
                 tag = tag_of(hint)  # a generic shape error where the hint names the likely cause
             raise WrongAnswer(text, misconception=tag) from None
         raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {name}({shown})). {hint}".rstrip(),
-                          misconception=tag_of(hint) or "raised") from None
+                          misconception=tag_of(hint) or tags.RAISED) from None
 
 
 def close(value, expected, tol):

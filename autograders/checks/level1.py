@@ -11,6 +11,7 @@ import mha_core as mha
 from ..problems import level1 as problems
 from ..problems.engine import checks
 
+from . import misconceptions as tags
 from . import own_work
 from .feedback import WrongAnswer, as_number, close, correct
 
@@ -26,7 +27,7 @@ def _head_dim_mistakes(value, d_model, h, what):
     """Raise WrongAnswer naming the misconception if ``value`` is a known wrong d_k at these sizes (1.1's
     declared misconceptions, but the sheet's numbers: the function's own test says that in its words)."""
     for mistake, wrong in problems.D_K.mistakes_of({"d_model": d_model, "h": h}):
-        if mistake.tag != "example-numbers-only" and close(value, wrong, problems.D_K.tolerance):
+        if mistake.tag != tags.EXAMPLE_NUMBERS_ONLY and close(value, wrong, problems.D_K.tolerance):
             raise WrongAnswer(f"{what} gave {value:g}. {mistake.says}", misconception=mistake.tag)
 
 
@@ -41,14 +42,14 @@ def q1_1_head_dim(head_dim, hidden=False):
         if hidden:
             raise WrongAnswer(
                 f"{what} returned {got:g}, which is not one head's width. Does your formula use both "
-                "arguments, for sizes other than the sheet's?", misconception="example-numbers-only"
+                "arguments, for sizes other than the sheet's?", misconception=tags.EXAMPLE_NUMBERS_ONLY
             )
         _head_dim_mistakes(got, d_model, h, what)
         raise WrongAnswer(
             f"{what} returned {got:g}, but should be {expected}: how many numbers describe one token "
             "inside one head when d_model numbers are shared evenly by h heads?",
             # the example's d_k at another size: a constant, not a formula
-            misconception="example-numbers-only" if close(got, mha.head_dim(D_MODEL, H), 1e-9) else None,
+            misconception=tags.EXAMPLE_NUMBERS_ONLY if close(got, mha.head_dim(D_MODEL, H), 1e-9) else None,
         )
     if not hidden:
         correct("Each head gets d_k = d_v = d_model / h: the width is split evenly across the heads.")

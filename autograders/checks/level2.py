@@ -13,6 +13,7 @@ from ..problems import level2 as problems
 from ..problems.declare import text
 from ..problems.engine import checks
 
+from . import misconceptions as tags
 from .feedback import WrongAnswer, close, correct, named, tag_of
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
@@ -21,6 +22,8 @@ WEIGHT_TOL = problems.WEIGHT_TOL
 SCORES = problems.SHEET_2_3["scores"]
 SUM_TOL = len(SCORES) * WEIGHT_TOL + 1e-12  # weights each within WEIGHT_TOL add up to within this of 1
 LARGE_SCORES = [1000.0, 1001.0, 1002.0]  # the prompt's large scores: e^1000 overflows a float
+SPREAD_SCORES = [-1000.0, 0.0, 1000.0]  # far apart: e^(s - min(s)) reaches e^2000 (only the maximum is a safe shift)
+SPREAD = 700  # a spread of scores beyond which e^(s - c) overflows unless c is the largest score
 
 
 def warm():
@@ -48,23 +51,35 @@ HIDDEN_SCORES = [
     [7.5],
     [1000.0, 1001.0, 1002.0],  # e^1000 overflows: subtract the maximum first
     [-1000.0, -1000.5],  # e^-1000 underflows to 0
+    [-1000.0, 0.0, 1000.0],  # far apart: only the maximum is a safe shift (after the large scores, as visible)
+    [-800.0, 5.0, 1.0, -3.0],
 ]
-_OVERFLOW = (named("softmax-overflows", "e^s overflows for scores this large (e^1000 is beyond any float; e^-1000 underflows to 0). "
+_OVERFLOW = (named(tags.SOFTMAX_OVERFLOWS, "e^s overflows for scores this large (e^1000 is beyond any float; e^-1000 underflows to 0). "
              "Subtract the largest score from every score before exponentiating: the softmax does not change, "
              "and the largest exponent becomes e^0 = 1."))
+
+
+_SHIFT = named(tags.SOFTMAX_SHIFT_NOT_MAX, "e^(s - c) still overflows when the scores are far apart: subtracting the "
+              "smallest score (or the mean, or the first one: anything but the largest) leaves exponents as large as "
+              "the largest score minus the smallest. Subtract the largest score: every exponent is then at most 0 and "
+              "the largest term is e^0 = 1, however far apart the scores are.")
 
 
 def q2_3_softmax(softmax, hidden=False):
     """Problem 2.3: ``softmax(scores)`` returns the attention weights of a 1-D array of scores."""
     from .own_work import call as call_own  # a softmax that calls mha_core's earns nothing
 
-    # The visible test tries one large-score case too, so that a naive np.exp(s) / np.exp(s).sum()
-    # fails here, with the fix named, and not only in the hidden tests.
-    cases = HIDDEN_SCORES if hidden else [list(SCORES), LARGE_SCORES]
+    # The visible test tries one large-score case and one far-apart case too, so that a naive
+    # np.exp(s) / np.exp(s).sum(), or one shifted by the smallest score, fails here with the fix named,
+    # and not only in the hidden tests. Both come after the large scores, so a softmax that reaches the
+    # far-apart ones shifts its scores (by something other than the maximum, if it overflows there).
+    cases = HIDDEN_SCORES if hidden else [list(SCORES), LARGE_SCORES, SPREAD_SCORES]
     for scores in cases:
         shown = f"softmax(np.array({scores}))"
         far = np.abs(scores).max() > 700  # e^s overflows (or underflows to 0) a float
-        got = call_own("softmax", softmax, np.array(scores), hint=_OVERFLOW if far else "")
+        spread = max(scores) - min(scores) > SPREAD
+        advice = _SHIFT if spread else _OVERFLOW
+        got = call_own("softmax", softmax, np.array(scores), hint=advice if far else "")
         try:
             got = np.asarray(got, dtype=float) if isinstance(got, (list, tuple, np.ndarray)) else got
         except (TypeError, ValueError):
@@ -75,8 +90,8 @@ def q2_3_softmax(softmax, hidden=False):
             shape = got.shape if isinstance(got, np.ndarray) else type(got).__name__
             raise WrongAnswer(f"`{shown}` should return an array of {len(scores)} weights, one per score, got {shape}.")
         if not np.isfinite(got).all():
-            raise WrongAnswer(f"`{shown}` returned NaN or infinity: {_OVERFLOW if far else 'look for a division by zero.'}",
-                              misconception=tag_of(_OVERFLOW) if far else None)
+            raise WrongAnswer(f"`{shown}` returned NaN or infinity: {advice if far else 'look for a division by zero.'}",
+                              misconception=tag_of(advice) if far else None)
         expected = mha.softmax(np.array(scores))
         if close(got, expected, WEIGHT_TOL):
             continue

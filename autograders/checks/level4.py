@@ -15,6 +15,7 @@ import mha_core as mha
 from ..problems import level4 as problems
 from ..problems.engine import checks, numbers
 
+from . import misconceptions as tags
 from . import own_work
 from .feedback import WrongAnswer, as_number, close, correct, named, tag_of
 
@@ -33,7 +34,7 @@ def _param_misconception(value, d_model, h):
     """The message (tagged) of a known wrong count at these sizes (4.1's declared misconceptions), or None."""
     expected = mha.parameter_count(d_model, h)
     for mistake, wrong in problems.PARAMS.mistakes_of({"d_model": d_model, "h": h}):
-        if mistake.tag != "example-numbers-only" and wrong != expected and problems.PARAMS.near(value, wrong):
+        if mistake.tag != tags.EXAMPLE_NUMBERS_ONLY and wrong != expected and problems.PARAMS.near(value, wrong):
             return named(mistake.tag, mistake.says) if mistake.tag else mistake.says
     return None
 
@@ -51,7 +52,7 @@ def q4_1_parameter_count(fn, hidden=False):
         if close(value, expected, 1e-9 * expected):
             continue
         if hidden and close(value, expected + 4 * d_model, 1e-9 * expected):  # the bias convention, named at any size
-            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {BIASES}", misconception="counted-biases")
+            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {BIASES}", misconception=tags.COUNTED_BIASES)
         if hidden and (d_model, h) == (D_MODEL, H):
             raise WrongAnswer(f"`parameter_count({d_model}, {h})` is not the count of the weights: the visible test's "
                               "message says more.")
@@ -59,7 +60,7 @@ def q4_1_parameter_count(fn, hidden=False):
             raise WrongAnswer(
                 f"parameter_count gives the right count for d_model={D_MODEL}, h={H} but not for d_model={d_model}, "
                 f"h={h}: write the count in terms of d_model and h, not numbers from the example.",
-                misconception="example-numbers-only"
+                misconception=tags.EXAMPLE_NUMBERS_ONLY
             )
         raise WrongAnswer(_param_misconception(value, d_model, h) or (
             f"parameter_count({d_model}, {h}) returned {value:,.0f}, which is not the count. Add up the entries of "
@@ -145,15 +146,40 @@ def _merge(heads, transpose=True):
     return heads.reshape(*batch, n, h * d_k)
 
 
-def _softmax(scores, axis=-1, keepdims=True, shift=True):
-    """Softmax along ``axis``. Without ``keepdims``, as one head's (n, n) scores minus their (n,) row maxima
-    (if ``shift``), divided by their (n,) row sums: numpy broadcasts row j's to column j."""
+def _softmax(scores, axis=-1, keepdims=True, shift=True, sum_axis=None):
+    """Softmax along ``axis`` (``sum_axis``: the sum over another axis, or over every entry with "all").
+    Without ``keepdims``, as one head's (n, n) scores minus their (n,) row maxima (if ``shift``), divided
+    by their (n,) row sums: numpy broadcasts row j's to column j."""
     with np.errstate(all="ignore"):
         if keepdims:
             e = np.exp(scores - scores.max(axis=axis, keepdims=True))
-            return e / e.sum(axis=axis, keepdims=True)
+            if sum_axis == "all":  # E.sum() with no axis: every head, query and key (and batch entry)
+                return e / e.sum()
+            return e / e.sum(axis=axis if sum_axis is None else sum_axis, keepdims=True)
         e = np.exp(scores - np.expand_dims(scores.max(axis=-1), -2)) if shift else np.exp(scores)
         return e / np.expand_dims(e.sum(axis=-1), -2)
+
+
+def _permute(A, order):
+    """``A`` with its last three axes in ``order`` (a permutation of 0, 1, 2)."""
+    lead = A.ndim - 3
+    return A.transpose(*range(lead), *(lead + i for i in order))
+
+
+# The heads' axes swapped the wrong way: the split reshapes X @ W to (n, h, d_k) and must bring it to
+# (h, n, d_k) (order (1, 0, 2)); the merge brings (h, n, d_k) back to (n, h, d_k) before the reshape. A
+# wrong split is undone the same way before the reshape ("inverse"), or merged as if it had been right
+# (swap the first two axes: "standard"); the reshape may be to (n, d_k, h) too.
+SPLIT_AXES = {"nhd": ("n", "h", "d_k"), "ndh": ("n", "d_k", "h")}
+ORDERS = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
+WRONG_SPLITS = [(shape, o, merge) for shape in SPLIT_AXES for o in ORDERS for merge in ("inverse", "standard")
+                if [SPLIT_AXES[shape][i] for i in o] != ["h", "n", "d_k"]  # from (n, d_k, h): "interleaved"
+                and not (merge == "standard" and tuple(np.argsort(o)) == (1, 0, 2))]  # the same as "inverse"
+WRONG_MERGES = [o for o in ORDERS if o not in ((1, 0, 2), (0, 1, 2))]  # (0, 1, 2) is merge_no_transpose
+
+
+def _axes_key(kind, order, shape=None, merge="inverse"):
+    return f"{kind}_axes_{shape + '_' if shape else ''}{''.join(map(str, order))}{'_std' if merge == 'standard' else ''}"
 
 
 def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
@@ -168,7 +194,12 @@ def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
         W_O = W_O.T
     split_T = mistake not in ("no_transpose", "split_no_transpose")
     merge_T = mistake not in ("no_transpose", "merge_no_transpose")
-    if mistake == "rows":  # head i's W from rows i*d_k:(i+1)*d_k, transposed to fit: X @ W.T's columns
+    split = next((case for case in WRONG_SPLITS if mistake == _axes_key("split", case[1], case[0], case[2])), None)
+    merge_order = next((o for o in WRONG_MERGES if mistake == _axes_key("merge", o)), None)
+    if split:  # (n, h, d_k) or (n, d_k, h) in the wrong order, and back the same way before the reshape
+        inner = (h, d_k) if split[0] == "nhd" else (d_k, h)
+        Q, K, V = (_permute((X @ W).reshape(*X.shape[:-1], *inner), split[1]) for W in (W_Q, W_K, W_V))
+    elif mistake == "rows":  # head i's W from rows i*d_k:(i+1)*d_k, transposed to fit: X @ W.T's columns
         Q, K, V = (np.stack([X @ W[i * d_k:(i + 1) * d_k].T for i in range(h)], axis=-3) for W in (W_Q, W_K, W_V))
     elif mistake == "interleaved":  # head i = every h-th column
         Q, K, V = (np.swapaxes((X @ W).reshape(*X.shape[:-1], d_k, h), -1, -2) for W in (W_Q, W_K, W_V))
@@ -185,13 +216,21 @@ def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
         scores = np.where(may_attend, scores, 0.0)
     elif masked and mistake != "mask_after_softmax":
         scores = np.where(may_attend, scores, -1e9)  # a finite fill: a row with nothing to see becomes uniform
-    axis, keepdims, shift = {"softmax_queries": (-2, True, True), "softmax_heads": (-3, True, True),
-                             "softmax_no_keepdims": (-1, False, False),
-                             "softmax_no_keepdims_max": (-1, False, True)}.get(mistake, (-1, True, True))
-    weights = _softmax(scores, axis, keepdims, shift)
+    axis, keepdims, shift, sum_axis = {
+        "softmax_queries": (-2, True, True, None), "softmax_heads": (-3, True, True, None),
+        "softmax_no_keepdims": (-1, False, False, None), "softmax_no_keepdims_max": (-1, False, True, None),
+        "softmax_sum_all": (-1, True, True, "all"), "softmax_sum_head": (-1, True, True, (-2, -1)),
+        "max_queries_sum_keys": (-2, True, True, -1), "max_keys_sum_queries": (-1, True, True, -2),
+    }.get(mistake, (-1, True, True, None))
+    weights = _softmax(scores, axis, keepdims, shift, sum_axis)
     if masked and mistake == "mask_after_softmax":
         weights = weights * may_attend  # zeroed, not renormalised
     heads = weights @ V  # (..., h, n, d_k)
+    if split:
+        inverse = tuple(int(i) for i in np.argsort(split[1])) if split[2] == "inverse" else (1, 0, 2)
+        return _permute(heads, inverse).reshape(X.shape) @ W_O
+    if merge_order:
+        return _permute(heads, merge_order).reshape(X.shape) @ W_O
     if mistake == "summed":
         return heads.sum(axis=-3) @ W_O[:d_k]
     concat = _merge(heads, merge_T)  # (..., n, d_model)
@@ -209,47 +248,100 @@ _TRANSPOSED_W = ("X @ W.T instead of X @ W, for {which}: the transpose of the sh
                  "the output Concat @ W_O, with no transpose (x @ W.T is PyTorch's nn.Linear, which stores W "
                  "transposed). A square W hides the slip: the shapes fit, the numbers do not.")
 MHA_MISTAKES = {
-    "no_transpose": named("split-without-transpose",
+    "no_transpose": named(tags.SPLIT_WITHOUT_TRANSPOSE,
                           _TOKENS_AND_HEADS + ", and swap them back before putting the heads side by side."),
-    "split_no_transpose": named("split-without-transpose", _TOKENS_AND_HEADS + "."),
-    "merge_no_transpose": (named("split-without-transpose", "Tokens and heads mixed when the heads are put back: reshaping (h, n, d_k) straight to "
+    "split_no_transpose": named(tags.SPLIT_WITHOUT_TRANSPOSE, _TOKENS_AND_HEADS + "."),
+    "merge_no_transpose": (named(tags.SPLIT_WITHOUT_TRANSPOSE, "Tokens and heads mixed when the heads are put back: reshaping (h, n, d_k) straight to "
                            "(n, d_model) puts one head's rows side by side. Swap the axes back to (n, h, d_k) first, "
                            "then reshape to (n, d_model).")),
-    "interleaved": (named("rows-not-columns", "Head i takes every h-th column: head i is the block of columns i·d_k:(i+1)·d_k of X W^Q (and of "
+    "interleaved": (named(tags.ROWS_NOT_COLUMNS, "Head i takes every h-th column: head i is the block of columns i·d_k:(i+1)·d_k of X W^Q (and of "
                     "X W^K, X W^V): reshape to (n, h, d_k), not (n, d_k, h).")),
-    "rows": named("x-w-transposed", _TRANSPOSED_W.format(which="the projections (W_Q, W_K, W_V)") + (
+    "rows": named(tags.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="the projections (W_Q, W_K, W_V)") + (
         " The same numbers come from per-head slices taken from rows instead of columns: head i uses columns "
         "i·d_k:(i+1)·d_k of W^Q, W^K and W^V (W_Q[:, i*d_k:(i+1)*d_k], d_model × d_k), not rows.")),
-    "softmax_queries": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(
+    "softmax_queries": named(tags.SOFTMAX_WRONG_AXIS, _SOFTMAX_AXIS.format(
         how="the weights are normalised over the queries (down each column)") + "."),
-    "softmax_heads": named("softmax-wrong-axis", _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + "."),
-    "softmax_no_keepdims": named("no-keepdims", _SOFTMAX_AXIS.format(
+    "softmax_heads": named(tags.SOFTMAX_WRONG_AXIS, _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + "."),
+    "softmax_no_keepdims": named(tags.NO_KEEPDIMS, _SOFTMAX_AXIS.format(
         how="without keepdims, row j's sum divides column j") + "."),
-    "softmax_no_keepdims_max": named("no-keepdims", _SOFTMAX_AXIS.format(
+    "softmax_no_keepdims_max": named(tags.NO_KEEPDIMS, _SOFTMAX_AXIS.format(
         how="without keepdims, row j's maximum and sum act on column j") + "."),
-    "x_W_T": named("x-w-transposed", _TRANSPOSED_W.format(which="every W (W_Q, W_K, W_V and W_O)")),
-    "W_O_T": named("x-w-transposed", _TRANSPOSED_W.format(which="W_O (Concat @ W_O.T)")),
-    "scale_d_k": named("scaled-by-d-k", "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k."),
-    "no_scale": named("no-scaling", "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax."),
-    "scale_d_model": named("scaled-with-d-model", "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width."),
-    "times_sqrt_d_k": named("multiplied-by-sqrt-d-k", "Multiplied by √d_k instead of dividing: the scores are divided by √d_k."),
-    "mask_flipped": (named("mask-wrong-way", f"The {_CAUSAL} is the wrong way round: query i may attend to keys j ≤ i (np.tri, the lower "
+    "x_W_T": named(tags.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="every W (W_Q, W_K, W_V and W_O)")),
+    "W_O_T": named(tags.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="W_O (Concat @ W_O.T)")),
+    "scale_d_k": named(tags.SCALED_BY_D_K, "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k."),
+    "no_scale": named(tags.NO_SCALING, "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax."),
+    "scale_d_model": named(tags.SCALED_WITH_D_MODEL, "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width."),
+    "times_sqrt_d_k": named(tags.MULTIPLIED_BY_SQRT_D_K, "Multiplied by √d_k instead of dividing: the scores are divided by √d_k."),
+    "mask_flipped": (named(tags.MASK_WRONG_WAY, f"The {_CAUSAL} is the wrong way round: query i may attend to keys j ≤ i (np.tri, the lower "
                      "triangle), not to the keys after it.")),
-    "mask_strict": named("causal-mask-applied",
+    "mask_strict": named(tags.CAUSAL_MASK_APPLIED,
                          f"The {_CAUSAL} hides the diagonal: query i may attend to keys j ≤ i, itself included."),
-    "mask_after_softmax": (named("mask-wrong-way", f"The {_CAUSAL} is applied after the softmax: zeroing the weights of later keys without "
+    "mask_after_softmax": (named(tags.MASK_WRONG_WAY, f"The {_CAUSAL} is applied after the softmax: zeroing the weights of later keys without "
                            "renormalising leaves rows that add up to less than 1. Mask the scores (set them to -inf) "
                            "before the softmax.")),
-    "mask_zero_scores": named("causal-mask-applied", f"The {_CAUSAL} sets masked scores to 0: e^0 = 1 still gives "
+    "mask_zero_scores": named(tags.CAUSAL_MASK_APPLIED, f"The {_CAUSAL} sets masked scores to 0: e^0 = 1 still gives "
                               "those keys weight. Set them to -inf (or a very negative number) before the softmax."),
-    "ignores_causal": named("causal-mask-applied",
+    "ignores_causal": named(tags.CAUSAL_MASK_APPLIED,
                             f"causal=True is ignored: with it, apply the {_CAUSAL} (query i may attend to keys j ≤ i only)."),
-    "always_causal": named("causal-mask-applied",
+    "always_causal": named(tags.CAUSAL_MASK_APPLIED,
                            f"The {_CAUSAL} is applied with causal=False too: mask only when causal is True."),
-    "summed": (named("heads-summed", "Heads summed: the heads are concatenated, not summed, into (n, d_model) (head i in columns "
+    "summed": (named(tags.HEADS_SUMMED, "Heads summed: the heads are concatenated, not summed, into (n, d_model) (head i in columns "
                "i·d_k:(i+1)·d_k), then multiplied by all of W^O.")),
-    "no_W_O": named("forgot-w-o", "Forgot W^O: after putting the heads side by side, multiply by W_O."),
+    "no_W_O": named(tags.FORGOT_W_O, "Forgot W^O: after putting the heads side by side, multiply by W_O."),
 }
+
+
+_SAME_ROW = ("Subtracting a number leaves a row's softmax unchanged only when the whole row (one query, every key) loses "
+             "the same number")
+MHA_MISTAKES.update({
+    "softmax_sum_all": named(tags.SOFTMAX_SUM_ALL, "The softmax divides by the sum of every entry (`e.sum()` with no axis: "
+                             "all heads, queries and keys together), so no query's weights add up to 1. Each query's "
+                             "weights over the keys are normalised on their own: e.sum(axis=-1, keepdims=True)."),
+    "softmax_sum_head": named(tags.SOFTMAX_SUM_ALL, "The softmax divides by the sum of a whole head's scores (over the "
+                              "queries and the keys, axis=(-2, -1)), so no query's weights add up to 1. Each query's "
+                              "weights over the keys are normalised on their own: e.sum(axis=-1, keepdims=True)."),
+    "max_queries_sum_keys": named(tags.MAX_SUM_AXES_DIFFER, "The maximum you subtract and the sum you divide by run over "
+                                  "different axes: the maximum over the queries (axis -2, down each column), the sum "
+                                  f"over the keys (axis -1). {_SAME_ROW}: take the maximum over the keys too, "
+                                  "scores.max(axis=-1, keepdims=True)."),
+    "max_keys_sum_queries": named(tags.MAX_SUM_AXES_DIFFER, "The maximum you subtract and the sum you divide by run over "
+                                  "different axes: the maximum over the keys (axis -1), the sum over the queries "
+                                  "(axis -2, down each column). Each query's weights over the keys must add up to 1: "
+                                  "sum over the keys too, e.sum(axis=-1, keepdims=True)."),
+})
+
+
+def _axes(order, axes):
+    return "(" + ", ".join(axes[i] for i in order) + ")"
+
+
+def _split_message(shape, order):
+    axes = SPLIT_AXES[shape]
+    layout = [axes[i] for i in order]
+    reshaped = "(" + ", ".join(axes) + ")"
+    reversed_all = " (`.T` on a 3-D array reverses every axis)" if order == (2, 1, 0) else ""
+    interleaved = (" Reshaped to (n, d_k, h), head i is every h-th column: reshape to (n, h, d_k), so that head i is "
+                   "columns i·d_k:(i+1)·d_k." if shape == "ndh" else "")
+    return named(tags.TRANSPOSED_ALL_AXES if reversed_all else tags.HEADS_AXES_SWAPPED, (
+        f"The heads are split with the wrong axes swapped: after the reshape to {reshaped} your Q, K and V are "
+        f"{_axes(order, axes)}{reversed_all}, so the scores come out ({layout[0]}, {layout[1]}, {layout[1]}) instead "
+        f"of (h, n, n), and the softmax weighs something else than each head's tokens.{interleaved} Swap the first "
+        "two axes of (n, h, d_k) only, tokens and heads: (h, n, d_k), with np.swapaxes(A, -2, -3) (in 2-D also "
+        "A.transpose(1, 0, 2)), so that head i is the (n, d_k) matrix of its columns for every token."))
+
+
+def _merge_message(order):
+    reversed_all = " (`.T` on a 3-D array reverses every axis)" if order == (2, 1, 0) else ""
+    return named(tags.TRANSPOSED_ALL_AXES if reversed_all else tags.HEADS_AXES_SWAPPED, (
+        f"The heads are put back with the wrong axes swapped: from (h, n, d_k) your code goes to "
+        f"{_axes(order, ('h', 'n', 'd_k'))}{reversed_all} before the reshape to (n, d_model), so a token's row of the "
+        "concatenation mixes in other tokens' numbers or interleaves the heads. Swap the first two axes back, (n, h, "
+        "d_k) (np.swapaxes(heads, -2, -3)), then reshape: token j's row is head 1's d_k numbers, then head 2's, and "
+        "so on."))
+
+
+MHA_MISTAKES.update({_axes_key("split", o, shape, merge): _split_message(shape, o) for shape, o, merge in WRONG_SPLITS})
+MHA_MISTAKES.update({_axes_key("merge", o): _merge_message(o) for o in WRONG_MERGES})
 
 
 def _mha_where(X, h, causal):
@@ -287,24 +379,24 @@ def _mha_output(value, X, h, causal):
         if h > 1 and shape == (*batch, n, d_k):
             raise WrongAnswer(f"{where}, the output has shape {shape} = (n, d_k), one head's width: the heads are "
                               "concatenated, not summed (nor one kept), into (n, d_model), then multiplied by W_O.",
-                              misconception="heads-summed")
+                              misconception=tags.HEADS_SUMMED)
         if shape == (*batch, h, n, d_k):
             raise WrongAnswer(f"{where}, the output has shape {shape} = (h, n, d_k), the heads apart: put them side by "
                               "side (concatenated, not summed) into (n, d_model), then multiply by W_O.",
-                              misconception="heads-summed")
+                              misconception=tags.HEADS_SUMMED)
         if batch:
             raise WrongAnswer(f"With a leading batch dimension, X of shape {X.shape} = {named}, `multi_head_attention` "
                               f"should return shape {X.shape}, got {shape}. Write it for X of shape (..., n, d_model): "
                               "take n and d_model from X.shape[-2:], keep X.shape[:-2] (or use -1, `...` in "
                               "np.einsum, np.swapaxes(A, -2, -3)) in every reshape and transpose.",
-                              misconception="batch-dimension")
+                              misconception=tags.BATCH_DIMENSION)
         raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of shape {X.shape} = {named}, got "
                           f"{shape}.")
     if not np.isfinite(array).all():
         if causal:
             raise WrongAnswer(f"{where}, the output has NaN or infinity in it: a query row with every key masked gives "
                               f"0/0. Is the {_CAUSAL} the wrong way round, or does it hide the diagonal? Query i may "
-                              "attend to keys j ≤ i, itself included.", misconception="mask-wrong-way")
+                              "attend to keys j ≤ i, itself included.", misconception=tags.MASK_WRONG_WAY)
         raise WrongAnswer(f"{where}, the output has NaN or infinity in it: look for a division by zero, or an overflow "
                           "in np.exp (subtract each row's maximum score first).")
     return array
@@ -333,7 +425,7 @@ def q4_3_multi_head_attention(fn, hidden=False):
     for batch, n, d_model, h, causal, seed in cases:
         X, Ws = mha_inputs(batch, n, d_model, seed)
         expected = mha.multi_head_attention(X, None, *Ws, h, causal=causal)[0]
-        hint = "" if batch is None else named("batch-dimension", f"Here X has a leading batch dimension, shape {X.shape} = "
+        hint = "" if batch is None else named(tags.BATCH_DIMENSION, f"Here X has a leading batch dimension, shape {X.shape} = "
                                               "(batch, n, d_model): write it for X of shape (..., n, d_model), n and "
                                               "d_model from X.shape[-2:].")
         value = own_work.call("multi_head_attention", fn, X.copy(), *(W.copy() for W in Ws), h, causal, hint=hint,
@@ -350,7 +442,7 @@ def q4_3_multi_head_attention(fn, hidden=False):
                 f"{where}: `multi_head_attention` works without a batch dimension but not with one. Write it for X of "
                 "shape (..., n, d_model): each batch entry is its own sequence, and every reshape, transpose and "
                 "product must act on the last axes only (X.shape[:-2], `...` in np.einsum, np.swapaxes(A, -2, -3)).",
-                misconception="batch-dimension"
+                misconception=tags.BATCH_DIMENSION
             )
         raise WrongAnswer(
             f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: X @ W_Q (and K, V); "

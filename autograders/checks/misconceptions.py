@@ -8,81 +8,124 @@ phrases of the message. A tag not in :data:`NAMES` is refused where it is raised
 """
 
 # tag: the name the report shows. In the order the report lists them when counts tie.
-NAMES = {
-    "no-answer": "no answer yet",
-    "wrong-kind": "answer of the wrong kind (type or shape)",
-    "multiplied-by-h": "multiplied by h instead of dividing",
-    "roles-swapped": "split h by d_model (roles swapped)",
-    "head-full-width": "a head keeps the full width d_model",
-    "transposed": "transposed shape",
-    "one-head-for-all": "one head confused with all heads",
-    "matrix-confused": "a matrix confused with another (weights, scores, projections)",
-    "qt-k": "Q_i^T K_i instead of Q_i K_i^T",
-    "heads-summed": "heads summed or stacked instead of concatenated",
-    "scaled-by-d-k": "scaled by d_k instead of √d_k",
-    "no-scaling": "no scaling by √d_k",
-    "scaled-with-d-model": "scaled with d_model instead of d_k",
-    "multiplied-by-sqrt-d-k": "multiplied by √d_k instead of dividing",
-    "scaling-as-softmax": "scaling confused with softmax's job",
-    "scale-is-h": "the scale taken for the number of heads",
-    "softmax-linear": "softmax as a linear normalisation",
-    "softmax-not-normalised": "softmax not normalised",
-    "softmax-overflows": "softmax that overflows",
-    "softmax-flipped-signs": "softmax with flipped signs",
-    "weights-as-percentages": "weights as percentages",
-    "counted-from-0": "token numbers counted from 0",
-    "softmax-reorders": "softmax reorders the scores",
-    "ratio-misread": "ratio of weights misread",
-    "causal-mask-applied": "causal mask applied wrongly",
-    "forgot-softmax": "forgot the softmax",
-    "sum-of-keys": "weighted sum of the keys, not the values",
-    "forgot-w-o": "forgot W^O",
-    "counted-biases": "counted biases",
-    "two-flops": "2 FLOPs per multiply-add (multiply-adds asked)",
-    "example-numbers-only": "a formula of the example's numbers only",
-    "heads-cost-more": "more heads cost more",
-    "heads-free": "more heads are free or always better",
-    "narrow-heads-uniform": "one-number heads taken to attend uniformly",
-    "heads-split-tokens": "heads taken to split the tokens, not the width",
-    "softmax-sets-width": "softmax taken to set the output's width",
-    "beyond-the-values": "the output taken to leave the range of the values",
-    "sharing-breaks-shapes": "shared projections taken to break the shapes",
-    "cross-attention-square": "cross-attention is square (output follows the keys)",
-    "creates-information": "attention creates new information",
-    "weights-never-matter": "the weights never matter",
-    "shared-projections-differ": "shared projections give different heads",
-    "symptom-for-cause": "a symptom taken for the cause",
-    "split-without-transpose": "heads split without the transpose (tokens and heads mixed)",
-    "softmax-wrong-axis": "softmax over the wrong axis",
-    "mask-wrong-way": "causal mask the wrong way round or after the softmax",
-    "rows-not-columns": "per-head slices from rows instead of columns",
-    "batch-dimension": "a leading batch dimension not handled",
-    "no-keepdims": "a sum or maximum without keepdims (broadcast over the wrong axis)",
-    "transposed-all-axes": ".T on a 3-D array (every axis reversed, not the last two)",
-    "x-w-transposed": "X @ W.T instead of X @ W (the transpose of the sheet's convention)",
-    "shape-error": "a shape error inside the student's function",
-    "not-own-work": "the library called instead of written with numpy",
-    "raised": "the student's function raised an error",
-    # beyond the sheet (autograders.checks.beyond)
-    "attends-to-itself": "a previous-token head that attends to the token itself",
-    "attends-to-first": "a previous-token head that attends to the first token",
-    "too-flat": "the right pattern, too flat (scores not scaled up)",
-    "words-not-positions": "a pattern of positions built from the words",
-    "query-from-values": "a query built from the values, not the keys",
-    "one-key-only": "a query that picks one key instead of two",
-    "rank-is-n": "the scores' rank taken as n (the d_k bottleneck forgotten)",
-    "rank-ignores-n": "the scores' rank taken as d_k even when n is smaller",
-    "output-not-permuted": "equivariance tested without permuting the output",
-    "permutation-inverted": "the output permuted with the inverse permutation",
-    "exact-float-equality": "floats compared exactly instead of within a tolerance",
-    "causal-equivariant": "a causal mask taken to keep permutation equivariance",
-    "permutation-mixes-tokens": "permuting the tokens taken to mix them",
-    "positions-make-heads-differ": "positions taken to make the heads differ",
-    "positions-for-rank": "positions taken to lift the rank bottleneck",
-    "heads-swapped": "the previous-token and induction heads swapped",
-    "head-pattern-misread": "a learned head's pattern misread",
-    "kv-counted-once": "the KV cache counted for the keys or the values only",
-    "gqa-ignored": "a KV cache for every query head (grouped-query attention ignored)",
-}
+NAMES = {}
+
+
+def _tag(tag, name):
+    """Declare the misconception ``tag``, named ``name`` in the report; return the tag."""
+    NAMES[tag] = name
+    return tag
+
+
+NO_ANSWER = _tag("no-answer", "no answer yet")
+WRONG_KIND = _tag("wrong-kind", "answer of the wrong kind (type or shape)")
+MULTIPLIED_BY_H = _tag("multiplied-by-h", "multiplied by h instead of dividing")
+ROLES_SWAPPED = _tag("roles-swapped", "split h by d_model (roles swapped)")
+HEAD_FULL_WIDTH = _tag("head-full-width", "a head keeps the full width d_model")
+TRANSPOSED = _tag("transposed", "transposed shape")
+ONE_HEAD_FOR_ALL = _tag("one-head-for-all", "one head confused with all heads")
+MATRIX_CONFUSED = _tag("matrix-confused", "a matrix confused with another (weights, scores, projections)")
+QT_K = _tag("qt-k", "Q_i^T K_i instead of Q_i K_i^T")
+HEADS_SUMMED = _tag("heads-summed", "heads summed or stacked instead of concatenated")
+SCALED_BY_D_K = _tag("scaled-by-d-k", "scaled by d_k instead of √d_k")
+NO_SCALING = _tag("no-scaling", "no scaling by √d_k")
+SCALED_WITH_D_MODEL = _tag("scaled-with-d-model", "scaled with d_model instead of d_k")
+MULTIPLIED_BY_SQRT_D_K = _tag("multiplied-by-sqrt-d-k", "multiplied by √d_k instead of dividing")
+SCALING_AS_SOFTMAX = _tag("scaling-as-softmax", "scaling confused with softmax's job")
+SCALE_IS_H = _tag("scale-is-h", "the scale taken for the number of heads")
+SOFTMAX_LINEAR = _tag("softmax-linear", "softmax as a linear normalisation")
+SOFTMAX_NOT_NORMALISED = _tag("softmax-not-normalised", "softmax not normalised")
+SOFTMAX_OVERFLOWS = _tag("softmax-overflows", "softmax that overflows")
+SOFTMAX_SHIFT_NOT_MAX = _tag(
+    "softmax-shift-not-max", "softmax shifted by a score other than the largest (overflows for scores far apart)"
+)
+SOFTMAX_FLIPPED_SIGNS = _tag("softmax-flipped-signs", "softmax with flipped signs")
+WEIGHTS_AS_PERCENTAGES = _tag("weights-as-percentages", "weights as percentages")
+COUNTED_FROM_0 = _tag("counted-from-0", "token numbers counted from 0")
+SOFTMAX_REORDERS = _tag("softmax-reorders", "softmax reorders the scores")
+RATIO_MISREAD = _tag("ratio-misread", "ratio of weights misread")
+CAUSAL_MASK_APPLIED = _tag("causal-mask-applied", "causal mask applied wrongly")
+FORGOT_SOFTMAX = _tag("forgot-softmax", "forgot the softmax")
+SUM_OF_KEYS = _tag("sum-of-keys", "weighted sum of the keys, not the values")
+FORGOT_W_O = _tag("forgot-w-o", "forgot W^O")
+COUNTED_BIASES = _tag("counted-biases", "counted biases")
+TWO_FLOPS = _tag("two-flops", "2 FLOPs per multiply-add (multiply-adds asked)")
+EXAMPLE_NUMBERS_ONLY = _tag("example-numbers-only", "a formula of the example's numbers only")
+HEADS_COST_MORE = _tag("heads-cost-more", "more heads cost more")
+HEADS_FREE = _tag("heads-free", "more heads are free or always better")
+NARROW_HEADS_UNIFORM = _tag("narrow-heads-uniform", "one-number heads taken to attend uniformly")
+HEADS_SPLIT_TOKENS = _tag("heads-split-tokens", "heads taken to split the tokens, not the width")
+SOFTMAX_SETS_WIDTH = _tag("softmax-sets-width", "softmax taken to set the output's width")
+BEYOND_THE_VALUES = _tag("beyond-the-values", "the output taken to leave the range of the values")
+SHARING_BREAKS_SHAPES = _tag("sharing-breaks-shapes", "shared projections taken to break the shapes")
+CROSS_ATTENTION_SQUARE = _tag("cross-attention-square", "cross-attention is square (output follows the keys)")
+CREATES_INFORMATION = _tag("creates-information", "attention creates new information")
+WEIGHTS_NEVER_MATTER = _tag("weights-never-matter", "the weights never matter")
+SHARED_PROJECTIONS_DIFFER = _tag("shared-projections-differ", "shared projections give different heads")
+SYMPTOM_FOR_CAUSE = _tag("symptom-for-cause", "a symptom taken for the cause")
+SPLIT_WITHOUT_TRANSPOSE = _tag(
+    "split-without-transpose", "heads split without the transpose (tokens and heads mixed)"
+)
+SOFTMAX_WRONG_AXIS = _tag("softmax-wrong-axis", "softmax over the wrong axis")
+SOFTMAX_SUM_ALL = _tag("softmax-sum-all", "softmax divided by the sum of every entry (a sum with no axis)")
+MAX_SUM_AXES_DIFFER = _tag("max-sum-axes-differ", "the softmax's maximum and sum taken over different axes")
+HEADS_AXES_SWAPPED = _tag("heads-axes-swapped", "the wrong axes swapped when splitting or merging the heads")
+MASK_WRONG_WAY = _tag("mask-wrong-way", "causal mask the wrong way round or after the softmax")
+ROWS_NOT_COLUMNS = _tag("rows-not-columns", "per-head slices from rows instead of columns")
+BATCH_DIMENSION = _tag("batch-dimension", "a leading batch dimension not handled")
+NO_KEEPDIMS = _tag("no-keepdims", "a sum or maximum without keepdims (broadcast over the wrong axis)")
+TRANSPOSED_ALL_AXES = _tag("transposed-all-axes", ".T on a 3-D array (every axis reversed, not the last two)")
+X_W_TRANSPOSED = _tag("x-w-transposed", "X @ W.T instead of X @ W (the transpose of the sheet's convention)")
+SHAPE_ERROR = _tag("shape-error", "a shape error inside the student's function")
+NOT_OWN_WORK = _tag("not-own-work", "the library called instead of written with numpy")
+RAISED = _tag("raised", "the student's function raised an error")
+# beyond the sheet (autograders.checks.beyond)
+ATTENDS_TO_ITSELF = _tag("attends-to-itself", "a previous-token head that attends to the token itself")
+ATTENDS_TO_FIRST = _tag("attends-to-first", "a previous-token head that attends to the first token")
+MATCHES_HIDDEN_KEY = _tag(
+    "matches-hidden-key", "a head whose queries match keys the causal mask hides (the shift the wrong way)"
+)
+TOO_FLAT = _tag("too-flat", "the right pattern, too flat (scores not scaled up)")
+WORDS_NOT_POSITIONS = _tag("words-not-positions", "a pattern of positions built from the words")
+QUERY_FROM_VALUES = _tag("query-from-values", "a query built from the values, not the keys")
+ONE_KEY_ONLY = _tag("one-key-only", "a query that picks one key instead of two")
+RANK_IS_N = _tag("rank-is-n", "the scores' rank taken as n (the d_k bottleneck forgotten)")
+RANK_IGNORES_N = _tag("rank-ignores-n", "the scores' rank taken as d_k even when n is smaller")
+OUTPUT_NOT_PERMUTED = _tag("output-not-permuted", "equivariance tested without permuting the output")
+PERMUTATION_INVERTED = _tag("permutation-inverted", "the output permuted with the inverse permutation")
+EXACT_FLOAT_EQUALITY = _tag("exact-float-equality", "floats compared exactly instead of within a tolerance")
+CAUSAL_EQUIVARIANT = _tag("causal-equivariant", "a causal mask taken to keep permutation equivariance")
+PERMUTATION_MIXES_TOKENS = _tag("permutation-mixes-tokens", "permuting the tokens taken to mix them")
+POSITIONS_MAKE_HEADS_DIFFER = _tag("positions-make-heads-differ", "positions taken to make the heads differ")
+POSITIONS_FOR_RANK = _tag("positions-for-rank", "positions taken to lift the rank bottleneck")
+HEADS_SWAPPED = _tag("heads-swapped", "the previous-token and induction heads swapped")
+HEAD_PATTERN_MISREAD = _tag("head-pattern-misread", "a learned head's pattern misread")
+KV_COUNTED_ONCE = _tag("kv-counted-once", "the KV cache counted for the keys or the values only")
+GQA_IGNORED = _tag("gqa-ignored", "a KV cache for every query head (grouped-query attention ignored)")
+# problems of today's models (autograders.checks.today)
+MASK_AFTER_SOFTMAX = _tag(
+    "mask-after-softmax", "a mask applied after the softmax (weights zeroed, not renormalised)"
+)
+MASK_FILL_ZERO = _tag("mask-fill-zero", "masked scores set to 0 instead of -inf")
+FULLY_MASKED_NAN = _tag("fully-masked-nan", "a row whose keys are all masked left as NaN (0/0)")
+FULLY_MASKED_UNIFORM = _tag(
+    "fully-masked-uniform", "a row whose keys are all masked left uniform (a finite fill)"
+)
+PADDING_MASKS_QUERIES = _tag(
+    "padding-masks-queries", "the padding mask applied to the queries instead of the keys"
+)
+PADDING_OFF_BY_ONE = _tag("padding-off-by-one", "the padding mask one key off (j <= valid length)")
+PADDING_ONE_LENGTH = _tag("padding-one-length", "one valid length used for every sequence of the batch")
+PADDING_IGNORED = _tag("padding-ignored", "the padding mask left out")
+MASKS_COMBINED_WITH_OR = _tag(
+    "masks-combined-with-or", "the padding and causal masks combined with or, not and"
+)
+ONLINE_SOFTMAX_NO_RESCALE = _tag(
+    "online-softmax-no-rescale", "a running sum not rescaled when the running maximum changes"
+)
+LAST_BLOCK_DROPPED = _tag("last-block-dropped", "the last, partial block of keys left out")
+N2_HALF_COUNTED = _tag(
+    "n2-half-counted", "the n² cost counted for the scores alone (the weighted sum forgotten)"
+)
 
 TAG_LINE = "[misconception: {}]"  # the first line of a tagged error's value (not shown to the student)

@@ -34,6 +34,7 @@ import sys
 import threading
 import types
 
+from . import misconceptions as tags
 from . import feedback
 from .feedback import WrongAnswer
 
@@ -46,7 +47,7 @@ _TRANSPORT = ("autograders",)
 class NotOwnWork(WrongAnswer):
     """The answer calls the library it is asked to write; ``uses`` names what it used."""
 
-    misconception = "not-own-work"  # its tag (autograders.checks.misconceptions)
+    misconception = tags.NOT_OWN_WORK  # its tag (autograders.checks.misconceptions)
     uses = None
 
 

@@ -46,7 +46,7 @@ class Prediction:
 
 
 class _Registry(MutableMapping):
-    """The predictions by id: one per moment of ``mha_core.explore.moments`` (its question, and its right
+    """The predictions by id: one per moment of ``autograders.problems.moments`` (its question, and its right
     value as the library computes it: the explorer the prediction unlocks says the same). A right value
     is computed when its entry is first read, so :func:`read` alone runs none of the library."""
 
@@ -55,7 +55,7 @@ class _Registry(MutableMapping):
 
     @staticmethod
     def _moments():
-        from mha_core.explore.moments import MOMENTS
+        from ..problems.moments import MOMENTS
 
         return MOMENTS
 

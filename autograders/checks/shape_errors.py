@@ -7,7 +7,11 @@ shapes (2,5,5) (2,5)", "matmul: Input operand 1 has a mismatch in its core dimen
 - ``K.T`` on an array of 3 or more axes reverses every axis (the head or batch axis too):
   ``np.swapaxes(K, -1, -2)`` was meant (tag ``transposed-all-axes``);
 - a sum or maximum without ``keepdims=True`` (the softmax's row sums, shape (h, n), divide the
-  (h, n, n) scores: numpy lines them up with the wrong axes; tag ``no-keepdims``).
+  (h, n, n) scores: numpy lines them up with the wrong axes; tag ``no-keepdims``);
+- heads summed instead of concatenated: ``heads.sum(axis=-3) @ W_O`` (with or without keepdims,
+  ``sum(heads)``, a mean), or any array one head wide, (..., n, d_k), multiplied by W_O, which takes
+  the h heads side by side (h · d_k rows, with ``h`` the function's own variable; tag ``heads-summed``).
+  keepdims is never the advice for a matrix product.
 
 When the error was raised in this process, the traceback gives the line of the student's code,
 the exact expression (Python's column positions) and the shapes of the names in it (read from the
@@ -26,7 +30,9 @@ import numpy as np
 
 import mha_core
 
-TAGS = ("transposed-all-axes", "no-keepdims", "shape-error")  # what explain() names
+from . import misconceptions as tags
+
+TAGS = (tags.TRANSPOSED_ALL_AXES, tags.NO_KEEPDIMS, tags.HEADS_SUMMED, tags.SHAPE_ERROR)  # what explain() names
 
 # numpy's site-packages, mha_core/ and autograders/: a frame in these is not the student's
 _LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(np.__file__))) + os.sep,
@@ -49,7 +55,7 @@ def is_shape_error(exc):
 
 def explain(exc):
     """``(tag, text)`` explaining the shape error ``exc`` raised by a student's function, or None
-    when ``exc`` is not one. ``tag`` is ``transposed-all-axes``, ``no-keepdims`` or ``shape-error``."""
+    when ``exc`` is not one. ``tag`` is one of :data:`TAGS`."""
     if not is_shape_error(exc):
         return None
     given = getattr(exc, "explained", None)  # explained in the student side's process, from its own line (re-check)
@@ -114,7 +120,10 @@ def _shape(node, names):
 
 
 def _reduction(node):
-    """``(operand, axis, keepdims)`` of ``x.sum(axis=-1)`` or ``np.sum(x, axis=-1)`` (a constant axis), else None."""
+    """``(operand, axis, keepdims)`` of ``x.sum(axis=-1)`` or ``np.sum(x, axis=-1)`` (a constant axis), or
+    Python's ``sum(x)`` (axis 0), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sum" and len(node.args) == 1:
+        return node.args[0], 0, False
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCTIONS):
         return None
     keywords = {k.arg: k.value for k in node.keywords}
@@ -152,19 +161,24 @@ def _from_source(exc, frame, source, line):
             shape = _shape(node.value, names)
             if shape is not None and len(shape) >= 3:
                 name = ast.unparse(node.value)
-                return "transposed-all-axes", (
+                return tags.TRANSPOSED_ALL_AXES, (
                     f"{said}: `{name}.T` reverses every axis of `{name}`, shape {_show(shape)} becomes "
                     f"{_show(shape[::-1])} (the head or batch axis moves to the end too). To transpose each head's "
                     f"matrix, swap the last two axes only: np.swapaxes({name}, -1, -2), shape "
                     f"{_show(shape[:-2] + shape[-2:][::-1])}.")
-    for node in ast.walk(tree):  # a reduction without keepdims, broadcast against its own operand
+    summed = _heads_summed(tree, names, said)
+    if summed:
+        return tags.HEADS_SUMMED, summed
+    in_matmul = {id(side) for node in ast.walk(tree) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult)
+                 for side in (node.left, node.right)}
+    for node in ast.walk(tree):  # a reduction without keepdims, broadcast against its own operand (not in a @)
         reduced = _reduction(node)
-        if reduced is not None and not reduced[2] and reduced[1] is not None:
+        if reduced is not None and not reduced[2] and reduced[1] is not None and id(node) not in in_matmul:
             operand = _shape(reduced[0], names)
             if operand is not None and len(operand) >= 2:
                 kept = _shape(node, names)
                 call = ast.unparse(node)
-                return "no-keepdims", (
+                return tags.NO_KEEPDIMS, (
                     f"{said}: `{call}` has shape {_show(kept)}, one axis fewer than {_show(operand)}, so numpy lines "
                     "it up with the wrong axes (or cannot at all). Keep the axis: add keepdims=True, which gives "
                     f"shape {_show(operand[:reduced[1] % len(operand)] + (1,) + operand[reduced[1] % len(operand) + 1:])}"
@@ -175,8 +189,43 @@ def _from_source(exc, frame, source, line):
             if left is None or right is None or _fits(node.op, left, right):
                 continue
             a, b = ast.unparse(node.left), ast.unparse(node.right)
-            return "shape-error", f"{said}: {_operands(node.op, a, left, b, right)}"
-    return "shape-error", f"{said}: {_numpy_words(str(exc))}"
+            return tags.SHAPE_ERROR, f"{said}: {_operands(node.op, a, left, b, right)}"
+    return tags.SHAPE_ERROR, f"{said}: {_numpy_words(str(exc))}"
+
+
+def _heads_summed(tree, names, said):
+    """The explanation of ``A @ W`` failing where ``A`` is one head wide and ``W`` takes the heads side by
+    side: ``A`` sums (or averages) an axis of r entries with r · A's width = W's rows, or the function's
+    ``h`` is that r. None otherwise."""
+    h = names.get("h")
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult)):
+            continue
+        left, right = _shape(node.left, names), _shape(node.right, names)
+        if left is None or right is None or len(right) != 2 or _fits(node.op, left, right):
+            continue
+        width, rows = left[-1], right[0]
+        if width >= rows or rows % width:
+            continue
+        r, b = rows // width, ast.unparse(node.right)
+        reduced = _reduction(node.left)
+        operand = reduced and reduced[1] is not None and _shape(reduced[0], names)
+        if operand and len(operand) >= 3 and operand[reduced[1] % len(operand)] == r:
+            a, name = ast.unparse(node.left), ast.unparse(reduced[0])
+            verb = "averages" if getattr(node.left.func, "attr", "") == "mean" else "adds up"
+            return (f"{said}: `{a}` {verb} the {r} heads, axis {reduced[1]} of `{name}` (shape "
+                    f"{_show(operand)}), into one array of shape {_show(left)}, one head wide, where `{b}`, shape "
+                    f"{_show(right)}, takes the {r} heads side by side ({r} · {width} = {rows} rows). The heads are "
+                    f"concatenated, not summed: move the head axis next to the last one (np.swapaxes({name}, -2, -3)) "
+                    f"and reshape to (..., n, {rows}), then multiply by `{b}`. (keepdims=True does not help here: `@` "
+                    "is a matrix product, not an entry-by-entry operation.)")
+        if isinstance(h, int) and not isinstance(h, bool) and h == r and h > 1:
+            a = ast.unparse(node.left)
+            return (f"{said}: `{a}` has shape {_show(left)}, one head wide (d_k = {width}), where `{b}`, shape "
+                    f"{_show(right)}, takes the h = {h} heads side by side (h · d_k = {rows} rows). Were the heads "
+                    "summed (or one kept)? They are concatenated, not summed: head i in columns i·d_k:(i+1)·d_k, "
+                    f"shape (..., n, {rows}), then multiplied by `{b}`.")
+    return None
 
 
 def _fits(op, left, right):
@@ -230,7 +279,7 @@ def _from_message(text):
         if len(shapes) == 2:
             big, small = sorted(shapes, key=len, reverse=True)
             if len(big) == len(small) + 1 and len(big) >= 3 and big[:-1] == small:
-                return "no-keepdims", (
+                return tags.NO_KEEPDIMS, (
                     f"Your function raised ValueError: numpy could not line up shapes {_show(big)} and "
                     f"{_show(small)}. {_show(small)} is {_show(big)} summed (or maximised) over its last axis without "
                     f"keepdims=True: keep the axis (shape {_show(small + (1,))}) so each row's sum divides that row.")
@@ -238,8 +287,8 @@ def _from_message(text):
     if match and "->" in match[1]:  # a matmul's leading axes: K.T on (h, n, d_k) is (d_k, n, h)
         originals = [tuple(int(d) for d in m.split(",")) for m in re.findall(r"\((\d+(?:,\d+)*),?\)->", match[1])]
         if len(originals) == 2 and len(originals[0]) >= 3 and originals[1] == originals[0][::-1]:
-            return "transposed-all-axes", (
+            return tags.TRANSPOSED_ALL_AXES, (
                 f"Your function raised ValueError: a matrix product of shapes {_show(originals[0])} and "
                 f"{_show(originals[1])}, the second the first with every axis reversed. That is `K.T` on a 3-D array: "
                 ".T reverses every axis. Swap the last two only: np.swapaxes(K, -1, -2).")
-    return "shape-error", f"Your function raised ValueError: {_numpy_words(text)}"
+    return tags.SHAPE_ERROR, f"Your function raised ValueError: {_numpy_words(text)}"

@@ -45,7 +45,7 @@ import nbformat
 
 from ..common.regions import first_hidden_line
 from ..common.settings import DEFAULT
-from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG
+from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG, kernel_language_info
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "notebooks"
@@ -117,18 +117,6 @@ def leaks(nb, folded=True):
 # --- practice edition --------------------------------------------------------
 
 
-def kernel_language_info():
-    """The ``language_info`` this Python's kernel reports (ipykernel's). JupyterLab writes the kernel's
-    into a notebook when it opens it; the source notebooks hold only ``{"name": "python"}``, so every level
-    showed unsaved changes right after opening. The practice edition, built by the Python its kernel runs,
-    carries the kernel's own, and opening changes nothing."""
-    try:
-        from ipykernel.ipkernel import IPythonKernel
-    except ImportError:  # no kernel here: nothing better to write
-        return {"name": "python"}
-    return json.loads(json.dumps(IPythonKernel.language_info))
-
-
 def practice_notebook(nb):
     """The practice edition of the source notebook ``nb`` (a new notebook)."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a deep copy
@@ -136,7 +124,6 @@ def practice_notebook(nb):
     for preprocessor in PRACTICE_PREPROCESSORS:
         nb, resources = preprocessor().preprocess(nb, resources)
     nb.metadata.pop("celltoolbar", None)
-    nb.metadata["language_info"] = kernel_language_info()
     return nb
 
 
@@ -250,7 +237,7 @@ START_TEXT = """\
 Five levels of exercises, from reading the definition to its limits, problems beyond the sheet,
 and a quick self-test.
 Open a level below (they build on each other), and keep this page for the way to work.
-Problems whose title says *beyond the sheet* are optional: your teacher may skip them.
+The problems of *Beyond the sheet* are optional: your teacher may skip them.
 
 ## The levels
 

@@ -14,6 +14,7 @@ autograde puts it back for the grader and every other HTML page leaves it out:
 :mod:`autograders.grading.rubrics`.
 """
 
+import json
 import re
 
 from nbconvert.exporters.exporter import ResourcesDict
@@ -129,6 +130,27 @@ class DropRubrics(NbGraderPreprocessor):
         return nb, resources
 
 
+def kernel_language_info():
+    """The ``language_info`` this Python's kernel reports (ipykernel's). JupyterLab writes the kernel's
+    into a notebook when it opens it; the source notebooks hold only ``{"name": "python"}``, so every level
+    showed unsaved changes right after opening. The practice edition, built by the Python its kernel runs,
+    carries the kernel's own, and opening changes nothing."""
+    try:
+        from ipykernel.ipkernel import IPythonKernel
+    except ImportError:  # no kernel here: nothing better to write
+        return {"name": "python"}
+    return json.loads(json.dumps(IPythonKernel.language_info))
+
+
+class KernelLanguageInfo(NbGraderPreprocessor):
+    """Write the kernel's ``language_info`` (both editions: opened in JupyterLab they then show no
+    unsaved change; ``kernel_language_info`` says why)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict):
+        nb.metadata["language_info"] = kernel_language_info()
+        return nb, resources
+
+
 class FoldRubrics(NbGraderPreprocessor):
     """Fold each rubric into a collapsed callout (the practice edition: read it after trying)."""
 
@@ -185,7 +207,8 @@ class PracticeClearSolutions(ClearSolutions):
 def release_preprocessors():
     from nbgrader.converters import GenerateAssignment
 
-    return [DropWorkedSolutions, DropRubrics, *GenerateAssignment.class_traits()["preprocessors"].default()]
+    defaults = GenerateAssignment.class_traits()["preprocessors"].default()
+    return [DropWorkedSolutions, DropRubrics, *defaults, KernelLanguageInfo]
 
 
 PRACTICE_PREPROCESSORS = [
@@ -200,4 +223,5 @@ PRACTICE_PREPROCESSORS = [
     ClearMarkScheme,
     ComputeChecksums,
     CheckCellMetadata,
+    KernelLanguageInfo,
 ]

@@ -1,12 +1,31 @@
-"""Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 4.5, the KV cache's size."""
+"""Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 3.5 (b)'s labelled choice;
+Problem 4.5, the KV cache's size; Problem 4.7 (b), where attention's n² starts to matter; declared once.
+
+The notebook's problems that moved from the levels (3.4, 3.5, 4.4, 5.4: a function, constructions, picks among a
+model's heads) keep their own checks (:mod:`autograders.checks.beyond`) and have no per-student numbers
+(:data:`autograders.variants.levels.FIXED`)."""
 
 import itertools
 
 import numpy as np
 
-from .declare import Answer, Mistake, Numbers
+from ..checks import misconceptions as tags
+from .declare import Answer, Mistake, Numbers, choice
 
 ASSIGNMENT = "beyond_the_sheet"
+
+# --- Problem 3.5 (b): why a Transformer needs positions (its test is 3.5's, autograders.checks.beyond) -------
+
+WHY_POSITIONS = choice("q3_5_why_positions", "B", {
+    "A": (tags.PERMUTATION_MIXES_TOKENS, "A is the belief that permuting the tokens mixes them: it only reorders the "
+          "output's rows, each token keeping its own output. Nothing is lost; the trouble is that nothing changes."),
+    "C": (tags.POSITIONS_FOR_RANK, "C confuses positions with the rank bottleneck: the rank bound comes from Q_i and "
+          "K_i being n × d_k, and adding position vectors to X does not change d_k."),
+    "D": (tags.POSITIONS_MAKE_HEADS_DIFFER, "D confuses positions with projections: heads differ because each has its "
+          "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
+}, right="Without positions self-attention sees a set: word order changes nothing but the order of the outputs.",
+    hidden_right="Hidden checks passed too.", hidden_says="`why_positions` is not the reason positions are needed.")
+
 
 # --- Problem 4.5: the bytes a decoder keeps for its keys and values ------------------------------------
 
@@ -31,10 +50,10 @@ KV_CACHE_BYTES = Answer(
     "q4_5_kv_cache_bytes", "number", numbers=MODEL_4_5, tolerance=0.5, sheet_mistake=True, hidden=_cached, prefix="",
     answer=lambda n: 2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
     mistakes=(
-        Mistake("kv-counted-once", lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
+        Mistake(tags.KV_COUNTED_ONCE, lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
                 "That counts one cache per layer: a layer keeps the keys *and* the values of every past token, two "
                 "tensors of n_ctx × n_kv_heads × d_head numbers: multiply by 2."),
-        Mistake("gqa-ignored", lambda n: 2 * n.n_layers * n.n_ctx * n.n_heads * n.d_head * n.bytes_per_value,
+        Mistake(tags.GQA_IGNORED, lambda n: 2 * n.n_layers * n.n_ctx * n.n_heads * n.d_head * n.bytes_per_value,
                 lambda n: f"That caches keys and values for all n_heads = {n.n_heads} query heads. With grouped-query "
                           f"attention they share n_kv_heads = {n.n_kv_heads} key-value heads, and only those are "
                           "cached."),
@@ -47,4 +66,75 @@ KV_CACHE_BYTES = Answer(
     hidden_right="It matches the size of the cached arrays themselves.",
 )
 
-ANSWERS = (KV_CACHE_BYTES,)
+
+# --- Problem 4.7 (b): where attention's n² starts to matter -----------------------------------------------
+# Multiply-adds of one self-attention pass (mha_core.flop_count): the projections X W_Q, X W_K, X W_V and
+# Concat W_O cost 4 n d_model², linear in n; the scores Q_i K_i^T and the weighted sums weights_i V_i cost
+# 2 n² d_model over all heads, quadratic. Their ratio is 2 d_model / n: about a hundred at n = 10 for
+# d_model = 512, and 1 at n = 2 d_model.
+
+SHEET_4_7 = {"d_model": 512, "h": 8, "n_short": 10}
+COST_4_7 = Numbers("q4_7", sheet=SHEET_4_7, entries=tuple(
+    e for e in ({"d_model": d, "h": h, "n_short": n}
+                for d, h, n in itertools.product((384, 640, 768, 1536), (4, 8, 16), (8, 16, 20, 32)))
+    if e["d_model"] != 512),
+    valid=lambda e: None if e["d_model"] % e["h"] == 0 and e["h"] >= 4 else "h should divide d_model and be at least 4")
+
+
+def _flop_ratio(n, size):
+    """Projections over the n² stages at length ``size``, from mha_core's own stage-by-stage count."""
+    from mha_core import flop_count
+
+    stages = flop_count(n.d_model, n.h, size)
+    return (stages["projections"] + stages["output_projection"]) / (stages["scores"] + stages["weighted_sum"])
+
+
+_N2_WHAT = ("the projections (X W_Q, X W_K, X W_V and Concat W_O: 4 n d_model² multiply-adds) against the n² stages "
+            "(the scores Q_i K_i^T and the weighted sums, h heads each: 2 n² d_model)")
+PROJECTIONS_OVER_SCORES = Answer(
+    "q4_7_projections_over_scores", "number", numbers=COST_4_7, tolerance=0.05, sheet_mistake=True,
+    answer=lambda n: 2 * n.d_model / n.n_short,
+    hidden=lambda n: _flop_ratio(n, n.n_short), hidden_right="It matches the ratio of mha_core's own stage counts.",
+    mistakes=(
+        Mistake(tags.N2_HALF_COUNTED, lambda n: 4 * n.d_model / n.n_short,
+                "That counts the scores Q_i K_i^T alone: the weighted sums weights_i V_i cost as much again (n² d_k "
+                "per head), and they grow with n² too."),
+        Mistake(tags.FORGOT_W_O, lambda n: 1.5 * n.d_model / n.n_short,
+                "That leaves out W^O: the output projection Concat W_O is one more n × d_model by d_model × d_model "
+                "product, as costly as each of X W_Q, X W_K, X W_V."),
+        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: 2 * n.d_model * n.h / n.n_short,
+                "That counts the n² stages of one head: there are h of them, each of width d_k = d_model / h, "
+                "2 n² d_model together."),
+        Mistake(tags.HEADS_COST_MORE, lambda n: 2 * n.d_model / (n.n_short * n.h),
+                "That counts h heads of the full width d_model: each head has width d_k = d_model / h, so the h heads "
+                "together cost what one head of width d_model would."),
+        Mistake("-/upside-down", lambda n: n.n_short / (2 * n.d_model),
+                "Upside down: that is the n² stages over the projections."),
+    ),
+    fallback=lambda n: f"`projections_over_scores` is {n.value:g}: count {_N2_WHAT}, at n = {n.n_short}, and divide.",
+    right=lambda n: f"4 n d_model² / (2 n² d_model) = 2 d_model / n = 2 · {n.d_model} / {n.n_short} = "
+                    f"{2 * n.d_model / n.n_short:g}: at this length the projections cost far more than the scores.",
+)
+EVEN_N = Answer(
+    "q4_7_even_n", "int", numbers=COST_4_7, sheet_mistake=True,
+    answer=lambda n: 2 * n.d_model,
+    hidden=lambda n: round(_flop_ratio(n, 1)), hidden_right="It matches the length where mha_core's counts are even.",
+    mistakes=(
+        Mistake(tags.N2_HALF_COUNTED, lambda n: 4 * n.d_model,
+                "That counts the scores Q_i K_i^T alone: the weighted sums cost as much again, so the n² stages catch "
+                "up twice as early."),
+        Mistake(tags.FORGOT_W_O, lambda n: 3 * n.d_model // 2,
+                "That leaves out W^O: the output projection is a fourth n × d_model by d_model × d_model product."),
+        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: 2 * n.d_model * n.h,
+                "That counts the n² stages of one head: the h heads together cost 2 n² d_model."),
+        Mistake(tags.HEADS_COST_MORE, lambda n: 2 * n.d_model // n.h,
+                "That counts h heads of the full width d_model: each head has width d_k = d_model / h."),
+        Mistake("-/d-model", lambda n: n.d_model,
+                "That is d_model: 4 n d_model² = 2 n² d_model holds at twice that."),
+    ),
+    fallback=lambda n: f"`even_n` is {n.value}: find the n where {_N2_WHAT} are equal.",
+    right=lambda n: f"4 n d_model² = 2 n² d_model at n = 2 d_model = {2 * n.d_model}: only longer inputs make the n² "
+                    "stages the larger cost.",
+)
+
+ANSWERS = (WHY_POSITIONS, KV_CACHE_BYTES, PROJECTIONS_OVER_SCORES, EVEN_N)

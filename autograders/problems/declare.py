@@ -6,7 +6,7 @@ A teacher writes a problem once (``docs/adding-a-problem.md``)::
     SCALED_SCORE = Answer(
         "q2_2_scaled_score", NUMBERS, kind="number", tolerance=1e-3,
         answer=lambda n: n.dot / math.sqrt(n.d_k),
-        mistakes=[Mistake("no-scaling", lambda n: n.dot, "No scaling: ..."), ...],
+        mistakes=[Mistake(tags.NO_SCALING, lambda n: n.dot, "No scaling: ..."), ...],
         right=lambda n: f"{n.dot:g}/√{n.d_k} = ...",
     )
 
@@ -18,6 +18,8 @@ entry, its names readable as attributes: ``n.d_k``, plus what ``Numbers.derive``
 
 from dataclasses import dataclass, field
 from typing import Callable
+
+from ..checks import misconceptions as tags
 
 SHEET_NUMBERS = ("That is the answer for the sheet's numbers, not for yours: use the numbers in the cell under "
                  "the problem.")
@@ -125,7 +127,7 @@ class Answer:
         if self.sheet_mistake and entry != self.numbers.sheet:
             sheet = self.answer(self.numbers.view(self.numbers.sheet))
             if not _same(self.answer(n), sheet, 2 * self.tolerance):
-                found.append((Mistake("example-numbers-only", lambda n: sheet, self.sheet_says), sheet))
+                found.append((Mistake(tags.EXAMPLE_NUMBERS_ONLY, lambda n: sheet, self.sheet_says), sheet))
         return found
 
 

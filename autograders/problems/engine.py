@@ -7,6 +7,7 @@ says what to do. With ``hidden=True`` it judges against the declaration's own re
 nothing when the declaration says so.
 """
 
+from ..checks import misconceptions as tags
 from ..checks.feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, close, correct
 from .declare import text
 
@@ -94,7 +95,7 @@ def judge(answer, assignment, value, hidden=False):
 def _matches(answer, mistake, value, wrong, n):
     if mistake.matches is not None:
         return mistake.matches(value, n)
-    if answer.near is not None and mistake.key != "example-numbers-only":
+    if answer.near is not None and mistake.key != tags.EXAMPLE_NUMBERS_ONLY:
         return answer.near(value, wrong)
     return same(answer, value, wrong, answer.tolerance)
 

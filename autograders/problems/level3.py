@@ -13,6 +13,7 @@ import numpy as np
 
 import mha_core as mha
 
+from ..checks import misconceptions as tags
 from .declare import Answer, Mistake, Numbers, choice
 from .level1 import divides
 
@@ -25,14 +26,6 @@ def _choice(id, right_letter, says, right):
 
 
 # --- Problem 3.1: is "h heads make it h times slower" correct? -----------------------------------------
-
-CLAIM = _choice("q3_1_claim", "B", {
-    "A": ("heads-cost-more", 'That is the misconception "h heads cost h times more". Each head does not work at the '
-          "full width d_model: count one head's multiply-adds at its own width d_k = d_model/h, then multiply by h."),
-    "C": ("one-head-for-all", 'That is the opposite slip, "narrow heads are h times cheaper": each head is h times '
-          "narrower, but there are h of them. Multiply one head's cost by h."),
-}, "The h heads and their 1/h width cancel.")
-
 
 def attention_cost(d_model, h, n):
     """Multiply-adds of the scores Q_i K_i^T and the weighted sums A_i V_i over all h heads (mha_core's count)."""
@@ -80,10 +73,10 @@ COST_RATIO = Answer(
     "q3_1_cost_ratio", "number", lambda n: attention_cost(n.d_model, n.h, n.n) / attention_cost(n.d_model, n.h_ref, n.n),
     HEADS_3_1, tolerance=1e-6, prefix="", notes={"one-answer": "the ratio is 1 whatever the numbers: the problem's point"},
     mistakes=(
-        Mistake("heads-cost-more", lambda n: n.h / n.h_ref, lambda n: 'That is the misconception "h heads cost h times '
+        Mistake(tags.HEADS_COST_MORE, lambda n: n.h / n.h_ref, lambda n: 'That is the misconception "h heads cost h times '
                 f'more": it would hold if each of the {n.h} heads worked at {n.width}. Each works at d_k = '
                 f"{n.d_model}/{n.h} = {n.d_k}."),
-        Mistake("one-head-for-all", lambda n: n.h_ref / n.h, lambda n: (
+        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: n.h_ref / n.h, lambda n: (
             f"That ratio counts only one of the {n.h} heads: each head is {n.h} times cheaper than a full-width head, "
             f"but all {n.h} of them run." if n.h_ref == 1 else f"That ratio counts only one head of each block: each "
             f"of the {n.h} heads is {n.h // n.h_ref} times cheaper than one of the {n.h_ref} heads, but all {n.h} of "
@@ -99,13 +92,13 @@ COST_RATIO = Answer(
 # --- Problem 3.2: the broken forward pass ---------------------------------------------------------------
 
 def _step_right(letter):
-    return ("head-full-width", f"Step {letter} is right: each head is d_k = d_model/h = 512/8 = 64 wide, not d_model = "
+    return (tags.HEAD_FULL_WIDTH, f"Step {letter} is right: each head is d_k = d_model/h = 512/8 = 64 wide, not d_model = "
             "512, so each W_i^V is 512×64 and each head is 10×64. Look at what happens to the 8 heads afterwards.")
 
 
 WRONG_STEP = _choice("q3_2_wrong_step", "C", {
     "A": _step_right("A"), "B": _step_right("B"),
-    "D": ("symptom-for-cause", 'That is the misconception "the wrong shape is the error": W^O of shape 64×512 is a '
+    "D": (tags.SYMPTOM_FOR_CAUSE, 'That is the misconception "the wrong shape is the error": W^O of shape 64×512 is a '
           "symptom, not the cause: it only fits because of an earlier step. Which step made the heads 64 wide in total?"),
 }, "Summing the heads is the error; the 64×512 W^O only follows from it.")
 
@@ -148,10 +141,10 @@ def _block_shape(id, row, index, mistakes, like, fallback, right, name=None):
 
 CONCAT_SHAPE = _block_shape(
     "q3_2_concat_shape", "Concat(head_1..head_h)", 0, (
-        Mistake("heads-summed/summed", lambda n: (n.n, n.d_k), lambda n: f"{(n.n, n.d_k)} is the shape after summing "
+        Mistake(tags.HEADS_SUMMED + "/summed", lambda n: (n.n, n.d_k), lambda n: f"{(n.n, n.d_k)} is the shape after summing "
                 f"the heads: summing adds the {n.h} heads into one {n.d_k}-wide block, so W^O must weigh feature j of every "
                 "head alike. Concatenation puts them side by side."),
-        Mistake("heads-summed/stacked", lambda n: (n.h, n.n, n.d_k), lambda n: f"{(n.h, n.n, n.d_k)} is the {n.h} "
+        Mistake(tags.HEADS_SUMMED + "/stacked", lambda n: (n.h, n.n, n.d_k), lambda n: f"{(n.h, n.n, n.d_k)} is the {n.h} "
                 "heads stacked, before concatenation. Concatenating puts them side by side along the width axis: one "
                 "row per token."),
         Mistake("-/one-column-per-head", lambda n: (n.n, n.h), lambda n: "Concatenation joins the heads' widths: each "
@@ -163,12 +156,12 @@ CONCAT_SHAPE = _block_shape(
 
 WO_SHAPE = _block_shape(
     "q3_2_wo_shape", "W^O", 1, (
-        Mistake("heads-summed", lambda n: (n.d_k, n.d_model), lambda n: f"A {n.d_k}×{n.d_model} W^O is sized for summed "
+        Mistake(tags.HEADS_SUMMED, lambda n: (n.d_k, n.d_model), lambda n: f"A {n.d_k}×{n.d_model} W^O is sized for summed "
                 f"heads, the broken pass's mistake. W^O multiplies the concatenation of all {n.h} heads: its number of "
                 "rows is the concatenation's width."),
         Mistake("-/maps-to-d-k", lambda n: (n.d_model, n.d_k), "W^O maps back to d_model, not to d_k: the block's output "
                 "is as wide as its input."),
-        Mistake("matrix-confused", lambda n: (n.n, n.d_model), lambda n: f"{(n.n, n.d_model)} is the shape of the "
+        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.n, n.d_model), lambda n: f"{(n.n, n.d_model)} is the shape of the "
                 "block's output, not of W^O: W^O does not depend on n."),
     ), "(64, 512)", "W^O multiplies the concatenated heads from the right and gives back width d_model.",
     lambda n: f"W^O maps the {n.d_model}-wide concatenation back to d_model = {n.d_model}.", name="W_O_shape")
@@ -177,13 +170,13 @@ WO_SHAPE = _block_shape(
 # --- Problem 3.3: heads that share their projections ----------------------------------------------------
 
 SHARED_OUTCOME = _choice("q3_3_shared_outcome", "A", {
-    "B": ("shared-projections-differ", 'That is the misconception "shared projections still give different heads". '
+    "B": (tags.SHARED_PROJECTIONS_DIFFER, 'That is the misconception "shared projections still give different heads". '
           "Both heads see the same tokens and apply the same W^Q, W^K, W^V: what could make their Q, K, V differ?"),
-    "C": ("shared-projections-differ", 'That is the misconception "they average out": there is nothing to average. '
+    "C": (tags.SHARED_PROJECTIONS_DIFFER, 'That is the misconception "they average out": there is nothing to average. '
           "With the same matrices both heads compute exactly the same numbers, and concatenation keeps both copies."),
-    "D": ("sharing-breaks-shapes", 'That is the misconception "sharing breaks the shapes". The shapes still fit: '
+    "D": (tags.SHARING_BREAKS_SHAPES, 'That is the misconception "sharing breaks the shapes". The shapes still fit: '
           "shared matrices have the same d_model×d_k shape as separate ones. The problem is what the heads compute, "
           "not their shapes."),
 }, "Same Q, K, V, so byte-for-byte identical heads: 2 heads paid for, 1 view.")
 
-ANSWERS = (CLAIM, COST_RATIO, WRONG_STEP, CONCAT_SHAPE, WO_SHAPE, SHARED_OUTCOME)
+ANSWERS = (COST_RATIO, WRONG_STEP, CONCAT_SHAPE, WO_SHAPE, SHARED_OUTCOME)

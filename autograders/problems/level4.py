@@ -15,6 +15,7 @@ import numpy as np
 
 import mha_core as mha
 
+from ..checks import misconceptions as tags
 from ..checks.feedback import WrongAnswer, as_vector, close
 from .declare import Answer, Mistake, Numbers
 from .level1 import divides
@@ -42,16 +43,16 @@ PARAMS = Answer(
     "q4_1_params_512", "number", lambda n: mha.parameter_count(n.d_model, n.h), WIDTH_4_1, tolerance=0.5, prefix="",
     near=lambda value, wrong: close(value, wrong, 1e-9 * max(1.0, wrong)), sheet_mistake=True,
     mistakes=(
-        Mistake("forgot-w-o", lambda n: 3 * n.d_model**2, "That forgot W^O: the three projections W^Q, W^K, W^V give "
+        Mistake(tags.FORGOT_W_O, lambda n: 3 * n.d_model**2, "That forgot W^O: the three projections W^Q, W^K, W^V give "
                 "3·d_model², and the output matrix W^O (d_model×d_model) adds d_model² more."),
-        Mistake("heads-cost-more", lambda n: n.h * 4 * n.d_model**2, 'That is the belief "parameters grow with h": it '
+        Mistake(tags.HEADS_COST_MORE, lambda n: n.h * 4 * n.d_model**2, 'That is the belief "parameters grow with h": it '
                 "gives every head full d_model×d_model matrices. Each head's W_i^Q, W_i^K, W_i^V is only d_model×d_k, "
                 "with d_k = d_model/h."),
-        Mistake("one-head-for-all/one-head", lambda n: 4 * n.d_model * n.d_k, "That counts one head only (and a W^O as "
+        Mistake(tags.ONE_HEAD_FOR_ALL + "/one-head", lambda n: 4 * n.d_model * n.d_k, "That counts one head only (and a W^O as "
                 "small as one head's matrices): there are h heads, and W^O is d_model×d_model."),
-        Mistake("one-head-for-all/projections", lambda n: 3 * n.d_model * n.d_k + n.d_model**2, "That counts the "
+        Mistake(tags.ONE_HEAD_FOR_ALL + "/projections", lambda n: 3 * n.d_model * n.d_k + n.d_model**2, "That counts the "
                 "projections of one head only: every one of the h heads has its own W_i^Q, W_i^K, W_i^V."),
-        Mistake("counted-biases", lambda n: 4 * n.d_model**2 + 4 * n.d_model, BIASES),
+        Mistake(tags.COUNTED_BIASES, lambda n: 4 * n.d_model**2 + 4 * n.d_model, BIASES),
         Mistake("-/not-squared", lambda n: 4 * n.d_model, "Each weight matrix has d_model·d_model entries, not d_model: "
                 "square it."),
         Mistake("-/one-matrix", lambda n: n.d_model**2, "That counts a single d_model×d_model matrix: there are four "
@@ -105,30 +106,30 @@ def wrong_answers(n):
     raw = K @ q
     scaled = raw / math.sqrt(d_k)
     return {
-        "scaled-by-d-k": (raw / d_k, _softmax(raw / d_k)),
-        "no-scaling": (raw, _softmax(raw)),
+        tags.SCALED_BY_D_K: (raw / d_k, _softmax(raw / d_k)),
+        tags.NO_SCALING: (raw, _softmax(raw)),
         "-/multiplied-by-sqrt-d-k": (raw * math.sqrt(d_k), _softmax(raw * math.sqrt(d_k))),
-        "forgot-softmax": (None, scaled),
+        tags.FORGOT_SOFTMAX: (None, scaled),
         "-/linear": (None, scaled / scaled.sum()),
-        "causal-mask-applied/strict": (None, np.append(_softmax(scaled[:-1]), 0.0)),
-        "causal-mask-applied/first-only": (None, np.eye(len(K))[0]),
+        tags.CAUSAL_MASK_APPLIED + "/strict": (None, np.append(_softmax(scaled[:-1]), 0.0)),
+        tags.CAUSAL_MASK_APPLIED + "/first-only": (None, np.eye(len(K))[0]),
         "-/uniform": (None, np.full(len(K), 1 / len(K))),
     }
 
 
 SAYS_4_2 = {
-    "scaled-by-d-k": "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are divided by the square root "
+    tags.SCALED_BY_D_K: "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are divided by the square root "
                      "of d_k.",
-    "no-scaling": "That has no scaling: divide each dot product by √d_k = √2 before the softmax.",
+    tags.NO_SCALING: "That has no scaling: divide each dot product by √d_k = √2 before the softmax.",
     "-/multiplied-by-sqrt-d-k": "That multiplies by √d_k; the scores are divided by √d_k.",
-    "forgot-softmax": "That forgot the softmax: it uses the scaled scores as weights. The softmax exponentiates each "
+    tags.FORGOT_SOFTMAX: "That forgot the softmax: it uses the scaled scores as weights. The softmax exponentiates each "
                       "score and divides by the sum, so the weights are positive and add up to 1.",
     "-/linear": "That normalises the scores without exponentials: the softmax divides e^{s_j} by the sum of e^{s_j}, "
                 "not s_j by the sum of s_j.",
-    "causal-mask-applied/strict": "That applies the causal mask wrongly: it hides position 4 itself. A causal mask "
+    tags.CAUSAL_MASK_APPLIED + "/strict": "That applies the causal mask wrongly: it hides position 4 itself. A causal mask "
                                   "hides only keys after the query; the query at position 4, the last one, may attend "
                                   "to all 4 keys.",
-    "causal-mask-applied/first-only": "That applies the causal mask wrongly: the query at position 4 (the last "
+    tags.CAUSAL_MASK_APPLIED + "/first-only": "That applies the causal mask wrongly: the query at position 4 (the last "
                                       "position) may attend to all 4 keys, not only to the first.",
     "-/uniform": "Equal weights 1/4 ignore the scores: the softmax of the scaled scores gives larger weights to larger "
                  "scores.",
@@ -210,7 +211,7 @@ def _vector(name):
         if array is not None and array.size == size and array.ndim <= 2 and np.isneginf(array).any():
             raise WrongAnswer(
                 f"`{name}` has -inf in it: that is a causal mask applied wrongly. The query at position 4 is the last "
-                "position, so it may attend to all 4 keys: no score is masked.", misconception="causal-mask-applied")
+                "position, so it may attend to all 4 keys: no score is masked.", misconception=tags.CAUSAL_MASK_APPLIED)
         return as_vector(name, value, size)
     return convert
 
@@ -221,7 +222,7 @@ def _masked(value, n, hidden):
     if wrong.any() and (value[wrong] < -100).all():
         raise WrongAnswer("Some scores look masked (very negative): that is a causal mask applied wrongly. The query at "
                           "position 4 is the last position, so it may attend to all 4 keys.",
-                          misconception="causal-mask-applied")
+                          misconception=tags.CAUSAL_MASK_APPLIED)
 
 
 def _fallback(name, index, text):
@@ -255,7 +256,7 @@ WEIGHTS = _by_hand_answer(
     "Apply the softmax to the scaled scores: e^{s_j} divided by the sum of e^{s_j} over the 4 keys.")
 OUTPUT = _by_hand_answer(
     "q4_2_output", 2, "output", _says(1, V=True) + (
-        Mistake("sum-of-keys", lambda n: answers(n)[1] @ arrays(n)[1], "That is the weighted sum of the keys: the "
+        Mistake(tags.SUM_OF_KEYS, lambda n: answers(n)[1] @ arrays(n)[1], "That is the weighted sum of the keys: the "
                 "output weights the values v_j, not the keys."),),
     "The output is the weighted sum of the values: Σ_j w_j v_j.",
     "The output is the sum over the 4 keys of w_j v_j, the values weighted by the attention weights.")

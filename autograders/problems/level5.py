@@ -10,6 +10,7 @@ import numpy as np
 
 import mha_core as mha
 
+from ..checks import misconceptions as tags
 from .declare import Answer, Mistake, Numbers, choice
 from .level1 import divides
 
@@ -33,14 +34,14 @@ PAPER = Numbers("q5_1", sheet={"d_model": 512, "sweet_d_k": 64})
 D_K_LIMIT = Answer(
     "q5_1_d_k_limit", "number", lambda n: mha.head_dim(n.d_model, n.d_model), PAPER, name="d_k_at_limit", prefix="",
     mistakes=(
-        Mistake("head-full-width", lambda n: n.d_model, "That is d_model, the total width. The misconception: \"more "
+        Mistake(tags.HEAD_FULL_WIDTH, lambda n: n.d_model, "That is d_model, the total width. The misconception: \"more "
                 "heads means wider heads\". The heads share the width, d_k = d_model / h, so d_k shrinks as h grows."),
-        Mistake("heads-free", lambda n: mha.head_dim(n.d_model, n.d_model // n.sweet_d_k), lambda n: (
+        Mistake(tags.HEADS_FREE, lambda n: mha.head_dim(n.d_model, n.d_model // n.sweet_d_k), lambda n: (
             f"{n.sweet_d_k} is the sweet spot (h = {n.d_model // n.sweet_d_k}), not the limit. At the limit h = d_model "
             f"= {n.d_model}: what is d_model / h?")),
-        Mistake("multiplied-by-h", lambda n: n.d_model * n.d_model, "That is d_model · h. The heads split the width: "
+        Mistake(tags.MULTIPLIED_BY_H, lambda n: n.d_model * n.d_model, "That is d_model · h. The heads split the width: "
                 "d_k = d_model / h."),
-        Mistake("ratio-misread", lambda n: 1 / n.d_model, "That is 1 / d_model, the division turned upside down: each "
+        Mistake(tags.RATIO_MISREAD, lambda n: 1 / n.d_model, "That is 1 / d_model, the division turned upside down: each "
                 "head does not get a fraction of one number. d_k = d_model / h counts how many of the d_model numbers "
                 "each head gets."),
     ),
@@ -55,9 +56,9 @@ D_K_LIMIT = Answer(
 SWEET_SPOT = Answer(
     "q5_1_sweet_spot_heads", "number", lambda n: n.d_model // n.sweet_d_k, PAPER, name="sweet_spot_h", prefix="",
     mistakes=(
-        Mistake("heads-free/d_model", lambda n: n.d_model, lambda n: "h = d_model is the misconception \"more heads is "
+        Mistake(tags.HEADS_FREE + "/d_model", lambda n: n.d_model, lambda n: "h = d_model is the misconception \"more heads is "
                 f"always better\": it leaves each head with d_k = 1. Which h gives d_k = {n.sweet_d_k}?"),
-        Mistake("heads-free/d_k", lambda n: n.sweet_d_k, lambda n: f"{n.sweet_d_k} is d_k, the width of one head. The "
+        Mistake(tags.HEADS_FREE + "/d_k", lambda n: n.sweet_d_k, lambda n: f"{n.sweet_d_k} is d_k, the width of one head. The "
                 "question asks for h, the number of heads."),
         Mistake("-/product", lambda n: n.d_model * n.sweet_d_k, "That is d_model · d_k. Since d_k = d_model / h, solve "
                 "for h."),
@@ -70,13 +71,13 @@ SWEET_SPOT = Answer(
 )
 
 REFUTATION = _choice("q5_1_refutation", "refutation", "D", {
-    "A": ("heads-free", "A is the misconception \"heads are free\": the counts are right, and W^O does receive 512 "
+    "A": (tags.HEADS_FREE, "A is the misconception \"heads are free\": the counts are right, and W^O does receive 512 "
           "numbers per token, but each comes from a head whose weights were computed from one-number queries and "
           "keys. What those weights cannot single out never reaches W^O: what can one such head attend to?"),
-    "B": ("narrow-heads-uniform", "B is the misconception \"one-number heads attend uniformly\": the scores q_i k_j of "
+    "B": (tags.NARROW_HEADS_UNIFORM, "B is the misconception \"one-number heads attend uniformly\": the scores q_i k_j of "
           "one-number queries and keys still differ from key to key (the figure above has bright columns, not flat "
           "rows). Something is lost all the same: what does a head with d_k = 1 have left to compare tokens with?"),
-    "C": ("heads-cost-more", "C is the misconception \"heads cost parameters\": the concatenation of the h heads is "
+    "C": (tags.HEADS_COST_MORE, "C is the misconception \"heads cost parameters\": the concatenation of the h heads is "
           "h·d_k = d_model wide, not h·d_model, so W^O stays d_model × d_model and the count is 4 d_model² whatever h "
           "is (Problem 4.1)."),
 }, "The width is shared: more heads means narrower heads, down to d_k = 1. Not a free lunch.")
@@ -85,11 +86,11 @@ REFUTATION = _choice("q5_1_refutation", "refutation", "D", {
 # --- Problem 5.2: where attention's power comes from -------------------------------------------------
 
 POWER = _choice("q5_2_power", "power_source", "C", {
-    "A": ("creates-information", "A is the misconception \"attention weights alone create new information\": with "
+    "A": (tags.CREATES_INFORMATION, "A is the misconception \"attention weights alone create new information\": with "
           "identical values every weight pattern gives the same output, v."),
-    "B": ("beyond-the-values", "B is the misconception \"the output can leave the range of the values\": the weights "
+    "B": (tags.BEYOND_THE_VALUES, "B is the misconception \"the output can leave the range of the values\": the weights "
           "are non-negative and each row sums to 1, so the output is a weighted average of the values."),
-    "D": ("creates-information", "D is the misconception \"more heads create variety\": with identical inputs every "
+    "D": (tags.CREATES_INFORMATION, "D is the misconception \"more heads create variety\": with identical inputs every "
           "head sees identical values too, so every head outputs its own constant and every position gets the same "
           "output."),
 }, "Attention only mixes values: its power is which (diverse) values it emphasises.")
@@ -130,37 +131,37 @@ _SQUARE = ("A square score matrix is the misconception \"cross-attention is stil
 
 SCORE_SHAPE = _cross_shape(
     "q5_3_score_shape", "score_shape", lambda n: (n.n_q, n.n_k), (
-        Mistake("transposed", lambda n: (n.n_k, n.n_q), "That is (n_k, n_q): transposed. Q_i has one row per query and "
+        Mistake(tags.TRANSPOSED, lambda n: (n.n_k, n.n_q), "That is (n_k, n_q): transposed. Q_i has one row per query and "
                 "K_i^T one column per key, so the queries are the rows."),
-        Mistake("cross-attention-square/queries", lambda n: (n.n_q, n.n_q), _SQUARE),
-        Mistake("cross-attention-square/keys", lambda n: (n.n_k, n.n_k), _SQUARE),
-        Mistake("matrix-confused", lambda n: (n.n_q, n.d_k), "That is the shape of Q_i (n_q × d_k). The scores Q_i "
+        Mistake(tags.CROSS_ATTENTION_SQUARE + "/queries", lambda n: (n.n_q, n.n_q), _SQUARE),
+        Mistake(tags.CROSS_ATTENTION_SQUARE + "/keys", lambda n: (n.n_k, n.n_k), _SQUARE),
+        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.n_q, n.d_k), "That is the shape of Q_i (n_q × d_k). The scores Q_i "
                 "K_i^T have one column per key."),
     ), "Not quite. Q_i is n_q × d_k and K_i is n_k × d_k: what is the shape of Q_i K_i^T?",
     lambda n: f"Q_i K_i^T is n_q × n_k = {(n.n_q, n.n_k)}: one score per (query, key) pair.",
-    lambda trace: trace.scores[0].shape, fallback_tag="matrix-confused")
+    lambda trace: trace.scores[0].shape, fallback_tag=tags.MATRIX_CONFUSED)
 
 OUTPUT_SHAPE = _cross_shape(
     "q5_3_output_shape", "output_shape", lambda n: (n.n_q, n.d_model), (
-        Mistake("cross-attention-square", lambda n: (n.n_k, n.d_model), "n_k rows is the misconception \"the output "
+        Mistake(tags.CROSS_ATTENTION_SQUARE, lambda n: (n.n_k, n.d_model), "n_k rows is the misconception \"the output "
                 "follows the keys\". The weights are n_q × n_k and multiply V_i (n_k × d_v): the n_k axis is summed "
                 "away, one output row per query remains.", matches=lambda value, n: value[0] == n.n_k),
-        Mistake("one-head-for-all", lambda n: (n.n_q, n.d_k), "That is one head's output, n_q × d_v. The block "
+        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: (n.n_q, n.d_k), "That is one head's output, n_q × d_v. The block "
                 "concatenates the h heads and applies W^O: how wide is the result?"),
-        Mistake("transposed", lambda n: (n.d_model, n.n_q), "That is transposed: the output has one row per query "
+        Mistake(tags.TRANSPOSED, lambda n: (n.d_model, n.n_q), "That is transposed: the output has one row per query "
                 "token, each d_model wide."),
-        Mistake("matrix-confused", lambda n: (n.n_q, n.n_k), "That is the score matrix's shape. The output is the "
+        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.n_q, n.n_k), "That is the score matrix's shape. The output is the "
                 "weights times V_i, then W^O."),
     ), "Not quite. One row per query token: how many rows, and how wide is each row after W^O?",
     lambda n: f"The output is n_q × d_model = {(n.n_q, n.d_model)}: one enriched vector per query token.",
     lambda trace: trace.output.shape)
 
 UNCHANGED = _choice("q5_3_unchanged", "why_unchanged", "D", {
-    "A": ("cross-attention-square", "A is the misconception \"cross-attention is still square\": nothing needs "
+    "A": (tags.CROSS_ATTENTION_SQUARE, "A is the misconception \"cross-attention is still square\": nothing needs "
           "padding, the score matrix is simply n_q × n_k."),
-    "C": ("cross-attention-square", "C is the misconception \"the output follows the keys\": there is one output row "
+    "C": (tags.CROSS_ATTENTION_SQUARE, "C is the misconception \"the output follows the keys\": there is one output row "
           "per query, n_q of them."),
-    "B": ("heads-split-tokens", "B is the misconception \"heads split the tokens\": every head sees every token; "
+    "B": (tags.HEADS_SPLIT_TOKENS, "B is the misconception \"heads split the tokens\": every head sees every token; "
           "heads split the width d_model into h slices of d_k."),
 }, "Heads, concatenation and W^O act on the width; n_q and n_k never enter them.")
 

@@ -11,9 +11,10 @@ which cells are masked, what the readout says, the alt text: no widget, no figur
 - :mod:`.head_grid`: every head, own or shared projections (Problem 3.3);
 - :mod:`.causal_step`: one causal query, step by step, from the model's trace (Problem 4.2);
 - :mod:`.cross`: cross-attention, figure s02 (Problem 5.3);
+- :mod:`.rank`: n and d_k -> the rank of the scores Q_i K_i^T (Problem 3.4);
 - :mod:`.head_view`: where one word looks, every head at once (the demo);
-- :mod:`.predict`, :mod:`.moments`: predict, then see: a figure or explorer locked until the
-  student's prediction is in, and the workbook's prediction moments.
+- :mod:`.predict`: predict, then see: a figure or explorer locked until the student's prediction is
+  in (the workbook's moments are its content: ``autograders.problems.moments``).
 
 Shared: :mod:`.canvas` (the figure shown as PNG and redrawn in place), :mod:`.base` (the container and
 its controls). Each view's ``.controls`` (name -> widget) are kept apart from its outputs, ``.state``
@@ -28,19 +29,21 @@ from .cross import CrossAttentionExplorer, cross_attention_explorer, cross_state
 from .flops import FlopExplorer, flop_explorer, flop_state
 from .head_grid import HeadGridExplorer, head_grid_explorer, head_grid_state
 from .head_view import HEAD_VIEW_SENTENCES, HeadViewExplorer, head_view_explorer, head_view_state
-from .moments import MOMENTS
 from .parameters import ParameterExplorer, parameter_explorer, parameter_state
-from .predict import PredictFirst, predict_first
+from .predict import PredictFirst, figure_view
+from .rank import RankExplorer, rank_explorer, rank_state
 from .shapes import ShapeExplorer, shape_explorer, shape_state
 from .softmax import SoftmaxPlayground, softmax_playground, softmax_state
 from .sum_concat import SumConcatExplorer, sum_concat_explorer, sum_concat_state
 
 __all__ = [
     "CausalStepExplorer", "CostExplorer", "CrossAttentionExplorer", "FlopExplorer", "HeadGridExplorer",
-    "HeadViewExplorer", "ParameterExplorer", "ShapeExplorer", "SoftmaxPlayground", "SumConcatExplorer",
-    "HEAD_VIEW_SENTENCES", "MOMENTS", "PredictFirst", "predict_first",
+    "HeadViewExplorer", "ParameterExplorer", "RankExplorer", "ShapeExplorer", "SoftmaxPlayground", "SumConcatExplorer",
+    "HEAD_VIEW_SENTENCES", "PredictFirst", "figure_view",
     "causal_step_explorer", "cost_explorer", "cross_attention_explorer", "flop_explorer", "head_grid_explorer",
-    "head_view_explorer", "parameter_explorer", "shape_explorer", "softmax_playground", "sum_concat_explorer",
-    "cross_state", "flop_state", "head_grid_state", "head_view_state", "parameter_state", "shape_state",
+    "head_view_explorer", "parameter_explorer", "rank_explorer", "shape_explorer", "softmax_playground",
+    "sum_concat_explorer",
+    "cross_state", "flop_state", "head_grid_state", "head_view_state", "parameter_state", "rank_state",
+    "shape_state",
     "softmax_state", "step_state", "sum_concat_state",
 ]

@@ -4,6 +4,10 @@ A figure is laid out and drawn once per layout (:meth:`FigureImage.show`) and sa
 background; a change of data draws only the artists that changed over it (blitting) and
 re-encodes the PNG (:meth:`FigureImage.refresh`). An explorer computes with one BLAS thread
 (:func:`one_blas_thread`). When drawing is switched off (:func:`mha_core.drawing`) nothing is drawn.
+
+Why blitting: a student moving a slider notices. ``python -m benchmarks widgets`` (the shape explorer at
+d_model = 512, h = 8, n = 16, medians of one run on a loaded 2-core machine): a data change blitted
+0.24-0.31 s, the same figure redrawn whole 5.0 s, about 19 times slower.
 """
 
 import functools

@@ -1,13 +1,15 @@
 """Predict, then see: a figure or an explorer that stays locked until the student's prediction is in.
 
 A prediction is a notebook cell ``predict_<level>_<problem>_<what> = None  # ...`` (its contract:
-``autograders.checks.predictions``). The cell under it calls :func:`predict_first` with the moment's
+``autograders.checks.predictions``). The cell under it calls ``predict_first`` with the moment's
 id and the value: while the value is None (or not of the moment's kind) only a line asking for the
 prediction shows, and the figure or explorer is not even built; once it is in, the line says
 "You predicted 0.5; it is 0.67, because ..." above the figure or explorer.
 
-The moments themselves (their question, the right value, computed with ``mha_core``, and the view
-they unlock) are in :mod:`.moments`.
+A moment says what one prediction asks (``question``, ``kind``, ``what`` it unlocks), its right value
+(``actual()``, judged by ``judge``, read within ``choices`` or ``in_bounds``), why (``because``) and
+builds what it unlocks (``view()``); the workbook's moments are its content, not the library's
+(``autograders.problems.moments``).
 """
 
 import numbers
@@ -15,6 +17,22 @@ import numbers
 import ipywidgets as widgets
 
 from ..markup import render
+
+
+def figure_view(figure):
+    """A figure of :mod:`mha_core.plots` as a widget: its PNG and alt text (when drawing is off, its line)."""
+    if isinstance(figure, str):
+        return widgets.HTML(render("caption.html", text=figure))
+    from ..access import AltImage, aria_script
+    from ..figures.base import png_bytes
+
+    png = png_bytes(figure)  # as the figure shows itself in a notebook (never in pyplot's list: nothing to close)
+    width = int.from_bytes(png[16:20], "big")  # the PNG header's width: shown at its size, narrower in a narrow window
+    alt = getattr(figure, "alt", "")
+    # AltImage: the alt text as the image's accessible name; aria_script copies it to the <img>'s alt
+    image = AltImage(value=png, format="png", tooltip=alt,
+                     layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"))
+    return widgets.VBox([image, widgets.HTML(render("caption.html", text=alt)), aria_script()])
 
 
 def as_prediction(moment, value):
@@ -62,13 +80,3 @@ class PredictFirst(widgets.VBox):
     def right(self):
         """True or False for an entered prediction, None while locked."""
         return None if self.locked else self.moment.judge(self.prediction)
-
-
-def predict_first(prediction_id, value):
-    """The moment ``prediction_id`` (see :data:`.moments.MOMENTS`) for the student's ``value``: locked
-    while ``value`` is None, else the value beside the right one and the figure or explorer."""
-    from .moments import MOMENTS
-
-    if prediction_id not in MOMENTS:
-        raise ValueError(f"prediction_id must be one of {sorted(MOMENTS)}, got {prediction_id!r}")
-    return PredictFirst(MOMENTS[prediction_id], value)

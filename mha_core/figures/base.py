@@ -85,14 +85,14 @@ def png_bytes(figure):
     return buf.getvalue()
 
 
-def _unseen(title):
+def unseen_figure(title):
     """What a figure builder returns under nbgrader: an empty figure that names itself."""
     fig = WorkbookFigure()
     fig.suptitle(title)
     return fig
 
 
-def _labels(name, labels, size, axis_name):
+def checked_labels(name, labels, size, axis_name):
     if labels is None:
         return [str(i + 1) for i in range(size)]
     if isinstance(labels, str):
@@ -103,7 +103,7 @@ def _labels(name, labels, size, axis_name):
     return labels
 
 
-def _matrix(name, matrix, mask, ndim):
+def checked_matrix(name, matrix, mask, ndim):
     """``matrix`` as float64 with ``ndim`` dimensions and the mask as a boolean array (or None).
 
     Values under a False mask entry may be anything (e.g. -inf); the rest must be finite.
@@ -131,7 +131,7 @@ def _matrix(name, matrix, mask, ndim):
     return a, mask
 
 
-def _kind(kind):
+def checked_kind(kind):
     if kind not in ("weights", "scores"):
         raise ValueError(f"kind must be 'weights' or 'scores', got {kind!r}")
     return kind
@@ -142,7 +142,7 @@ def weights_norm():
     return colors.Normalize(vmin=0.0, vmax=1.0)
 
 
-def _untrained(title, untrained):
+def untrained_title(title, untrained):
     """``title``, followed by :data:`UNTRAINED` when the weights come from random projections."""
     if not isinstance(untrained, (bool, np.bool_)):
         raise ValueError(f"untrained must be True or False, got {untrained!r}")
@@ -211,7 +211,7 @@ def token_label_styles(n_cols, fontsize):
     return cols, rows
 
 
-def _token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_cols=True, styled=False):
+def token_axes(ax, row_labels, col_labels, fontsize=10, show_rows=True, show_cols=True, styled=False):
     """Token labels on the axes; a panel inside a grid gets no axis at all (cheaper to lay out and draw).
     ``styled``: the axes were given their tick style already (a head grid relabelled)."""
     cols, rows = token_label_styles(len(col_labels), fontsize)
@@ -239,5 +239,5 @@ def draw_bars(ax, w, labels):
     return bars, texts
 
 
-_ENG = ticker.EngFormatter(sep=" ")  # 10 k, 2.5 M
+ENG_FORMAT = ticker.EngFormatter(sep=" ")  # 10 k, 2.5 M
 

@@ -7,7 +7,7 @@ from matplotlib import ticker
 
 from .. import _validate as check
 from ..counting import flop_count, parameter_count
-from .base import _ENG, PALETTE, WorkbookFigure, _unseen, head_options, headless
+from .base import ENG_FORMAT, PALETTE, WorkbookFigure, unseen_figure, head_options, headless
 
 def _heads(d_model, hs):
     d_model = check.positive_int("d_model", d_model)
@@ -43,7 +43,7 @@ def flop_plot(d_model=512, n=10, hs=None):
     n = check.positive_int("n", n)
     title = "Problem 3.1: h heads of width d_k = d_model/h cost what one head of width d_model costs"
     if headless():
-        return _unseen(title)
+        return unseen_figure(title)
     fig = WorkbookFigure(figsize=(12, 4.8))
     left, right = fig.subplots(1, 2)
     draw_flops(left, right, d_model, n, hs)
@@ -124,7 +124,7 @@ def draw_flops(left, right, d_model, n, hs):
     left.axhline(0, color="0.2", ls="--", lw=1)  # the total, and what it says: placed by _show_flop_numbers
     left.text(0, 0, "", ha="right", va="bottom", fontsize=9)
     left.set_ylabel("multiply-adds", fontsize=11)
-    left.yaxis.set_major_formatter(_ENG)
+    left.yaxis.set_major_formatter(ENG_FORMAT)
     left.set_title("", fontsize=11)
     left.legend(loc="upper left", fontsize=8, ncols=2, frameon=False)
     _h_axis(left, hs)
@@ -133,7 +133,7 @@ def draw_flops(left, right, d_model, n, hs):
         right.plot(hs, values, label=label, **style)
     right.set_yscale("log")
     right.set_ylabel("operations, log scale", fontsize=11)
-    right.yaxis.set_major_formatter(_ENG)  # 100 k, 1 M: plain text, quicker to draw than 10^5
+    right.yaxis.set_major_formatter(ENG_FORMAT)  # 100 k, 1 M: plain text, quicker to draw than 10^5
     right.set_title("The stages Problem 3.1 is about, on their own scale:\nflat, while the claim grows with h",
                     fontsize=11)
     right.legend(loc="upper left", fontsize=8, frameon=False)
@@ -193,7 +193,7 @@ def parameter_plot(d_model=512, hs=None):
     d_model, hs = _heads(d_model, hs)
     title = f"Problem 4.1: parameters do not depend on h (d_model = {d_model})"
     if headless():
-        return _unseen(title)
+        return unseen_figure(title)
     fig = WorkbookFigure(figsize=(8, 4.4))
     ax = fig.add_subplot()
     draw_parameters(ax, d_model, hs)
@@ -214,7 +214,7 @@ def draw_parameters(ax, d_model, hs):
     ax.text(0, 0, "", ha="right", va="bottom", fontsize=9)
     _parameter_numbers(ax, d_model, hs)
     ax.set_ylabel("parameters (no biases)", fontsize=11)
-    ax.yaxis.set_major_formatter(_ENG)
+    ax.yaxis.set_major_formatter(ENG_FORMAT)
     ax.legend(loc="upper left", fontsize=9, ncols=4, frameon=False,
               title="each of $W^Q, W^K, W^V$: h · d_model · d_k = d_model²;  $W^O$: d_model · d_model", title_fontsize=9,
               alignment="left")

@@ -23,7 +23,7 @@ def fit_head_grid(h, n, longest, box, text_px=15):
     """
     h, n = check.positive_int("h", h), check.positive_int("n", n)
     width, height = box
-    margins = _grid_margins(longest, text_px)
+    margins = grid_margins(longest, text_px)
     need = max(n * LABEL_PITCH * text_px, 9.5 * text_px)  # and room for a two-line title
     best = None
     for rows, cols in READABLE_LAYOUTS:
@@ -38,7 +38,7 @@ def fit_head_grid(h, n, longest, box, text_px=15):
     return (*best, 1)
 
 
-def _grid_margins(longest, fs):
+def grid_margins(longest, fs):
     """Pixels around the panels: left, right, top, bottom, a panel's title, the gap between panels."""
     label = 0.62 * fs * longest + 8  # the longest token label (DejaVu Sans: about 0.6 em a character)
     line = 1.35 * fs

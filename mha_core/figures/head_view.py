@@ -7,7 +7,7 @@ import numpy as np
 from matplotlib import colors
 
 from .. import _validate as check
-from .base import PALETTE, WorkbookFigure, _labels, _matrix, _unseen, _untrained, headless
+from .base import PALETTE, WorkbookFigure, checked_labels, checked_matrix, unseen_figure, untrained_title, headless
 
 # Each head's line style (with its colour from PALETTE): heads stay apart in greyscale too.
 HEAD_DASHES = ("solid", "dashed", "dotted", "dashdot", (0, (6, 2, 1, 2)), (0, (1, 4)), (0, (8, 4)))
@@ -153,18 +153,18 @@ def head_view(tokens, weights, query, key_tokens=None, head_names=None, title=No
     -------
     The Figure.
     """
-    data, _ = _matrix("weights", weights, None, 3)
+    data, _ = checked_matrix("weights", weights, None, 3)
     h, n_q, n_k = data.shape
-    tokens = _labels("tokens", tokens, n_q, "query row of weights")
-    key_tokens = tokens if key_tokens is None else _labels("key_tokens", key_tokens, n_k, "key column of weights")
+    tokens = checked_labels("tokens", tokens, n_q, "query row of weights")
+    key_tokens = tokens if key_tokens is None else checked_labels("key_tokens", key_tokens, n_k, "key column of weights")
     if key_tokens is tokens and n_k != n_q:
         raise ValueError(f"key_tokens must be given when weights has n_k = {n_k} keys for n_q = {n_q} queries")
     if isinstance(query, (bool, np.bool_)) or not isinstance(query, (int, np.integer)) or not 0 <= query < n_q:
         raise ValueError(f"query must be the index of a query token, 0 to {n_q - 1}, got {query!r}")
-    names = [f"head {k + 1}" for k in range(h)] if head_names is None else _labels("head_names", head_names, h, "head")
-    title = _untrained(title or f"Where does “{tokens[query]}” look? {h} heads", untrained)
+    names = [f"head {k + 1}" for k in range(h)] if head_names is None else checked_labels("head_names", head_names, h, "head")
+    title = untrained_title(title or f"Where does “{tokens[query]}” look? {h} heads", untrained)
     if headless():
-        return _unseen(title)
+        return unseen_figure(title)
     fig, parts = build_head_view(max(n_q, n_k), h, dpi=dpi)
     draw_head_view(parts, tokens, key_tokens, data[:, query, :], int(query), names, title,
                    self_attention=key_tokens is tokens)

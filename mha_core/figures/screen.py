@@ -11,7 +11,7 @@ from matplotlib.text import Text
 
 from .. import _validate as check
 from .base import WEIGHT_LABEL, WorkbookFigure, draw_heatmap, masked, update_texts, weights_norm
-from .fit import LABEL_PITCH, READABLE_LAYOUTS, _grid_margins, fit_head_grid  # noqa: F401 (named here too)
+from .fit import LABEL_PITCH, READABLE_LAYOUTS, grid_margins, fit_head_grid  # noqa: F401 (named here too)
 
 
 def min_text_px(fig):
@@ -126,7 +126,7 @@ class ReadableHeadGrid:
         n = len(tokens)
         if n > self.max_tokens:
             raise ValueError(f"tokens must hold at most max_tokens={self.max_tokens} tokens, got {n}")
-        m = _grid_margins(max(len(t) for t in tokens), self.fs)
+        m = grid_margins(max(len(t) for t in tokens), self.fs)
         used_w = cols * panel + (cols - 1) * m["gap"]
         used_h = rows * (panel + m["title"]) + (rows - 1) * m["gap"]
         left = m["left"]

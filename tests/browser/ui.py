@@ -7,6 +7,7 @@ visible state (prompts, the kernel indicator, an image's ``src``), never sleeps.
 
 import re
 import time
+import urllib.request
 
 # The kernel is idle, no cell is queued or running ([*]) and at least one has run.
 RUN_FINISHED = """() => {
@@ -31,7 +32,24 @@ def open_notebook(page, server, path, workspace):
     page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for()
     # The toolbar's indicator says "idle" before there is a kernel: wait for the status bar's
     # "Python 3 (ipykernel) | Idle" (a Run All sent to no kernel runs nothing).
-    page.locator(".jp-StatusBar-TextItem", has_text=re.compile(r"\(ipykernel\) \| Idle$")).wait_for()
+    idle = page.locator(".jp-StatusBar-TextItem", has_text=re.compile(r"\(ipykernel\) \| Idle$"))
+    try:
+        idle.wait_for()
+    except Exception as error:  # say what the page and the server showed instead
+        raise AssertionError(f"{path}: the kernel never said Idle\n{what_is_shown(page, server)}") from error
+
+
+def what_is_shown(page, server):
+    """The status bar, any dialog, the server's kernels and the end of its log: why a wait failed."""
+    status = page.locator(".jp-StatusBar-TextItem").all_inner_texts()
+    dialogs = page.locator(".jp-Dialog").all_inner_texts()
+    try:
+        with urllib.request.urlopen(server.url("api/kernels"), timeout=10) as response:
+            kernels = response.read().decode()
+    except OSError as error:
+        kernels = f"(no answer: {error})"
+    return (f"status bar: {status}\ndialogs: {dialogs}\nkernels: {kernels}\n"
+            f"server log (end):\n{server.log()[-2500:]}")
 
 
 def menu(page, top, command):

@@ -152,7 +152,7 @@ def solution_lines():
     workbook's own installed code, which students may read; verbatim in a notebook's JSON)."""
     public = "\n".join(p.read_text() for package in ("autograders", "mha_core") for p in (ROOT / package).rglob("*.py"))
     lines = set()
-    for notebook in sorted((ROOT / "notebooks").glob("level*.ipynb")):
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):  # every level, Beyond the sheet too
         for cell in nbformat.read(notebook, as_version=4).cells:
             for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
                 lines |= {line.strip() for line in block.splitlines()
@@ -171,7 +171,9 @@ def test_the_environment_students_run_holds_no_solution(hub_class):
     try:
         done = search(hub_class.settings.prefix)
         assert done.returncode in (1, 2) and not done.stdout, done.stdout[:500]  # 2: some folders were not hers
-        copy = write_as(hub_class, MALLORY, "planted/source/level1_recognition.ipynb", SOURCE.read_bytes())
+        richest = max(sorted((ROOT / "notebooks").glob("*.ipynb")),  # the source holding most solution lines
+                      key=lambda path: sum(line in path.read_text() for line in solution_lines()))
+        copy = write_as(hub_class, MALLORY, f"planted/source/{richest.name}", richest.read_bytes())
         assert search(copy.parent).stdout.strip() == str(copy)  # the same search finds a source notebook
     finally:
         shutil.rmtree(planted.parent)

@@ -16,10 +16,8 @@ from ...problems.engine import pool
 FIXED = {
     "q1_1_head_dim": "a function: its tests already try many sizes",
     "q1_2_why": "a labelled choice",
-    "q1_2_explain": "the written answer's own example (d_model = 1024, h = 16) is the rubric's",
     "q2_2_why": "a labelled choice whose option D is about the sheet's coincidence √64 = 8 = h",
     "q2_3_softmax": "a function: its tests already try many scores, large ones included",
-    "q3_1_claim": "a labelled choice",
     "q3_1_attention_cost": "a function: its hidden tests already try many sizes, h = 1 and h = d_model included",
     "q3_1_explain": "the written answer's worked counts (d_model = 512, n = 10: 102,400) are the rubric's",
     "q3_2_wrong_step": "a labelled choice about the sheet's broken forward pass, whose steps quote its numbers",
@@ -49,14 +47,10 @@ POOLS = {assignment: {answer.id: pool(answer) for answer in module.ANSWERS if an
          for assignment, module in LEVELS.items()}
 POOLS = {assignment: pools for assignment, pools in POOLS.items() if pools}
 
+
 def problems(assignment):
     """{problem: its first pool} of ``assignment`` (one set of numbers per problem)."""
     found = {}
     for pool in POOLS.get(assignment, {}).values():
         found.setdefault(pool.problem, pool)
     return found
-
-
-def pool_of(assignment, answer_id):
-    """The pool of the answer cell ``answer_id`` of ``assignment``."""
-    return POOLS[assignment][answer_id]

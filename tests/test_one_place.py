@@ -1,0 +1,61 @@
+"""One problem, one place: in the product's code (autograders/, mha_core/), each misconception's tag and each
+declared answer's grade_id is written in at most two files: its declaration and at most one hand-written
+diagnosis. Everything else refers to the declaration (``tags.TRANSPOSED``, ``answer.id``).
+
+"Written" means a string literal of the code: docstrings and comments, which quote an id as an example, are
+not counted. A tag counts in ``"tag"`` and in a mistake's key ``"tag/detail"``.
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+from autograders.checks.misconceptions import NAMES
+from autograders.problems import LEVELS
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PRODUCT = sorted(p for package in ("autograders", "mha_core") for p in (ROOT / package).rglob("*.py"))
+ANSWER_IDS = [answer.id for module in LEVELS.values() for answer in module.ANSWERS]
+
+# The same word with another meaning: "raised" is also a reply's kind in the grading protocol.
+HOMONYMS = {"raised": {"autograders/grading/protocol.py", "autograders/grading/student_side.py"}}
+
+
+def literals(path):
+    """The string literals of ``path``'s code, docstrings left out."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    return {node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings}
+
+
+LITERALS = {str(path.relative_to(ROOT)): literals(path) for path in PRODUCT}
+
+
+def files_writing(match, ignore=()):
+    return sorted(name for name, found in LITERALS.items() if name not in ignore and any(map(match, found)))
+
+
+@pytest.mark.parametrize("tag", list(NAMES))
+def test_a_tag_is_written_in_two_files_at_most(tag):
+    found = files_writing(lambda s: s == tag or s.startswith(tag + "/"), HOMONYMS.get(tag, ()))
+    assert "autograders/checks/misconceptions.py" in found
+    assert len(found) <= 2, f"{tag!r} is written in {found}: use its constant from autograders.checks.misconceptions"
+
+
+@pytest.mark.parametrize("answer_id", ANSWER_IDS)
+def test_an_answer_is_written_in_two_files_at_most(answer_id):
+    found = files_writing(lambda s: answer_id in s)
+    assert any(name.startswith("autograders/problems/") for name in found), found
+    assert len(found) <= 2, f"{answer_id!r} is written in {found}"
+
+
+def test_the_scan_sees_a_literal_and_not_a_docstring(tmp_path):
+    path = tmp_path / "example.py"
+    path.write_text('"""Mentions "transposed" and q2_2_scaled_score."""\n\ndef f():\n    """q1_1_d_k"""\n'
+                    '    return "transposed/rows", f"{1}q2_2_why"\n')
+    assert literals(path) == {"transposed/rows", "q2_2_why"}
