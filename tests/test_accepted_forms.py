@@ -139,6 +139,59 @@ def output_loop(weights, values):
     return [[sum(weights[i][j] * values[j][c] for j in range(n_k)) for c in range(len(values[0]))] for i in range(n_q)]
 
 
+def masked_softmax_loop(scores, valid_lens, causal=False):
+    """Problem 4.6 with plain Python loops: each row's softmax over the keys it may see, 0 elsewhere."""
+    batch, h, n_q, n_k = np.shape(scores)
+    out = np.zeros((batch, h, n_q, n_k))
+    for b in range(batch):
+        for head in range(h):
+            for i in range(n_q):
+                seen = [j for j in range(n_k) if j < valid_lens[b] and (not causal or j <= i)]
+                if not seen:
+                    continue
+                top = max(scores[b, head, i, j] for j in seen)
+                exps = {j: math.exp(scores[b, head, i, j] - top) for j in seen}
+                for j in seen:
+                    out[b, head, i, j] = exps[j] / sum(exps.values())
+    return out
+
+
+def masked_softmax_fill(scores, valid_lens, causal=False):
+    """Problem 4.6 as many courses write it: a large negative fill (not -inf), then the mask multiplied in."""
+    n_q, n_k = scores.shape[-2:]
+    keep = (np.arange(n_k)[None, :] < np.reshape(valid_lens, (-1, 1)))[:, None, None, :]
+    if causal:
+        keep = keep & (np.arange(n_k)[None, :] <= np.arange(n_q)[:, None])
+    filled = np.where(keep, scores, -1e9)
+    e = np.exp(filled - filled.max(axis=-1, keepdims=True)) * keep
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1, total)
+
+
+def blocks_normalised(q, K, V, block_size):
+    """Problem 4.7 keeping the output normalised after every block (the online softmax's other form)."""
+    m, total, out = -math.inf, 0.0, np.zeros(V.shape[1])
+    for start in range(0, len(K), block_size):
+        s = K[start:start + block_size] @ q / math.sqrt(len(q))
+        m_new = max(m, float(s.max()))
+        p = np.exp(s - m_new)
+        total_new = total * math.exp(m - m_new) + p.sum()
+        out = (out * total * math.exp(m - m_new) + p @ V[start:start + block_size]) / total_new
+        m, total = m_new, total_new
+    return out
+
+
+def blocks_logsumexp(q, K, V, block_size):
+    """Problem 4.7 with a running log-sum-exp instead of a maximum and a sum."""
+    lse, acc = -math.inf, np.zeros(V.shape[1])
+    for start in range(0, len(K), block_size):
+        s = K[start:start + block_size] @ q / math.sqrt(len(q))
+        lse_new = np.logaddexp(lse, np.logaddexp.reduce(s))
+        acc = acc * math.exp(lse - lse_new) + np.exp(s - lse_new) @ V[start:start + block_size]
+        lse = lse_new
+    return acc
+
+
 # The functions' right answers, several ways (the declared numbers, shapes, vectors and choices:
 # tests/test_problems.py, from their declarations).
 ACCEPTED = {
@@ -183,6 +236,13 @@ ACCEPTED = {
     "q3_5_why_positions": (beyond.q3_5_why_positions, ["B", "b", " B "]),
     "q4_4_previous_token": (beyond.q4_4_previous_token, [HEAD_4_4, list(HEAD_4_4), tuple(W.tolist() for W in HEAD_4_4), (HEAD_4_4[0] * 2, HEAD_4_4[1]),
                              (HEAD_4_4[0].astype(np.float32), HEAD_4_4[1].astype(int))]),
+    "q4_6_masked_softmax": (beyond.q4_6_masked_softmax, [
+        masked_softmax_loop, masked_softmax_fill, lambda *args: masked_softmax_loop(*args).tolist(),
+    ]),
+    "q4_7_attention_in_blocks": (beyond.q4_7_attention_in_blocks, [
+        blocks_normalised, blocks_logsumexp, lambda *args: blocks_logsumexp(*args).tolist(),
+        lambda *args: blocks_normalised(*args)[None, :],
+    ]),
     "q4_4_average_query": (beyond.q4_4_average_query, vectors(QUERY_4_4) + [(QUERY_4_4 * 3).tolist()]),
     "q5_4_previous_token_head": (beyond.q5_4_previous_token_head, [(1, 2), [1, 2], (1.0, 2.0), np.array([1, 2])]),
     "q5_4_induction_head": (beyond.q5_4_induction_head, [(2, 2), [2, 2], (np.int64(2), 2.0)]),
@@ -205,10 +265,6 @@ def test_every_accepted_form_passes_the_visible_and_the_hidden_check(cell, i, hi
     assert out.startswith("✔ Correct.") and out.count("\n") == 1 and err == "", (out, err)
 
 
-# Beyond the sheet's Problems 4.6 and 4.7, written beside the move of 3.4 to 5.4 into that notebook, have no rows
-# here yet (tests/test_checks_today.py tries their answers): the levels' tables covered level notebooks only.
-NOT_YET = ("q4_6_", "q4_7_")
-
 
 def test_the_table_covers_every_autograded_answer_of_the_notebooks():
     import nbformat
@@ -218,7 +274,7 @@ def test_the_table_covers_every_autograded_answer_of_the_notebooks():
     graded = set()
     for path in level_notebooks():  # the levels and Beyond the sheet
         for cell in nbformat.read(path, as_version=4).cells:
-            if is_test_cell(cell) and not cell.metadata.nbgrader["grade_id"].startswith(NOT_YET):
+            if is_test_cell(cell) :
                 graded.add(cell.metadata.nbgrader["grade_id"].removesuffix("_test"))
     declared = {answer.id for module in LEVELS.values() for answer in module.ANSWERS}  # tests/test_problems.py
     missing = graded - set(ACCEPTED) - declared - {"q4_3_multi_head_attention"}  # 4.3: tests/test_checks_level4.py
@@ -340,8 +396,6 @@ def _prompts_and_answers():
             if cell.cell_type == "markdown" and match:
                 prompts[match[1]] = cell.source
             gid = cell.metadata.get("nbgrader", {}).get("grade_id", "")
-            if gid.startswith(NOT_YET):
-                continue
             problem = ".".join(re.match(r"q(\d+)_(\d+)_", gid).groups()) if re.match(r"q\d+_\d+_", gid) else None
             if is_answer_cell(cell):
                 answers[gid] = (problem, cell.source)
@@ -401,6 +455,10 @@ HIDDEN_TRIALS = {
     "q5_4_previous_token_head": ["the training code's own forward pass"],
     "q5_4_induction_head": ["the training code's own forward pass"],
     "q4_5_kv_cache_bytes": ["the size of the cached arrays themselves"],
+    "q4_6_masked_softmax": ["other batches, lengths and shapes"],
+    "q4_7_attention_in_blocks": ["longer inputs and other block sizes"],
+    "q4_7_projections_over_scores": ["mha_core's own stage counts"],
+    "q4_7_even_n": [],
 }
 
 
@@ -448,9 +506,23 @@ def test_the_hidden_batches_are_announced():
     assert "batch dimension" in HIDDEN_TRIALS["q4_3_multi_head_attention"]
 
 
+def test_the_hidden_masks_and_blocks_are_the_ones_announced():
+    """4.6's hidden cases add batches, lengths and shapes; 4.7's add longer inputs and other block sizes."""
+    from autograders.checks import today
+
+    def seen(cases, *fields):
+        return {tuple(case[i] for i in fields) for case in cases}
+
+    batches, lengths, shapes = seen(today.MASK_CASES, 0), seen(today.MASK_CASES, 4), seen(today.MASK_CASES, 1, 2, 3)
+    hidden = today.MASK_HIDDEN_CASES
+    assert seen(hidden, 0) - batches and seen(hidden, 4) - lengths and seen(hidden, 1, 2, 3) - shapes
+    assert max(case[0] for case in today.BLOCK_HIDDEN_CASES) > max(case[0] for case in today.BLOCK_CASES)
+    assert seen(today.BLOCK_HIDDEN_CASES, 3) - seen(today.BLOCK_CASES, 3)
+
+
 # --- a precision wherever a number is asked ---------------------------------------------
 
-PRECISION = re.compile(r"exact|decimals|whole number|difference of|\$10\^\{-\d+\}\$")
+PRECISION = re.compile(r"exact|decimals?\b|whole number|difference of|\$10\^\{-\d+\}\$")
 
 
 def _blocks(prompt):
