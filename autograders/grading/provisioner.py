@@ -32,6 +32,7 @@ from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Dict
 
+from .prepared import font_list
 from .sandbox import Sandbox
 from ..common.settings import Settings
 
@@ -82,7 +83,8 @@ class SandboxProvisioner(LocalProvisioner):
     async def pre_launch(self, **kwargs):
         if self.sandbox is not None:  # a restart: a fresh directory (and user) for the new kernel
             self.sandbox.close()
-        self.sandbox = Sandbox(Settings.from_dict(self.settings), copy_from=kwargs.get("cwd"))
+        settings = Settings.from_dict(self.settings)
+        self.sandbox = Sandbox(settings, copy_from=kwargs.get("cwd"), fonts=font_list(settings))
         km = self.parent  # where LocalProvisioner, too, reads and writes the connection's details
         km.transport = "ipc"
         km.ip = str(self.sandbox.root / "kernel")
