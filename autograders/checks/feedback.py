@@ -77,6 +77,19 @@ def correct(message):
     print(f"✔ Correct. {sentence(message)}")
 
 
+HIDDEN_PASSED = "Hidden checks passed too."  # what most hidden tests of the workbook say when they pass
+
+
+def passed(message, hidden):
+    """The confirmation: ``message``, or :data:`HIDDEN_PASSED` in a hidden test."""
+    correct(HIDDEN_PASSED if hidden else message)
+
+
+def mismatch(name):
+    """What a hidden test that names nothing says of ``name``."""
+    return f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again."
+
+
 class FailedRun:
     """What an answer's name holds after its answer cell raised (see :func:`short_tracebacks`): not the
     value an earlier run left behind, which a test would judge as if the cell had worked."""

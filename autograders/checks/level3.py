@@ -15,7 +15,7 @@ from ..problems.engine import checks
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_int, as_number, close, correct, named, tag_of
+from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_of
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -103,7 +103,7 @@ def q3_1_attention_cost(fn, hidden=False):
         by_h = {h: v for (d, h, n), v in values.items() if (d, n) == (512, 10)}
         if len(set(by_h.values())) > 1:
             raise WrongAnswer("attention_cost changes with h at fixed d_model and n: look again at how d_k depends on h.")
-    correct("Per head 2·n²·d_k; over h heads 2·n²·d_model: no h left." if not hidden else "Hidden checks passed too.")
+    passed("Per head 2·n²·d_k; over h heads 2·n²·d_model: no h left.", hidden)
 
 
 # --- Problem 3.3: heads that share their projections --------------------------
@@ -165,4 +165,4 @@ def q3_3_count_distinct_heads(fn, hidden=False):
             f"count_distinct_heads returned {value} for {kind} with h={h} heads; compare each head "
             "weights[i] with the others and count the different ones."
         )
-    correct("The shared-projection block has 1 distinct head out of 2." if not hidden else "Hidden checks passed too.")
+    passed("The shared-projection block has 1 distinct head out of 2.", hidden)

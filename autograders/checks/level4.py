@@ -17,7 +17,7 @@ from ..problems.engine import checks, numbers
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_number, close, correct, named, tag_of
+from .feedback import WrongAnswer, as_number, close, correct, named, passed, tag_of
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -71,7 +71,7 @@ def q4_1_parameter_count(fn, hidden=False):
             counts = {v for (d, _), v in values.items() if d == d_model}
             if len(counts) > 1:
                 raise WrongAnswer(f"parameter_count changes with h at d_model={d_model}: it should not depend on h.")
-    correct("3·h·d_model·d_k + d_model² = 4·d_model², whatever h is." if not hidden else "Hidden checks passed too.")
+    passed("3·h·d_model·d_k + d_model² = 4·d_model², whatever h is.", hidden)
 
 
 # --- Problem 4.2: a causal query by hand -----------------------------------------

@@ -16,12 +16,11 @@ import numpy as np
 import mha_core as mha
 
 from ..checks import misconceptions as tags
-from ..checks.feedback import WrongAnswer, as_vector, close
+from ..checks.feedback import HIDDEN_PASSED, WrongAnswer, as_vector, close
 from .declare import Answer, Mistake, Numbers
 from .level1 import divides
 
 ASSIGNMENT = "level4_synthesis"
-HIDDEN_PASSED = "Hidden checks passed too."
 TOL = 1e-3  # 4.2: each entry within this of the answer (the sheet's 2.0123, added from rounded terms, passes)
 
 
