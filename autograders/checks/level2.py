@@ -10,8 +10,7 @@ import numpy as np
 import mha_core as mha
 
 from ..problems import level2 as problems
-from ..problems.declare import text
-from ..problems.engine import checks
+from ..problems.engine import checks, recognise
 
 from . import misconceptions as tags
 from .feedback import WrongAnswer, close, correct, named, tag_of
@@ -29,19 +28,6 @@ SPREAD = 700  # a spread of scores beyond which e^(s - c) overflows unless c is 
 def warm():
     """Fill the cache of the reference forward pass (the grading zygote calls this once)."""
     problems.trace()
-
-
-def _softmax_mistake(got, scores):
-    """The message (tagged) naming the misconception if ``got`` is a known wrong softmax of ``scores``."""
-    n = problems.SCORES_2_3.view({"scores": tuple(scores)})
-    with np.errstate(all="ignore"):
-        for mistake in problems.WEIGHTS.mistakes:
-            wrong = mistake.wrong(n)
-            found = mistake.matches(got, n) if mistake.matches else close(got, wrong, WEIGHT_TOL)
-            if found:
-                message = text(mistake.says, n)
-                return named(mistake.tag, message) if mistake.tag else message
-    return None
 
 
 HIDDEN_SCORES = [
@@ -97,8 +83,10 @@ def q2_3_softmax(softmax, hidden=False):
             continue
         if hidden:
             raise WrongAnswer(f"`{shown}` does not give softmax weights for these scores.")
-        message = _softmax_mistake(got, scores)
-        raise WrongAnswer(message or f"`{shown}` returned {np.round(got, 4)}: exponentiate each score, then divide "
+        entry = {"scores": tuple(scores)}
+        with np.errstate(all="ignore"):  # 2.3's weights' misconceptions, at these scores
+            mistake = recognise(problems.WEIGHTS, got, entry, sheet=False)
+        raise WrongAnswer(mistake.message(problems.SCORES_2_3.view(entry)) if mistake else f"`{shown}` returned {np.round(got, 4)}: exponentiate each score, then divide "
                                      "by the sum of the exponentials.")
     correct("Your softmax works for other scores too, large ones included." if hidden else
             "Exponentials, normalised to sum to 1.")

@@ -13,7 +13,7 @@ import numpy as np
 import mha_core as mha
 
 from ..problems import level4 as problems
-from ..problems.engine import checks, numbers
+from ..problems.engine import checks, numbers, recognise
 
 from . import misconceptions as tags
 from . import own_work
@@ -28,15 +28,6 @@ BIASES = problems.BIASES
 # --- Problem 4.1: the parameter count -------------------------------------------
 
 D_MODEL, H = 512, 8  # the sheet's example
-
-
-def _param_misconception(value, d_model, h):
-    """The message (tagged) of a known wrong count at these sizes (4.1's declared misconceptions), or None."""
-    expected = mha.parameter_count(d_model, h)
-    for mistake, wrong in problems.PARAMS.mistakes_of({"d_model": d_model, "h": h}):
-        if mistake.tag != tags.EXAMPLE_NUMBERS_ONLY and wrong != expected and problems.PARAMS.near(value, wrong):
-            return named(mistake.tag, mistake.says) if mistake.tag else mistake.says
-    return None
 
 
 PARAM_CASES = [(512, 1), (512, 2), (512, 16), (512, 64), (512, 512), (768, 12), (1024, 16), (64, 4), (12, 3),
@@ -62,7 +53,8 @@ def q4_1_parameter_count(fn, hidden=False):
                 f"h={h}: write the count in terms of d_model and h, not numbers from the example.",
                 misconception=tags.EXAMPLE_NUMBERS_ONLY
             )
-        raise WrongAnswer(_param_misconception(value, d_model, h) or (
+        mistake = recognise(problems.PARAMS, value, {"d_model": d_model, "h": h}, sheet=False)  # 4.1's misconceptions
+        raise WrongAnswer(mistake.message({"d_model": d_model, "h": h}) if mistake else (
             f"parameter_count({d_model}, {h}) returned {value:,.0f}, which is not the count. Add up the entries of "
             "every W_i^Q, W_i^K, W_i^V (h heads, each d_model×d_k) and of W^O (d_model×d_model)."
         ))
