@@ -254,6 +254,21 @@ def call(name, func, *args, hint="", shapes=""):
                           misconception=tag_of(hint) or tags.RAISED) from None
 
 
+def name_mistake(where, mistakes, wrong_of, is_it):
+    """Raise WrongAnswer ``"{where}: {message}"`` for the first of ``mistakes`` ({mistake: its message, tagged with
+    :func:`named`}) whose wrong answer, ``wrong_of(mistake)``, ``is_it``; return if none is. A function's check
+    names a wrong output so: it computes each known mistake and compares. A mistake that cannot be made on this
+    input (its shapes do not fit: ValueError) is skipped."""
+    for mistake, message in mistakes.items():
+        with np.errstate(all="ignore"):
+            try:
+                wrong = wrong_of(mistake)
+            except ValueError:
+                continue
+            if is_it(wrong):
+                raise WrongAnswer(f"{where}: {message}", misconception=tag_of(message))
+
+
 def close(value, expected, tol):
     """True when ``value`` is within ``tol`` of ``expected`` (arrays: every entry)."""
     return bool(np.all(np.abs(np.asarray(value, float) - np.asarray(expected, float)) <= tol))

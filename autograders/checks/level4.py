@@ -17,12 +17,11 @@ from ..problems.engine import checks, numbers, recognise
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_number, close, correct, named, passed, tag_of
+from .feedback import WrongAnswer, as_number, close, correct, name_mistake, named, passed
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
 TOL = problems.TOL
-BIASES = problems.BIASES
 
 
 # --- Problem 4.1: the parameter count -------------------------------------------
@@ -43,7 +42,7 @@ def q4_1_parameter_count(fn, hidden=False):
         if close(value, expected, 1e-9 * expected):
             continue
         if hidden and close(value, expected + 4 * d_model, 1e-9 * expected):  # the bias convention, named at any size
-            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {BIASES}", misconception=tags.COUNTED_BIASES)
+            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {problems.BIASES}", misconception=tags.COUNTED_BIASES)
         if hidden and (d_model, h) == (D_MODEL, H):
             raise WrongAnswer(f"`parameter_count({d_model}, {h})` is not the count of the weights: the visible test's "
                               "message says more.")
@@ -67,11 +66,6 @@ def q4_1_parameter_count(fn, hidden=False):
 
 
 # --- Problem 4.2: a causal query by hand -----------------------------------------
-
-# The sheet's projected vectors (a student's own: vectors_4_2()): one head, d_k = 2, the query at position 4 of n = 4.
-Q_VEC, K, V, D_K = problems.arrays(problems.SHEET_4_2)
-N = len(K)
-
 
 def vectors_4_2():
     """(q, K, V, d_k) of this student's Problem 4.2 as arrays (row j of K is k_j, of V is v_j): the data cell's."""
@@ -398,19 +392,6 @@ def _mha_close(value, expected):
     return close(value, expected, MHA_RTOL * max(1.0, float(np.abs(expected).max())))
 
 
-def _mha_mistake(value, X, Ws, h, causal, expected):
-    """The message of the known mistake that gives ``value``, or None."""
-    for mistake, message in MHA_MISTAKES.items():
-        with np.errstate(all="ignore"):
-            try:
-                wrong = mha_variant(X, *Ws, h, causal, mistake)
-            except ValueError:  # a variant whose shapes do not fit this case
-                continue
-        if wrong.shape == value.shape and not _mha_close(wrong, expected) and _mha_close(value, wrong):
-            return message
-    return None
-
-
 def q4_3_multi_head_attention(fn, hidden=False):
     """Problem 4.3: the student's ``multi_head_attention`` against mha_core's, on random inputs."""
     cases = MHA_CASES + (MHA_HIDDEN_CASES if hidden else [])
@@ -426,9 +407,8 @@ def q4_3_multi_head_attention(fn, hidden=False):
         if _mha_close(value, expected):
             continue
         where = _mha_where(X, h, causal)
-        message = _mha_mistake(value, X, Ws, h, causal, expected)
-        if message:
-            raise WrongAnswer(f"{where}: {message}", misconception=tag_of(message))
+        name_mistake(where, MHA_MISTAKES, lambda mistake: mha_variant(X, *Ws, h, causal, mistake), lambda wrong: (
+            wrong.shape == value.shape and not _mha_close(wrong, expected) and _mha_close(value, wrong)))
         if batch is not None:
             raise WrongAnswer(
                 f"{where}: `multi_head_attention` works without a batch dimension but not with one. Write it for X of "
