@@ -13,6 +13,7 @@ from ..problems import level2 as problems
 from ..problems.engine import checks, recognise
 
 from . import misconceptions as tags
+from . import own_work
 from .feedback import WrongAnswer, close, correct, named, tag_of
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
@@ -53,8 +54,6 @@ _SHIFT = named(tags.SOFTMAX_SHIFT_NOT_MAX, "e^(s - c) still overflows when the s
 
 def q2_3_softmax(softmax, hidden=False):
     """Problem 2.3: ``softmax(scores)`` returns the attention weights of a 1-D array of scores."""
-    from .own_work import call as call_own  # a softmax that calls mha_core's earns nothing
-
     # The visible test tries one large-score case and one far-apart case too, so that a naive
     # np.exp(s) / np.exp(s).sum(), or one shifted by the smallest score, fails here with the fix named,
     # and not only in the hidden tests. Both come after the large scores, so a softmax that reaches the
@@ -65,7 +64,7 @@ def q2_3_softmax(softmax, hidden=False):
         far = np.abs(scores).max() > 700  # e^s overflows (or underflows to 0) a float
         spread = max(scores) - min(scores) > SPREAD
         advice = _SHIFT if spread else _OVERFLOW
-        got = call_own("softmax", softmax, np.array(scores), hint=advice if far else "")
+        got = own_work.call("softmax", softmax, np.array(scores), hint=advice if far else "")
         try:
             got = np.asarray(got, dtype=float) if isinstance(got, (list, tuple, np.ndarray)) else got
         except (TypeError, ValueError):

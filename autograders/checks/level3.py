@@ -65,14 +65,12 @@ def warm():
 
 
 def q3_1_attention_cost(fn, hidden=False):
-    from .own_work import call as call_own  # a count that calls mha_core's flop_count earns nothing
-
     cases = [(D_MODEL, H, N)]
     if hidden:
         cases += HIDDEN_COST_CASES
     values = {}
     for d_model, h, n in cases:
-        value = as_number(f"attention_cost({d_model}, {h}, {n})", call_own("attention_cost", fn, d_model, h, n))
+        value = as_number(f"attention_cost({d_model}, {h}, {n})", own_work.call("attention_cost", fn, d_model, h, n))
         values[d_model, h, n] = value
         expected = _traced_cost(d_model, h, n) if hidden else attention_cost_expected(d_model, h, n)
         if close(value, expected, 1e-9 * expected):

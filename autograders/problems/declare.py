@@ -21,6 +21,7 @@ from typing import Callable
 
 from ..checks import misconceptions as tags
 from ..checks.feedback import named
+from ..variants.pools import same
 
 SHEET_NUMBERS = ("That is the answer for the sheet's numbers, not for yours: use the numbers in the cell under "
                  "the problem.")
@@ -132,16 +133,9 @@ class Answer:
         found = [(m, m.wrong(n)) for m in self.mistakes if m.when(n)]
         if sheet and self.sheet_mistake and entry != self.numbers.sheet:
             sheet = self.answer(self.numbers.view(self.numbers.sheet))
-            if not _same(self.answer(n), sheet, 2 * self.tolerance):
+            if not same(self.answer(n), sheet, 2 * self.tolerance):
                 found.append((Mistake(tags.EXAMPLE_NUMBERS_ONLY, lambda n: sheet, self.sheet_says), sheet))
         return found
-
-
-def _same(a, b, tolerance):
-    import numpy as np
-
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= tolerance))
 
 
 def text(message, n, **more):
