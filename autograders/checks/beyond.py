@@ -32,21 +32,20 @@ checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers
 RANK_VISIBLE = [(10, 64), (100, 64)]  # n below d_k, then above it
 RANK_HIDDEN = [(1, 1), (3, 512), (512, 64), (64, 64), (7, 2), (2, 7), (1000, 1), (5, 6)]
 
-RANK_MISTAKES = {
-    "n": named(tags.RANK_IS_N, "That is n: Q_i K_i^T is n × n, but it is a product of Q_i (n × d_k) and K_i^T "
-               "(d_k × n), and a product's rank is at most the smaller rank of its factors: at most d_k."),
-    "d_k": named(tags.RANK_IGNORES_N, "That is d_k even where n is smaller: an n × n matrix has rank at most n too. "
-                 "The bound is the smaller of the two."),
-    "n * d_k": "A rank is never more than the number of rows (n) or columns (n): the bound is the smaller of n and d_k.",
-    "max": "That is the larger of n and d_k: the bound is the smaller one (both n and d_k cap the rank).",
-}
+RANK_MISTAKES = (  # (the wrong rank, from n and d_k; its message)
+    (lambda n, d_k: n, named(tags.RANK_IS_N, "That is n: Q_i K_i^T is n × n, but it is a product of Q_i (n × d_k) and "
+                             "K_i^T (d_k × n), and a product's rank is at most the smaller rank of its factors: at most d_k.")),
+    (lambda n, d_k: d_k, named(tags.RANK_IGNORES_N, "That is d_k even where n is smaller: an n × n matrix has rank at "
+                               "most n too. The bound is the smaller of the two.")),
+    (lambda n, d_k: n * d_k, "A rank is never more than the number of rows (n) or columns (n): the bound is the smaller "
+                             "of n and d_k."),
+    (lambda n, d_k: max(n, d_k), "That is the larger of n and d_k: the bound is the smaller one (both n and d_k cap the "
+                                 "rank)."),
+)
 
 
 def _rank_mistake(value, n, d_k):
-    for name, wrong in (("n", n), ("d_k", d_k), ("n * d_k", n * d_k), ("max", max(n, d_k))):
-        if wrong != min(n, d_k) and value == wrong:
-            return RANK_MISTAKES[name]
-    return None
+    return next((says for wrong, says in RANK_MISTAKES if value == wrong(n, d_k) != min(n, d_k)), None)
 
 
 def _rank_of_scores(n, d_k, seed):

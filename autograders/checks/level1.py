@@ -45,7 +45,5 @@ def q1_1_head_dim(head_dim, hidden=False):
             # the example's d_k at another size: a constant, not a formula
             misconception=tags.EXAMPLE_NUMBERS_ONLY if close(got, mha.head_dim(D_MODEL, H), 1e-9) else None,
         )
-    if not hidden:
-        correct("Each head gets d_k = d_v = d_model / h: the width is split evenly across the heads.")
-    else:
-        correct("Your head_dim also works for other widths and numbers of heads.")
+    correct("Your head_dim also works for other widths and numbers of heads." if hidden else
+            "Each head gets d_k = d_v = d_model / h: the width is split evenly across the heads.")
