@@ -75,11 +75,6 @@ def arrays(entry):
     return q, K, V, K.shape[1]
 
 
-def _softmax(x):
-    e = np.exp(np.asarray(x, float) - np.max(x))
-    return e / e.sum()
-
-
 def answers(n):
     """(scaled scores, weights, output) of the query at position 4, as the last row of a causal pass."""
     q, K, V, d_k = arrays(n)
@@ -105,12 +100,12 @@ def wrong_answers(n):
     raw = K @ q
     scaled = raw / math.sqrt(d_k)
     return {
-        tags.SCALED_BY_D_K: (raw / d_k, _softmax(raw / d_k)),
-        tags.NO_SCALING: (raw, _softmax(raw)),
-        "-/multiplied-by-sqrt-d-k": (raw * math.sqrt(d_k), _softmax(raw * math.sqrt(d_k))),
+        tags.SCALED_BY_D_K: (raw / d_k, mha.softmax(raw / d_k)),
+        tags.NO_SCALING: (raw, mha.softmax(raw)),
+        "-/multiplied-by-sqrt-d-k": (raw * math.sqrt(d_k), mha.softmax(raw * math.sqrt(d_k))),
         tags.FORGOT_SOFTMAX: (None, scaled),
         "-/linear": (None, scaled / scaled.sum()),
-        tags.CAUSAL_MASK_APPLIED + "/strict": (None, np.append(_softmax(scaled[:-1]), 0.0)),
+        tags.CAUSAL_MASK_APPLIED + "/strict": (None, np.append(mha.softmax(scaled[:-1]), 0.0)),
         tags.CAUSAL_MASK_APPLIED + "/first-only": (None, np.eye(len(K))[0]),
         "-/uniform": (None, np.full(len(K), 1 / len(K))),
     }
