@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 
 from ..checks import misconceptions as tags
+from ..checks.feedback import HIDDEN_PASSED
 from .declare import Answer, Mistake, Numbers, choice
 
 ASSIGNMENT = "beyond_the_sheet"
@@ -24,7 +25,7 @@ WHY_POSITIONS = choice("q3_5_why_positions", "B", {
     "D": (tags.POSITIONS_MAKE_HEADS_DIFFER, "D confuses positions with projections: heads differ because each has its "
           "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
 }, right="Without positions self-attention sees a set: word order changes nothing but the order of the outputs.",
-    hidden_right="Hidden checks passed too.", hidden_says="`why_positions` is not the reason positions are needed.")
+    hidden_right=HIDDEN_PASSED, hidden_says="`why_positions` is not the reason positions are needed.")
 
 
 # --- Problem 4.5: the bytes a decoder keeps for its keys and values ------------------------------------
