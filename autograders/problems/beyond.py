@@ -135,7 +135,7 @@ DECODE_LIMIT = choice("q4_5_decode_limit", "B", {
           "d_head times fewer than its multiply-adds; both wait on the cache being read."),
 }, right="Generating one token reads the whole cache for a few multiply-adds per byte: decoding is limited by memory "
          "traffic, which is why shrinking the cache (grouped-query attention, 8-bit numbers) speeds it up.",
-    hidden_right="Hidden checks passed too.", hidden_says="`decode_limit` is not what limits decoding.")
+    hidden_right=HIDDEN_PASSED, hidden_says="`decode_limit` is not what limits decoding.")
 
 
 # --- Problem 4.7 (b): where attention's n² starts to matter -----------------------------------------------
