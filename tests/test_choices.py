@@ -47,6 +47,9 @@ MARKERS = {
     "permutation-mixes-tokens": r"mixes their rows",
     "positions-make-heads-differ": r"make the heads differ",
     "positions-for-rank": r"full rank",
+    "decode-compute-bound": r"multiply-adds: attention's cost",
+    "memory-free": r"reading it is free",
+    "softmax-bottleneck": r"exponentials cost more",
 }
 
 

@@ -23,34 +23,29 @@ from ..problems.engine import checks
 from . import misconceptions as tags
 from . import own_work
 from .today import q4_6_masked_softmax, q4_7_attention_in_blocks  # noqa: F401 (4.6 and 4.7's functions)
-from .feedback import WrongAnswer, as_array, as_int, call, close, correct, named, tag_of, unanswered
+from .feedback import WrongAnswer, as_array, as_int, call, close, mismatch, named, passed, tag_of, unanswered
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
-
-def _hidden_mismatch(name):
-    return WrongAnswer(f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again.")
-
 
 # --- Problem 3.4: the rank bottleneck --------------------------------------------
 
 RANK_VISIBLE = [(10, 64), (100, 64)]  # n below d_k, then above it
 RANK_HIDDEN = [(1, 1), (3, 512), (512, 64), (64, 64), (7, 2), (2, 7), (1000, 1), (5, 6)]
 
-RANK_MISTAKES = {
-    "n": named(tags.RANK_IS_N, "That is n: Q_i K_i^T is n × n, but it is a product of Q_i (n × d_k) and K_i^T "
-               "(d_k × n), and a product's rank is at most the smaller rank of its factors: at most d_k."),
-    "d_k": named(tags.RANK_IGNORES_N, "That is d_k even where n is smaller: an n × n matrix has rank at most n too. "
-                 "The bound is the smaller of the two."),
-    "n * d_k": "A rank is never more than the number of rows (n) or columns (n): the bound is the smaller of n and d_k.",
-    "max": "That is the larger of n and d_k: the bound is the smaller one (both n and d_k cap the rank).",
-}
+RANK_MISTAKES = (  # (the wrong rank, from n and d_k; its message)
+    (lambda n, d_k: n, named(tags.RANK_IS_N, "That is n: Q_i K_i^T is n × n, but it is a product of Q_i (n × d_k) and "
+                             "K_i^T (d_k × n), and a product's rank is at most the smaller rank of its factors: at most d_k.")),
+    (lambda n, d_k: d_k, named(tags.RANK_IGNORES_N, "That is d_k even where n is smaller: an n × n matrix has rank at "
+                               "most n too. The bound is the smaller of the two.")),
+    (lambda n, d_k: n * d_k, "A rank is never more than the number of rows (n) or columns (n): the bound is the smaller "
+                             "of n and d_k."),
+    (lambda n, d_k: max(n, d_k), "That is the larger of n and d_k: the bound is the smaller one (both n and d_k cap the "
+                                 "rank)."),
+)
 
 
 def _rank_mistake(value, n, d_k):
-    for name, wrong in (("n", n), ("d_k", d_k), ("n * d_k", n * d_k), ("max", max(n, d_k))):
-        if wrong != min(n, d_k) and value == wrong:
-            return RANK_MISTAKES[name]
-    return None
+    return next((says for wrong, says in RANK_MISTAKES if value == wrong(n, d_k) != min(n, d_k)), None)
 
 
 def _rank_of_scores(n, d_k, seed):
@@ -76,8 +71,7 @@ def q3_4_max_rank(fn, hidden=False):
         raise WrongAnswer(f"`max_rank({n}, {d_k})` is {value}. " + (message or (
             "That is not the largest rank: Q_i is n × d_k and K_i^T is d_k × n; what bounds the rank of their product?")),
             misconception=tag_of(message))
-    correct("rank(Q_i K_i^T) ≤ min(n, d_k): a head of width d_k has at most d_k independent ways of looking."
-            if not hidden else "Hidden checks passed too.")
+    passed("rank(Q_i K_i^T) ≤ min(n, d_k): a head of width d_k has at most d_k independent ways of looking.", hidden)
 
 
 # --- Problem 3.5: permutation equivariance ----------------------------------------
@@ -166,8 +160,7 @@ def q3_5_permutation_test(fn, hidden=False):
                               misconception=tags.CAUSAL_EQUIVARIANT if value else None)
         message = PERMUTATION_MISTAKES["causal"] if value else _diagnose_3_5(fn)
         raise WrongAnswer(f"`{where}` returned {value}. {message}", misconception=tag_of(message))
-    correct("Without a mask, self-attention is permutation equivariant; a causal mask breaks it."
-            if not hidden else "Hidden checks passed too.")
+    passed("Without a mask, self-attention is permutation equivariant; a causal mask breaks it.", hidden)
 
 
 # --- Problem 4.4 (a): a previous-token head, built by hand --------------------------
@@ -256,8 +249,7 @@ def q4_4_previous_token(head, hidden=False):
                                     f"\"{sentence}\": your scores depend on the words. \"The previous token\" is about "
                                     "positions: build W_Q and W_K from the position part of the embedding only."))
         raise WrongAnswer(f"On \"{sentence}\": {message}", misconception=tag_of(message))
-    correct(f"Every position i > 0 puts at least {THRESHOLD} of its weight on position i - 1."
-            if not hidden else "Hidden checks passed too.")
+    passed(f"Every position i > 0 puts at least {THRESHOLD} of its weight on position i - 1.", hidden)
 
 
 # --- Problem 4.4 (b): a query that averages two values (CS224n's style) -------------
@@ -288,11 +280,10 @@ def q4_4_average_query(value, hidden=False):
         output, weights = mha.scaled_dot_product_attention(q[None], by_hand.KEYS, by_hand.VALUES)
         output, weights = output[0], weights[0]
     if close(output, target, AVERAGE_TOL):
-        correct("The output is the average of v_2 and v_4: the query points at k_2 + k_4, scaled up."
-                if not hidden else "Hidden checks passed too.")
+        passed("The output is the average of v_2 and v_4: the query points at k_2 + k_4, scaled up.", hidden)
         return
     if hidden:
-        raise _hidden_mismatch("query")
+        raise WrongAnswer(mismatch("query"))
     a, b = (i - 1 for i in by_hand.PAIR)
     shown = np.array2string(output, precision=2, suppress_small=True)
     pair = weights[a] + weights[b]
@@ -380,10 +371,9 @@ def q5_4_previous_token_head(value, hidden=False):
     model, (previous, induction) = _roles(hidden)
     head = _head("previous_token_head", value, model)
     if head == previous:
-        return correct("Its pattern is the diagonal just below the main one: each token looks at the one before."
-                       if not hidden else "Hidden checks passed too.")
+        return passed("Its pattern is the diagonal just below the main one: each token looks at the one before.", hidden)
     if hidden:
-        raise _hidden_mismatch("previous_token_head")
+        raise WrongAnswer(mismatch("previous_token_head"))
     if head == induction:
         raise WrongAnswer(named(tags.HEADS_SWAPPED, "That is the induction head: its last row looks at the token after "
                                 "α's first occurrence (α: the letter that comes again). The previous-token head's rows each look one "
@@ -398,10 +388,10 @@ def q5_4_induction_head(value, hidden=False):
     model, (previous, induction) = _roles(hidden)
     head = _head("induction_head", value, model)
     if head == induction:
-        return correct("Its last query looks at the token that followed α (the repeated letter) the first time, and copies it."
-                       if not hidden else "Hidden checks passed too.")
+        return passed("Its last query looks at the token that followed α (the repeated letter) the first time, and "
+                      "copies it.", hidden)
     if hidden:
-        raise _hidden_mismatch("induction_head")
+        raise WrongAnswer(mismatch("induction_head"))
     if head == previous:
         raise WrongAnswer(named(tags.HEADS_SWAPPED, "That is the previous-token head: it looks one position back from "
                                 "every token. The induction head's last row looks at the token after α's first occurrence."))

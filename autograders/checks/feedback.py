@@ -77,6 +77,19 @@ def correct(message):
     print(f"✔ Correct. {sentence(message)}")
 
 
+HIDDEN_PASSED = "Hidden checks passed too."  # what most hidden tests of the workbook say when they pass
+
+
+def passed(message, hidden):
+    """The confirmation: ``message``, or :data:`HIDDEN_PASSED` in a hidden test."""
+    correct(HIDDEN_PASSED if hidden else message)
+
+
+def mismatch(name):
+    """What a hidden test that names nothing says of ``name``."""
+    return f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again."
+
+
 class FailedRun:
     """What an answer's name holds after its answer cell raised (see :func:`short_tracebacks`): not the
     value an earlier run left behind, which a test would judge as if the cell had worked."""
@@ -239,6 +252,21 @@ def call(name, func, *args, hint="", shapes=""):
             raise WrongAnswer(text, misconception=tag) from None
         raise WrongAnswer(f"your function raised {type(exc).__name__}: {exc} (when called as {name}({shown})). {hint}".rstrip(),
                           misconception=tag_of(hint) or tags.RAISED) from None
+
+
+def name_mistake(where, mistakes, wrong_of, is_it):
+    """Raise WrongAnswer ``"{where}: {message}"`` for the first of ``mistakes`` ({mistake: its message, tagged with
+    :func:`named`}) whose wrong answer, ``wrong_of(mistake)``, ``is_it``; return if none is. A function's check
+    names a wrong output so: it computes each known mistake and compares. A mistake that cannot be made on this
+    input (its shapes do not fit: ValueError) is skipped."""
+    for mistake, message in mistakes.items():
+        with np.errstate(all="ignore"):
+            try:
+                wrong = wrong_of(mistake)
+            except ValueError:
+                continue
+            if is_it(wrong):
+                raise WrongAnswer(f"{where}: {message}", misconception=tag_of(message))
 
 
 def close(value, expected, tol):

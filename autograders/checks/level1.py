@@ -9,7 +9,7 @@ messages do not give the answer away.
 import mha_core as mha
 
 from ..problems import level1 as problems
-from ..problems.engine import checks
+from ..problems.engine import checks, recognise
 
 from . import misconceptions as tags
 from . import own_work
@@ -21,14 +21,6 @@ checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # q1_1_d_k, q1_2_outpu
 D_MODEL, H = problems.SIZES_1_1.sheet["d_model"], problems.SIZES_1_1.sheet["h"]
 VISIBLE_SIZES = [(768, 12), (512, 4)]
 HIDDEN_SIZES = [(512, 8), (1024, 16), (96, 3), (64, 64), (300, 1), (4096, 32)]
-
-
-def _head_dim_mistakes(value, d_model, h, what):
-    """Raise WrongAnswer naming the misconception if ``value`` is a known wrong d_k at these sizes (1.1's
-    declared misconceptions, but the sheet's numbers: the function's own test says that in its words)."""
-    for mistake, wrong in problems.D_K.mistakes_of({"d_model": d_model, "h": h}):
-        if mistake.tag != tags.EXAMPLE_NUMBERS_ONLY and close(value, wrong, problems.D_K.tolerance):
-            raise WrongAnswer(f"{what} gave {value:g}. {mistake.says}", misconception=mistake.tag)
 
 
 def q1_1_head_dim(head_dim, hidden=False):
@@ -44,14 +36,14 @@ def q1_1_head_dim(head_dim, hidden=False):
                 f"{what} returned {got:g}, which is not one head's width. Does your formula use both "
                 "arguments, for sizes other than the sheet's?", misconception=tags.EXAMPLE_NUMBERS_ONLY
             )
-        _head_dim_mistakes(got, d_model, h, what)
+        mistake = recognise(problems.D_K, got, {"d_model": d_model, "h": h}, sheet=False)  # 1.1's misconceptions
+        if mistake is not None:
+            raise WrongAnswer(f"{what} gave {got:g}. {mistake.says}", misconception=mistake.tag)
         raise WrongAnswer(
             f"{what} returned {got:g}, but should be {expected}: how many numbers describe one token "
             "inside one head when d_model numbers are shared evenly by h heads?",
             # the example's d_k at another size: a constant, not a formula
             misconception=tags.EXAMPLE_NUMBERS_ONLY if close(got, mha.head_dim(D_MODEL, H), 1e-9) else None,
         )
-    if not hidden:
-        correct("Each head gets d_k = d_v = d_model / h: the width is split evenly across the heads.")
-    else:
-        correct("Your head_dim also works for other widths and numbers of heads.")
+    correct("Your head_dim also works for other widths and numbers of heads." if hidden else
+            "Each head gets d_k = d_v = d_model / h: the width is split evenly across the heads.")

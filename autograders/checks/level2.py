@@ -10,10 +10,10 @@ import numpy as np
 import mha_core as mha
 
 from ..problems import level2 as problems
-from ..problems.declare import text
-from ..problems.engine import checks
+from ..problems.engine import checks, recognise
 
 from . import misconceptions as tags
+from . import own_work
 from .feedback import WrongAnswer, close, correct, named, tag_of
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
@@ -29,19 +29,6 @@ SPREAD = 700  # a spread of scores beyond which e^(s - c) overflows unless c is 
 def warm():
     """Fill the cache of the reference forward pass (the grading zygote calls this once)."""
     problems.trace()
-
-
-def _softmax_mistake(got, scores):
-    """The message (tagged) naming the misconception if ``got`` is a known wrong softmax of ``scores``."""
-    n = problems.SCORES_2_3.view({"scores": tuple(scores)})
-    with np.errstate(all="ignore"):
-        for mistake in problems.WEIGHTS.mistakes:
-            wrong = mistake.wrong(n)
-            found = mistake.matches(got, n) if mistake.matches else close(got, wrong, WEIGHT_TOL)
-            if found:
-                message = text(mistake.says, n)
-                return named(mistake.tag, message) if mistake.tag else message
-    return None
 
 
 HIDDEN_SCORES = [
@@ -67,8 +54,6 @@ _SHIFT = named(tags.SOFTMAX_SHIFT_NOT_MAX, "e^(s - c) still overflows when the s
 
 def q2_3_softmax(softmax, hidden=False):
     """Problem 2.3: ``softmax(scores)`` returns the attention weights of a 1-D array of scores."""
-    from .own_work import call as call_own  # a softmax that calls mha_core's earns nothing
-
     # The visible test tries one large-score case and one far-apart case too, so that a naive
     # np.exp(s) / np.exp(s).sum(), or one shifted by the smallest score, fails here with the fix named,
     # and not only in the hidden tests. Both come after the large scores, so a softmax that reaches the
@@ -79,7 +64,7 @@ def q2_3_softmax(softmax, hidden=False):
         far = np.abs(scores).max() > 700  # e^s overflows (or underflows to 0) a float
         spread = max(scores) - min(scores) > SPREAD
         advice = _SHIFT if spread else _OVERFLOW
-        got = call_own("softmax", softmax, np.array(scores), hint=advice if far else "")
+        got = own_work.call("softmax", softmax, np.array(scores), hint=advice if far else "")
         try:
             got = np.asarray(got, dtype=float) if isinstance(got, (list, tuple, np.ndarray)) else got
         except (TypeError, ValueError):
@@ -97,8 +82,10 @@ def q2_3_softmax(softmax, hidden=False):
             continue
         if hidden:
             raise WrongAnswer(f"`{shown}` does not give softmax weights for these scores.")
-        message = _softmax_mistake(got, scores)
-        raise WrongAnswer(message or f"`{shown}` returned {np.round(got, 4)}: exponentiate each score, then divide "
+        entry = {"scores": tuple(scores)}
+        with np.errstate(all="ignore"):  # 2.3's weights' misconceptions, at these scores
+            mistake = recognise(problems.WEIGHTS, got, entry, sheet=False)
+        raise WrongAnswer(mistake.message(problems.SCORES_2_3.view(entry)) if mistake else f"`{shown}` returned {np.round(got, 4)}: exponentiate each score, then divide "
                                      "by the sum of the exponentials.")
     correct("Your softmax works for other scores too, large ones included." if hidden else
             "Exponentials, normalised to sum to 1.")

@@ -15,7 +15,7 @@ from ..problems.engine import checks
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_int, as_number, close, correct, named, tag_of
+from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_of
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -65,14 +65,12 @@ def warm():
 
 
 def q3_1_attention_cost(fn, hidden=False):
-    from .own_work import call as call_own  # a count that calls mha_core's flop_count earns nothing
-
     cases = [(D_MODEL, H, N)]
     if hidden:
         cases += HIDDEN_COST_CASES
     values = {}
     for d_model, h, n in cases:
-        value = as_number(f"attention_cost({d_model}, {h}, {n})", call_own("attention_cost", fn, d_model, h, n))
+        value = as_number(f"attention_cost({d_model}, {h}, {n})", own_work.call("attention_cost", fn, d_model, h, n))
         values[d_model, h, n] = value
         expected = _traced_cost(d_model, h, n) if hidden else attention_cost_expected(d_model, h, n)
         if close(value, expected, 1e-9 * expected):
@@ -103,7 +101,7 @@ def q3_1_attention_cost(fn, hidden=False):
         by_h = {h: v for (d, h, n), v in values.items() if (d, n) == (512, 10)}
         if len(set(by_h.values())) > 1:
             raise WrongAnswer("attention_cost changes with h at fixed d_model and n: look again at how d_k depends on h.")
-    correct("Per head 2·n²·d_k; over h heads 2·n²·d_model: no h left." if not hidden else "Hidden checks passed too.")
+    passed("Per head 2·n²·d_k; over h heads 2·n²·d_model: no h left.", hidden)
 
 
 # --- Problem 3.3: heads that share their projections --------------------------
@@ -165,4 +163,4 @@ def q3_3_count_distinct_heads(fn, hidden=False):
             f"count_distinct_heads returned {value} for {kind} with h={h} heads; compare each head "
             "weights[i] with the others and count the different ones."
         )
-    correct("The shared-projection block has 1 distinct head out of 2." if not hidden else "Hidden checks passed too.")
+    passed("The shared-projection block has 1 distinct head out of 2.", hidden)

@@ -13,30 +13,20 @@ import numpy as np
 import mha_core as mha
 
 from ..problems import level4 as problems
-from ..problems.engine import checks, numbers
+from ..problems.engine import checks, numbers, recognise
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_number, close, correct, named, tag_of
+from .feedback import WrongAnswer, as_number, close, correct, name_mistake, named, passed
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
 TOL = problems.TOL
-BIASES = problems.BIASES
 
 
 # --- Problem 4.1: the parameter count -------------------------------------------
 
 D_MODEL, H = 512, 8  # the sheet's example
-
-
-def _param_misconception(value, d_model, h):
-    """The message (tagged) of a known wrong count at these sizes (4.1's declared misconceptions), or None."""
-    expected = mha.parameter_count(d_model, h)
-    for mistake, wrong in problems.PARAMS.mistakes_of({"d_model": d_model, "h": h}):
-        if mistake.tag != tags.EXAMPLE_NUMBERS_ONLY and wrong != expected and problems.PARAMS.near(value, wrong):
-            return named(mistake.tag, mistake.says) if mistake.tag else mistake.says
-    return None
 
 
 PARAM_CASES = [(512, 1), (512, 2), (512, 16), (512, 64), (512, 512), (768, 12), (1024, 16), (64, 4), (12, 3),
@@ -52,7 +42,7 @@ def q4_1_parameter_count(fn, hidden=False):
         if close(value, expected, 1e-9 * expected):
             continue
         if hidden and close(value, expected + 4 * d_model, 1e-9 * expected):  # the bias convention, named at any size
-            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {BIASES}", misconception=tags.COUNTED_BIASES)
+            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {problems.BIASES}", misconception=tags.COUNTED_BIASES)
         if hidden and (d_model, h) == (D_MODEL, H):
             raise WrongAnswer(f"`parameter_count({d_model}, {h})` is not the count of the weights: the visible test's "
                               "message says more.")
@@ -62,7 +52,8 @@ def q4_1_parameter_count(fn, hidden=False):
                 f"h={h}: write the count in terms of d_model and h, not numbers from the example.",
                 misconception=tags.EXAMPLE_NUMBERS_ONLY
             )
-        raise WrongAnswer(_param_misconception(value, d_model, h) or (
+        mistake = recognise(problems.PARAMS, value, {"d_model": d_model, "h": h}, sheet=False)  # 4.1's misconceptions
+        raise WrongAnswer(mistake.message({"d_model": d_model, "h": h}) if mistake else (
             f"parameter_count({d_model}, {h}) returned {value:,.0f}, which is not the count. Add up the entries of "
             "every W_i^Q, W_i^K, W_i^V (h heads, each d_model×d_k) and of W^O (d_model×d_model)."
         ))
@@ -71,15 +62,10 @@ def q4_1_parameter_count(fn, hidden=False):
             counts = {v for (d, _), v in values.items() if d == d_model}
             if len(counts) > 1:
                 raise WrongAnswer(f"parameter_count changes with h at d_model={d_model}: it should not depend on h.")
-    correct("3·h·d_model·d_k + d_model² = 4·d_model², whatever h is." if not hidden else "Hidden checks passed too.")
+    passed("3·h·d_model·d_k + d_model² = 4·d_model², whatever h is.", hidden)
 
 
 # --- Problem 4.2: a causal query by hand -----------------------------------------
-
-# The sheet's projected vectors (a student's own: vectors_4_2()): one head, d_k = 2, the query at position 4 of n = 4.
-Q_VEC, K, V, D_K = problems.arrays(problems.SHEET_4_2)
-N = len(K)
-
 
 def vectors_4_2():
     """(q, K, V, d_k) of this student's Problem 4.2 as arrays (row j of K is k_j, of V is v_j): the data cell's."""
@@ -406,19 +392,6 @@ def _mha_close(value, expected):
     return close(value, expected, MHA_RTOL * max(1.0, float(np.abs(expected).max())))
 
 
-def _mha_mistake(value, X, Ws, h, causal, expected):
-    """The message of the known mistake that gives ``value``, or None."""
-    for mistake, message in MHA_MISTAKES.items():
-        with np.errstate(all="ignore"):
-            try:
-                wrong = mha_variant(X, *Ws, h, causal, mistake)
-            except ValueError:  # a variant whose shapes do not fit this case
-                continue
-        if wrong.shape == value.shape and not _mha_close(wrong, expected) and _mha_close(value, wrong):
-            return message
-    return None
-
-
 def q4_3_multi_head_attention(fn, hidden=False):
     """Problem 4.3: the student's ``multi_head_attention`` against mha_core's, on random inputs."""
     cases = MHA_CASES + (MHA_HIDDEN_CASES if hidden else [])
@@ -434,9 +407,8 @@ def q4_3_multi_head_attention(fn, hidden=False):
         if _mha_close(value, expected):
             continue
         where = _mha_where(X, h, causal)
-        message = _mha_mistake(value, X, Ws, h, causal, expected)
-        if message:
-            raise WrongAnswer(f"{where}: {message}", misconception=tag_of(message))
+        name_mistake(where, MHA_MISTAKES, lambda mistake: mha_variant(X, *Ws, h, causal, mistake), lambda wrong: (
+            wrong.shape == value.shape and not _mha_close(wrong, expected) and _mha_close(value, wrong)))
         if batch is not None:
             raise WrongAnswer(
                 f"{where}: `multi_head_attention` works without a batch dimension but not with one. Write it for X of "

@@ -13,12 +13,9 @@ from ..problems.engine import checks
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, close, correct
+from .feedback import HIDDEN_PASSED, WrongAnswer, close, correct
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
-
-HIDDEN_PASSED = problems.HIDDEN_PASSED
-
 
 # --- Problem 5.2 -------------------------------------------------------------
 

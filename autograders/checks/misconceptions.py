@@ -102,6 +102,10 @@ HEADS_SWAPPED = _tag("heads-swapped", "the previous-token and induction heads sw
 HEAD_PATTERN_MISREAD = _tag("head-pattern-misread", "a learned head's pattern misread")
 KV_COUNTED_ONCE = _tag("kv-counted-once", "the KV cache counted for the keys or the values only")
 GQA_IGNORED = _tag("gqa-ignored", "a KV cache for every query head (grouped-query attention ignored)")
+BYTES_FORGOTTEN = _tag("bytes-forgotten", "numbers counted where bytes are asked (bytes per number forgotten)")
+DECODE_COMPUTE_BOUND = _tag("decode-compute-bound", "decoding taken to be limited by multiply-adds, not by memory")
+MEMORY_FREE = _tag("memory-free", "reading the GPU's memory taken to cost nothing")
+SOFTMAX_BOTTLENECK = _tag("softmax-bottleneck", "the softmax's exponentials taken for the cost of attention")
 # problems of today's models (autograders.checks.today)
 MASK_AFTER_SOFTMAX = _tag(
     "mask-after-softmax", "a mask applied after the softmax (weights zeroed, not renormalised)"

@@ -13,7 +13,7 @@ with :func:`read` (the literal in the source, never by running it) and counts, p
 prediction, how many students predicted right (:func:`judge`).
 """
 
-from collections.abc import MutableMapping
+import functools
 from dataclasses import dataclass
 
 from ..common.literals import literal_assignments
@@ -25,13 +25,18 @@ TAG = "prediction"
 class Prediction:
     """What a prediction asks and which answers count as right.
 
-    ``right`` is a number (right within ``tolerance``, absolute) or a label among ``choices``.
+    ``right`` is a number (right within ``tolerance``, absolute) or a label among ``choices``; ``answer`` is
+    that value, or a function computing it (called when ``right`` is first read).
     """
 
     question: str
-    right: object
+    answer: object
     tolerance: float = 0.0
     choices: tuple = ()
+
+    @functools.cached_property
+    def right(self):
+        return self.answer() if callable(self.answer) else self.answer
 
     def judge(self, value):
         """True or False for a given value, None for no prediction (or one of the wrong kind)."""
@@ -45,50 +50,23 @@ class Prediction:
         return abs(value - self.right) <= self.tolerance
 
 
-class _Registry(MutableMapping):
-    """The predictions by id: one per moment of ``autograders.problems.moments`` (its question, and its right
-    value as the library computes it: the explorer the prediction unlocks says the same). A right value
-    is computed when its entry is first read, so :func:`read` alone runs none of the library."""
-
-    def __init__(self):
-        self._entries, self._removed = {}, set()
-
-    @staticmethod
-    def _moments():
+def _predictions():
+    """:data:`PREDICTIONS`, every prediction of the workbook by id: one per moment of
+    ``autograders.problems.moments`` (its question, and its right value as the library computes it: the
+    explorer the prediction unlocks says the same). Made when first used, its right values when first read,
+    so that :func:`read` alone runs none of the library."""
+    if "PREDICTIONS" not in globals():
         from ..problems.moments import MOMENTS
 
-        return MOMENTS
-
-    def __getitem__(self, key):
-        if key not in self._entries:
-            if key in self._removed or key not in self._moments():
-                raise KeyError(key)
-            m = self._moments()[key]
-            self._entries[key] = Prediction(m.question, m.actual(), m.tolerance, m.choices)
-        return self._entries[key]
-
-    def __setitem__(self, key, value):
-        self._entries[key] = value
-        self._removed.discard(key)
-
-    def __delitem__(self, key):
-        if key not in self:
-            raise KeyError(key)
-        self._entries.pop(key, None)
-        self._removed.add(key)
-
-    def __contains__(self, key):
-        return key not in self._removed and (key in self._entries or key in self._moments())
-
-    def __iter__(self):
-        return iter([k for k in {**dict.fromkeys(self._moments()), **self._entries} if k not in self._removed])
-
-    def __len__(self):
-        return len(list(iter(self)))
+        globals()["PREDICTIONS"] = {key: Prediction(m.question, m.actual, m.tolerance, m.choices)
+                                    for key, m in MOMENTS.items()}
+    return globals()["PREDICTIONS"]
 
 
-#: Every prediction of the workbook, by id: one per prediction cell of the notebooks.
-PREDICTIONS = _Registry()
+def __getattr__(name):
+    if name == "PREDICTIONS":
+        return _predictions()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read(notebook):
@@ -102,14 +80,14 @@ def read(notebook):
         if cell.get("cell_type") != "code" or TAG not in cell.get("metadata", {}).get("tags", ()):
             continue
         name, value = _assignment(cell.get("source", ""))
-        if name in PREDICTIONS:
+        if name in _predictions():
             found[name] = value
     return found
 
 
 def judge(prediction_id, value):
     """True/False for ``value`` as the prediction ``prediction_id``; None when there is none."""
-    return PREDICTIONS[prediction_id].judge(value)
+    return _predictions()[prediction_id].judge(value)
 
 
 def _assignment(source):

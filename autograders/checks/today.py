@@ -13,7 +13,7 @@ import numpy as np
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, correct, named, tag_of
+from .feedback import WrongAnswer, correct, name_mistake, named, tag_of
 
 # --- Problem 4.6: a key-padding mask and the causal mask, for a batch of sequences ------------------------
 
@@ -153,10 +153,8 @@ def q4_6_masked_softmax(fn, hidden=False):
         expected = masked_weights(scores, lens, causal)
         if np.allclose(value, expected, rtol=0, atol=MASK_TOL):
             continue
-        for mistake, message in MASK_MISTAKES.items():
-            wrong = masked_weights(scores, lens, causal, mistake)
-            if not np.allclose(wrong, expected, rtol=0, atol=MASK_TOL) and np.allclose(value, wrong, rtol=0, atol=1e-6):
-                raise WrongAnswer(f"{where}: {message}", misconception=tag_of(message))
+        name_mistake(where, MASK_MISTAKES, lambda mistake: masked_weights(scores, lens, causal, mistake), lambda wrong: (
+            not np.allclose(wrong, expected, rtol=0, atol=MASK_TOL) and np.allclose(value, wrong, rtol=0, atol=1e-6)))
         raise WrongAnswer(f"{where}, `masked_softmax` does not give the masked weights: each query's weights are the "
                           "softmax of the scores of the keys it may see (j < valid_lens[b], and j ≤ i with causal=True), "
                           "0 on every other key; a query that may see none gets 0 everywhere.")
@@ -267,10 +265,8 @@ def q4_7_attention_in_blocks(fn, hidden=False):
                               misconception=tags.SOFTMAX_OVERFLOWS)
         if np.allclose(array, expected, rtol=BLOCK_RTOL, atol=BLOCK_RTOL * np.abs(expected).max()):
             continue
-        for mistake, message in BLOCK_MISTAKES.items():
-            wrong = blocked(q, K, V, block_size, mistake)
-            if np.isfinite(wrong).all() and not np.allclose(wrong, expected) and np.allclose(array, wrong, rtol=1e-6):
-                raise WrongAnswer(f"{where}: {message}", misconception=tag_of(message))
+        name_mistake(where, BLOCK_MISTAKES, lambda mistake: blocked(q, K, V, block_size, mistake), lambda wrong: (
+            np.isfinite(wrong).all() and not np.allclose(wrong, expected) and np.allclose(array, wrong, rtol=1e-6)))
         raise WrongAnswer(f"{where}, `attention_in_blocks` does not give softmax(K q / √d_k) @ V: keep a running "
                           "maximum m, a running sum of e^(s - m) and a running sum of e^(s - m) v, rescale both sums "
                           "whenever m grows, and divide at the end.")

@@ -1,5 +1,5 @@
 """Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 3.5 (b)'s labelled choice;
-Problem 4.5, the KV cache's size; Problem 4.7 (b), where attention's n² starts to matter; declared once.
+Problem 4.5, the KV cache's size, the key-value projections' parameters, what a generated token reads; Problem 4.7 (b), where attention's n² starts to matter; declared once.
 
 The notebook's problems that moved from the levels (3.4, 3.5, 4.4, 5.4: a function, constructions, picks among a
 model's heads) keep their own checks (:mod:`autograders.checks.beyond`) and have no per-student numbers
@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 
 from ..checks import misconceptions as tags
+from ..checks.feedback import HIDDEN_PASSED
 from .declare import Answer, Mistake, Numbers, choice
 
 ASSIGNMENT = "beyond_the_sheet"
@@ -24,7 +25,7 @@ WHY_POSITIONS = choice("q3_5_why_positions", "B", {
     "D": (tags.POSITIONS_MAKE_HEADS_DIFFER, "D confuses positions with projections: heads differ because each has its "
           "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
 }, right="Without positions self-attention sees a set: word order changes nothing but the order of the outputs.",
-    hidden_right="Hidden checks passed too.", hidden_says="`why_positions` is not the reason positions are needed.")
+    hidden_right=HIDDEN_PASSED, hidden_says="`why_positions` is not the reason positions are needed.")
 
 
 # --- Problem 4.5: the bytes a decoder keeps for its keys and values ------------------------------------
@@ -36,7 +37,8 @@ MODEL_4_5 = Numbers("q4_5", sheet=SHEET_4_5, entries=tuple(
                                                              (64, 128), (2, 1)))
     if e != SHEET_4_5),
     valid=lambda e: None if e["n_heads"] % e["n_kv_heads"] == 0 and e["n_heads"] > e["n_kv_heads"] else
-    "n_kv_heads should divide n_heads and be smaller (grouped-query attention)")
+    "n_kv_heads should divide n_heads and be smaller (grouped-query attention)",
+    derive=lambda e: {"d_model": e.n_heads * e.d_head})
 
 
 def _cached(n):
@@ -65,6 +67,75 @@ KV_CACHE_BYTES = Answer(
                     f"{2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value:,} bytes.",
     hidden_right="It matches the size of the cached arrays themselves.",
 )
+
+
+# 4.5 (b) and (c): what grouped-query attention saves in parameters, and what one generated token's attention reads
+# from the cache for each multiply-add. The layer's width is d_model = n_heads · d_head (MODEL_4_5.derive).
+
+
+def _projection_sizes(n):
+    """An independent count: the sizes of one layer's W_K and W_V as numpy arrays (never filled)."""
+    return sum(np.empty((n.d_model, n.n_kv_heads * n.d_head), dtype=np.int8).size for _ in ("W_K", "W_V"))
+
+
+def _decode_step(n):
+    """An independent count of one generated token's attention in one layer: the multiply-adds of the n_heads
+    queries' scores and weighted sums over the cache, over the bytes of the cache they read."""
+    dtype = {1: np.int8, 2: np.float16, 4: np.float32}[n.bytes_per_value]
+    q = np.empty((n.n_heads, n.d_head), dtype=dtype)  # one token's queries, every head
+    K = V = np.empty((n.n_ctx, n.n_kv_heads, n.d_head), dtype=dtype)  # the cache, shared by n_heads / n_kv_heads
+    scores = q.size * n.n_ctx  # each head's query against every cached key: d_head products per key
+    weighted = n.n_heads * n.n_ctx * V.shape[-1]  # each head's weights times every cached value
+    return (scores + weighted) / (K.nbytes + V.nbytes)
+
+
+KV_PARAMS = Answer(
+    "q4_5_kv_params", "int", numbers=MODEL_4_5, hidden=_projection_sizes,  # no sheet_mistake: powers of two collide
+    answer=lambda n: 2 * n.d_model * n.n_kv_heads * n.d_head,
+    mistakes=(
+        Mistake(tags.GQA_IGNORED, lambda n: 2 * n.d_model * n.n_heads * n.d_head,
+                lambda n: f"That gives every one of the n_heads = {n.n_heads} query heads its own keys and values "
+                          f"(2 d_model², ordinary multi-head attention). W_K and W_V project to the "
+                          f"n_kv_heads = {n.n_kv_heads} shared key-value heads only: d_model × n_kv_heads · d_head each."),
+        Mistake(tags.KV_COUNTED_ONCE, lambda n: n.d_model * n.n_kv_heads * n.d_head,
+                "That counts one matrix: the layer has W_K and W_V, both d_model × n_kv_heads · d_head."),
+    ),
+    fallback=lambda n: f"`kv_params` is {n.value:,}: W_K and W_V each map d_model = {n.d_model} numbers to the "
+                       "n_kv_heads key-value heads of d_head numbers.",
+    right=lambda n: f"2 · {n.d_model} · {n.n_kv_heads} · {n.d_head} = {2 * n.d_model * n.n_kv_heads * n.d_head:,}, "
+                    f"{n.n_heads // n.n_kv_heads} times fewer than with a key-value head per query head.",
+    hidden_right="It matches the sizes of the matrices themselves.",
+)
+MACS_PER_BYTE = Answer(
+    "q4_5_macs_per_byte", "number", numbers=MODEL_4_5, tolerance=0.005, sheet_mistake=True, hidden=_decode_step,
+    answer=lambda n: n.n_heads / (n.n_kv_heads * n.bytes_per_value),
+    mistakes=(
+        Mistake(tags.GQA_IGNORED, lambda n: 1 / n.bytes_per_value,
+                lambda n: f"That reads a key and a value per query head. The n_heads = {n.n_heads} query heads share "
+                          f"n_kv_heads = {n.n_kv_heads} key-value heads: each cached number read serves "
+                          f"{n.n_heads // n.n_kv_heads} query heads."),
+        Mistake(tags.BYTES_FORGOTTEN, lambda n: n.n_heads / n.n_kv_heads, when=lambda n: n.bytes_per_value != 1,
+                says=lambda n: f"That is multiply-adds per cached number: each number takes {n.bytes_per_value} "
+                               "bytes, and bytes are asked."),
+    ),
+    fallback=lambda n: f"`macs_per_byte` is {n.value:g}: count the multiply-adds of the {n.n_heads} query heads' "
+                       "scores and weighted sums over the n_ctx cached tokens, and the bytes of the K and V caches "
+                       "they read, then divide.",
+    right=lambda n: f"2 · {n.n_heads} · n_ctx · {n.d_head} multiply-adds over 2 · n_ctx · {n.n_kv_heads} · {n.d_head} "
+                    f"· {n.bytes_per_value} bytes = {n.n_heads / (n.n_kv_heads * n.bytes_per_value):g}, whatever n_ctx.",
+    hidden_right="It matches a count of one decoding step's arrays.",
+)
+DECODE_LIMIT = choice("q4_5_decode_limit", "B", {
+    "A": (tags.DECODE_COMPUTE_BOUND, "A is the belief that the multiply-adds limit decoding. One new query costs n_ctx "
+          "· d_head multiply-adds per head, linear in n_ctx, and each byte read feeds only macs_per_byte of them: far "
+          "fewer than the ~78 the GPU could do while it reads that byte. The GPU waits on memory."),
+    "C": (tags.MEMORY_FREE, "C takes memory to be free: the cache is in the GPU's memory, but every generated token "
+          "reads all of it again, at about 2 · 10^12 bytes a second, and that is slower than the arithmetic."),
+    "D": (tags.SOFTMAX_BOTTLENECK, "D blames the softmax: one token's attention takes n_heads · n_ctx exponentials, "
+          "d_head times fewer than its multiply-adds; both wait on the cache being read."),
+}, right="Generating one token reads the whole cache for a few multiply-adds per byte: decoding is limited by memory "
+         "traffic, which is why shrinking the cache (grouped-query attention, 8-bit numbers) speeds it up.",
+    hidden_right=HIDDEN_PASSED, hidden_says="`decode_limit` is not what limits decoding.")
 
 
 # --- Problem 4.7 (b): where attention's n² starts to matter -----------------------------------------------
@@ -137,4 +208,4 @@ EVEN_N = Answer(
                     "stages the larger cost.",
 )
 
-ANSWERS = (WHY_POSITIONS, KV_CACHE_BYTES, PROJECTIONS_OVER_SCORES, EVEN_N)
+ANSWERS = (WHY_POSITIONS, KV_CACHE_BYTES, KV_PARAMS, MACS_PER_BYTE, DECODE_LIMIT, PROJECTIONS_OVER_SCORES, EVEN_N)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..checks import misconceptions as tags
+from ..checks.feedback import named
+from ..variants.pools import same
 
 SHEET_NUMBERS = ("That is the answer for the sheet's numbers, not for yours: use the numbers in the cell under "
                  "the problem.")
@@ -76,6 +78,11 @@ class Mistake:
         tag = self.key.split("/")[0]
         return None if tag == "-" else tag
 
+    def message(self, n, **more):
+        """The student's message at the numbers ``n``, carrying the tag (a hand-written check raises it as it is)."""
+        says = text(self.says, n, **more)
+        return named(self.tag, says) if self.tag else says
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -120,22 +127,15 @@ class Answer:
     def variable(self):
         return self.name or self.id.split("_", 2)[2]
 
-    def mistakes_of(self, entry):
-        """[(Mistake, wrong answer)] that apply to ``entry``, the sheet's answer last."""
+    def mistakes_of(self, entry, sheet=True):
+        """[(Mistake, wrong answer)] that apply to ``entry``, the sheet's answer last (unless not ``sheet``)."""
         n = self.numbers.view(entry)
         found = [(m, m.wrong(n)) for m in self.mistakes if m.when(n)]
-        if self.sheet_mistake and entry != self.numbers.sheet:
+        if sheet and self.sheet_mistake and entry != self.numbers.sheet:
             sheet = self.answer(self.numbers.view(self.numbers.sheet))
-            if not _same(self.answer(n), sheet, 2 * self.tolerance):
+            if not same(self.answer(n), sheet, 2 * self.tolerance):
                 found.append((Mistake(tags.EXAMPLE_NUMBERS_ONLY, lambda n: sheet, self.sheet_says), sheet))
         return found
-
-
-def _same(a, b, tolerance):
-    import numpy as np
-
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= tolerance))
 
 
 def text(message, n, **more):

@@ -82,14 +82,22 @@ def judge(answer, assignment, value, hidden=False):
         raise WrongAnswer(text(answer.hidden_says, n, value=value, name=answer.variable))
     if answer.judge is not None:
         answer.judge(value, n, hidden)  # a hand-written diagnosis: raises when it recognises the answer
-    prefix = answer.prefix.format(name=answer.variable, value=shown(answer, value))
-    for mistake, wrong in answer.mistakes_of(entry):
-        if _matches(answer, mistake, value, wrong, n):
-            raise WrongAnswer(prefix + text(mistake.says, n, value=value), misconception=mistake.tag)
+    mistake = recognise(answer, value, entry)
+    if mistake is not None:
+        prefix = answer.prefix.format(name=answer.variable, value=shown(answer, value))
+        raise WrongAnswer(prefix + text(mistake.says, n, value=value), misconception=mistake.tag)
     if answer.wrong_ndim and len(value) != len(answer.answer(n)):
         message, tag = answer.wrong_ndim
         raise WrongAnswer(message.format(name=answer.variable, value=value), misconception=tag)
     raise WrongAnswer(text(answer.fallback, n, value=value, name=answer.variable), misconception=answer.fallback_tag)
+
+
+def recognise(answer, value, entry, sheet=True):
+    """The first of ``answer``'s misconceptions at the numbers ``entry`` whose wrong answer ``value`` is, or None
+    (without ``sheet``: the sheet's answer for other numbers is not one). A function's check names its wrong
+    values with this too."""
+    n = answer.numbers.view(entry)
+    return next((m for m, wrong in answer.mistakes_of(entry, sheet) if _matches(answer, m, value, wrong, n)), None)
 
 
 def _matches(answer, mistake, value, wrong, n):

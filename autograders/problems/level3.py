@@ -14,11 +14,11 @@ import numpy as np
 import mha_core as mha
 
 from ..checks import misconceptions as tags
+from ..checks.feedback import HIDDEN_PASSED
 from .declare import Answer, Mistake, Numbers, choice
 from .level1 import divides
 
 ASSIGNMENT = "level3_analysis"
-HIDDEN_PASSED = "Hidden checks passed too."
 
 
 def _choice(id, right_letter, says, right):

@@ -16,12 +16,11 @@ import numpy as np
 import mha_core as mha
 
 from ..checks import misconceptions as tags
-from ..checks.feedback import WrongAnswer, as_vector, close
+from ..checks.feedback import HIDDEN_PASSED, WrongAnswer, as_vector, close
 from .declare import Answer, Mistake, Numbers
 from .level1 import divides
 
 ASSIGNMENT = "level4_synthesis"
-HIDDEN_PASSED = "Hidden checks passed too."
 TOL = 1e-3  # 4.2: each entry within this of the answer (the sheet's 2.0123, added from rounded terms, passes)
 
 
@@ -76,11 +75,6 @@ def arrays(entry):
     return q, K, V, K.shape[1]
 
 
-def _softmax(x):
-    e = np.exp(np.asarray(x, float) - np.max(x))
-    return e / e.sum()
-
-
 def answers(n):
     """(scaled scores, weights, output) of the query at position 4, as the last row of a causal pass."""
     q, K, V, d_k = arrays(n)
@@ -106,12 +100,12 @@ def wrong_answers(n):
     raw = K @ q
     scaled = raw / math.sqrt(d_k)
     return {
-        tags.SCALED_BY_D_K: (raw / d_k, _softmax(raw / d_k)),
-        tags.NO_SCALING: (raw, _softmax(raw)),
-        "-/multiplied-by-sqrt-d-k": (raw * math.sqrt(d_k), _softmax(raw * math.sqrt(d_k))),
+        tags.SCALED_BY_D_K: (raw / d_k, mha.softmax(raw / d_k)),
+        tags.NO_SCALING: (raw, mha.softmax(raw)),
+        "-/multiplied-by-sqrt-d-k": (raw * math.sqrt(d_k), mha.softmax(raw * math.sqrt(d_k))),
         tags.FORGOT_SOFTMAX: (None, scaled),
         "-/linear": (None, scaled / scaled.sum()),
-        tags.CAUSAL_MASK_APPLIED + "/strict": (None, np.append(_softmax(scaled[:-1]), 0.0)),
+        tags.CAUSAL_MASK_APPLIED + "/strict": (None, np.append(mha.softmax(scaled[:-1]), 0.0)),
         tags.CAUSAL_MASK_APPLIED + "/first-only": (None, np.eye(len(K))[0]),
         "-/uniform": (None, np.full(len(K), 1 / len(K))),
     }

@@ -11,15 +11,11 @@ import numpy as np
 import mha_core as mha
 
 from ..checks import misconceptions as tags
+from ..checks.feedback import HIDDEN_PASSED, mismatch
 from .declare import Answer, Mistake, Numbers, choice
 from .level1 import divides
 
 ASSIGNMENT = "level5_mastery"
-HIDDEN_PASSED = "Hidden checks passed too."  # every hidden test of the workbook says so when it passes
-
-
-def mismatch(name):
-    return f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again."
 
 
 def _choice(id, name, right_letter, says, right):

@@ -33,7 +33,8 @@ class Pool:
     notes: dict = field(default_factory=dict)  # "variable": the answer's name when not its grade_id's tail
 
 
-def _same(a, b, tolerance):
+def same(a, b, tolerance):
+    """True when ``a`` and ``b`` (numbers or arrays) have one shape and agree within ``tolerance``."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= tolerance))
 
@@ -55,10 +56,10 @@ def entry_problems(pool, entry):
         return [f"its right answer {right!r} is not finite"]
     found = []
     for tag, value in wrong.items():
-        if _same(value, right, 2 * pool.tolerance):
+        if same(value, right, 2 * pool.tolerance):
             found.append(f"the misconception {tag!r} gives the right answer ({_show(right)})")
     for (tag_a, a), (tag_b, b) in itertools.combinations(wrong.items(), 2):
-        if _same(a, b, 2 * pool.tolerance):
+        if same(a, b, 2 * pool.tolerance):
             found.append(f"the misconceptions {tag_a!r} and {tag_b!r} give the same answer ({_show(a)})")
     return found
 
