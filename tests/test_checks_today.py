@@ -293,6 +293,61 @@ def test_attention_in_blocks_wrong_kinds(fn, says):
     assert says in str(info.value), str(info.value)
 
 
+def all_scores_at_once(q, K, V, block_size):
+    s = K @ q / np.sqrt(len(q))  # every score at once: block_size is never read
+    w = np.exp(s - s.max())
+    return w / w.sum() @ V
+
+
+def blocks_in_a_helper(q, K, V, block_size):
+    def rows(start):  # block_size reaches the loop through an inner function
+        return slice(start, start + block_size)
+
+    m, total, acc = -np.inf, 0.0, np.zeros(V.shape[-1])
+    for start in range(0, len(K), 1):
+        s = K[rows(start)][:1] @ q / np.sqrt(len(q))
+        m_new = max(m, s.max())
+        total = total * np.exp(m - m_new) + np.exp(s - m_new).sum()
+        acc = acc * np.exp(m - m_new) + np.exp(s - m_new) @ V[rows(start)][:1]
+        m = m_new
+    return acc / total
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_all_the_scores_at_once_is_named_though_its_output_is_right(hidden):
+    with pytest.raises(WrongAnswer) as info:
+        beyond.q4_7_attention_in_blocks(all_scores_at_once, hidden=hidden)
+    assert info.value.misconception == "all-scores-at-once" and "never reads `block_size`" in str(info.value)
+
+
+@pytest.mark.parametrize("fn", [attention_in_blocks, blocks_in_a_helper, student_blocks("none"),
+                                lambda q, K, V, *rest: all_scores_at_once(q, K, V, None)])
+def test_what_reads_block_size_or_cannot_be_read_is_not_taken_for_all_scores_at_once(fn, capsys):
+    beyond.q4_7_attention_in_blocks(fn)
+    assert capsys.readouterr().out.startswith("✔ Correct.")
+
+
+SOURCES = {
+    "all at once": ("def attention_in_blocks(q, K, V, block_size):\n    s = K @ q\n    return s @ V", True),
+    "a loop": ("def attention_in_blocks(q, K, V, b):\n    for i in range(0, len(K), b):\n        pass", False),
+    "an inner function": ("def attention_in_blocks(q, K, V, b):\n    f = lambda i: K[i:i + b]\n    return f(0)", False),
+    "locals()": ("def attention_in_blocks(q, K, V, b):\n    return locals()['b']", False),
+    "*args": ("def attention_in_blocks(q, *rest):\n    return q", False),
+    "no definition": ("attention_in_blocks = lambda q, K, V, b: q", False),
+    "redefined": ("def attention_in_blocks(q, K, V, b):\n    return b", True),  # the last definition counts
+}
+
+
+@pytest.mark.parametrize("case", SOURCES)
+def test_the_graders_reading_of_the_cells_agrees(case):
+    """In grading the function runs in the student's process: its cells' source is read instead of its code."""
+    from autograders.checks import own_work
+
+    source, ignored = SOURCES[case]
+    cells = [source] if case != "redefined" else [SOURCES["a loop"][0], "x = 1", source.replace("return b", "return q")]
+    assert own_work._source_ignores(cells, "attention_in_blocks", 3) is ignored
+
+
 # --- Problem 4.7: where n² matters, from mha_core's own counts ------------------------------------------
 
 

@@ -128,6 +128,7 @@ ONLINE_SOFTMAX_NO_RESCALE = _tag(
     "online-softmax-no-rescale", "a running sum not rescaled when the running maximum changes"
 )
 LAST_BLOCK_DROPPED = _tag("last-block-dropped", "the last, partial block of keys left out")
+ALL_SCORES_AT_ONCE = _tag("all-scores-at-once", "all the scores at once, no loop over blocks (block_size never read)")
 N2_HALF_COUNTED = _tag(
     "n2-half-counted", "the n² cost counted for the scores alone (the weighted sum forgotten)"
 )

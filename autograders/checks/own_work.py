@@ -124,6 +124,52 @@ def _remote_sources(func):
         return None
 
 
+# --- an argument the function was asked to use -------------------------------------------
+
+
+def ignores_argument(func, name, index):
+    """True when the student's function ``name`` never reads its argument number ``index`` (4.7's
+    ``block_size``: never read, the blocks were never made); False when it reads it, or when that cannot be
+    told (no code or source to read, ``*args``, ``locals()``, an inner function using it)."""
+    if _is_remote(func):
+        return _source_ignores(_remote_sources(func), name, index)
+    code = getattr(func, "__code__", None)
+    if not isinstance(code, types.CodeType) or code.co_argcount <= index:
+        return False
+    argument = code.co_varnames[index]
+    if argument in code.co_cellvars or {"locals", "vars"} & set(code.co_names):
+        return False
+    for instruction in dis.get_instructions(code):
+        value = instruction.argval
+        if instruction.opname.startswith("LOAD") and (value == argument or isinstance(value, tuple) and argument in value):
+            return False
+    return True
+
+
+def _source_ignores(sources, name, index):
+    """:func:`ignores_argument` read from the code cells ``sources`` (the last definition of ``name``)."""
+    definition = None
+    for source in sources or ():
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                definition = node
+    if definition is None:
+        return False
+    positional = definition.args.posonlyargs + definition.args.args
+    if len(positional) <= index:
+        return False
+    argument = positional[index].arg
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and (node.id in ("locals", "vars") or node.id == argument and
+                                           isinstance(node.ctx, ast.Load)):
+            return False
+    return True
+
+
 # --- the student's source (the re-check) --------------------------------------------------
 
 # Ways to reach a module from a string, or to run code the reader cannot see.
