@@ -136,6 +136,20 @@ def test_the_library_imports_nothing_of_the_workbook():
     assert not (ROOT / "mha_core" / "explore" / "moments.py").exists() and not (ROOT / "mha_core" / "by_hand.py").exists()
 
 
+def test_the_library_holds_none_of_the_workbooks_sentences():
+    """The sentences the figures and explorers are drawn over are the workbook's content
+    (``autograders.problems.sentences``): the library takes them as arguments and writes none of them."""
+    from autograders.problems import sentences
+
+    said = [sentences.SENTENCE, sentences.TOKENS[len(sentences.SENTENCE):], sentences.ENGLISH, sentences.FRENCH]
+    said += [words for _, query, keys, _ in sentences.HEAD_VIEW_SENTENCES for words in (query, keys) if words]
+    assert len(said) > 8
+    for path in sorted((ROOT / "mha_core").rglob("*.py")):
+        text = " ".join(path.read_text().split())
+        for words in said:
+            assert " ".join(words) not in text, f"{path.relative_to(ROOT)} writes the workbook's {' '.join(words)!r}"
+
+
 def test_the_notebooks_draw_through_one_api_and_explore_through_one():
     """A notebook reaches figures through ``mha.plots`` and explorers through ``mha.widgets`` only, and these
     two faces take nothing private of what they are built with."""

@@ -13,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from .sentences import SENTENCE, TOKENS
+
 
 @dataclass(frozen=True)
 class Moment:
@@ -66,11 +68,10 @@ def _figure(build):
 
 
 def _pronoun_weight():
-    from mha_core.examples import EXAMPLE_TOKENS
     from mha_core.plots import sentence_weights
 
-    weights, _ = sentence_weights(EXAMPLE_TOKENS, ("pronoun",))
-    return round(float(weights[0][EXAMPLE_TOKENS.index("it"), EXAMPLE_TOKENS.index("cat")]), 2)
+    weights, _ = sentence_weights(SENTENCE, ("pronoun",))
+    return round(float(weights[0][SENTENCE.index("it"), SENTENCE.index("cat")]), 2)
 
 
 def _hot_weight():
@@ -142,12 +143,12 @@ MOMENTS = {
         "The block of Problem 1.1 with twice the heads: d_k for d_model = 768 and h = 24?",
         lambda: 768 // 24, "d_k = d_model / h = 768 / 24: twice the heads, each half as wide (the explorer "
         "below starts at Problem 1.1's block; pick h = 24 in its menu).",
-        lambda: _widgets().shape_explorer(d_model=768, h=12, n=6)),
+        lambda: _widgets().shape_explorer(d_model=768, h=12, n=6, tokens=TOKENS)),
     "predict_2_1_weight": Moment(
         "In the row of it, the weight on cat (a number between 0 and 1)?", _pronoun_weight,
         "this head's W_Q and W_K were written so that a pronoun's query matches the keys of the nouns it can "
         "stand for (and in its small lexicon it stands for an animal, never a thing).",
-        _figure(lambda: _plots().sentence_heatmap(pattern="pronoun")),
+        _figure(lambda: _plots().sentence_heatmap(SENTENCE, pattern="pronoun")),
         what="figure s01", tolerance=0.1, bounds=(0, 1)),
     "predict_2_3_weight_t2": Moment(
         "Problem 2.3's scores (4, 2, 5) at temperature T = 2: the largest weight?", _hot_weight,
