@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from autograders.problems.level4 import SHEET_4_2
 from autograders.problems.sentences import SENTENCE, TOKENS
 
 TARGET_MS = 50.0
@@ -57,7 +58,8 @@ def _other_explorers():
     from mha_core import widgets
 
     return {
-        "4.2 query q1 (data)": _toggler(widgets.causal_step_explorer(), "q1", [0.0, 0.5]),
+        "4.2 query q1 (data)": _toggler(widgets.causal_step_explorer(K=SHEET_4_2["keys"], V=SHEET_4_2["values"]), "q1",
+                                        [0.0, 0.5]),
         "3.3 share head 1 (data)": _toggler(widgets.head_grid_explorer(SENTENCE), "shared", [False, True]),
         "3.2 swap heads (data)": _toggler(widgets.sum_concat_explorer(SENTENCE, "it"), "order", [False, True]),
         "3.1 FLOPs n (axes redrawn)": _toggler(widgets.flop_explorer(), "n", [8, 9]),

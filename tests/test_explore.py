@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import mha_core as mha
+from autograders.problems.level4 import SHEET_4_2
 from autograders.problems.sentences import ENGLISH, FRENCH, HEAD_VIEW_SENTENCES, SENTENCE, TOKENS
+import mha_core as mha
 from mha_core.explore import (  # noqa: I001
     causal_step,
     cross,
@@ -185,8 +186,8 @@ def test_head_grid_state_sharing_head_1_leaves_one_pattern():
 
 @pytest.mark.parametrize("q, position", [((1.0, 1.0), 4), ((0.0, 1.0), 2), ((-3.0, 2.5), 1), ((3.0, -3.0), 3)])
 def test_step_state_against_a_loop(q, position):
-    K, V = causal_step.STEP_K, causal_step.STEP_V
-    s = causal_step.step_state(q, position)
+    K, V = SHEET_4_2["keys"], SHEET_4_2["values"]
+    s = causal_step.step_state(q, position, K, V)
     scores = [sum(a * b for a, b in zip(k, q)) for k in K]
     scaled = [v / math.sqrt(2) for v in scores]
     seen = loop_softmax(scaled[:position])
@@ -208,7 +209,7 @@ def test_step_state_reads_the_model_trace(monkeypatch):
     calls = []
     trace = mha.MultiHeadAttention.trace
     monkeypatch.setattr(mha.MultiHeadAttention, "trace", lambda self, *a, **k: calls.append(1) or trace(self, *a, **k))
-    causal_step.step_state((1.0, 1.0), 4)
+    causal_step.step_state((1.0, 1.0), 4, SHEET_4_2["keys"], SHEET_4_2["values"])
     assert calls == [1]
 
 
@@ -349,7 +350,8 @@ def test_the_notebooks_readouts_have_no_long_unbreakable_run():
         assert_fits(flops.flop_state(1024, n)["readout"], f"FLOPs n {n}")
     for q1 in reachable(-3.0, 3.0, 0.1):
         for position in (1, 4):
-            assert_fits(causal_step.step_state((q1, -3.0), position)["readout"], f"q1 {q1}")
+            assert_fits(causal_step.step_state((q1, -3.0), position, SHEET_4_2["keys"],
+                                               SHEET_4_2["values"])["readout"], f"q1 {q1}")
     for swapped in (False, True):
         for token in dict.fromkeys(SENTENCE):
             assert_fits(sum_concat.sum_concat_state(swapped, token, tokens=SENTENCE)["readout"],

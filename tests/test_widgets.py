@@ -6,11 +6,14 @@ import re
 import numpy as np
 import pytest
 
+from autograders.problems.level4 import SHEET_4_2
 from autograders.problems.sentences import ENGLISH, FRENCH, HEAD_VIEW_SENTENCES, SENTENCE, TOKENS
 import mha_core as mha
 from mha_core import access, plots, widgets
 from mha_core.figures import screen
 from mha_core.explore import shapes
+
+KV_4_2 = {"K": SHEET_4_2["keys"], "V": SHEET_4_2["values"]}  # Problem 4.2's keys and values
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +158,7 @@ def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
     (lambda: widgets.sum_concat_explorer(SENTENCE, "it"), "token", "cat"),
     (lambda: widgets.head_grid_explorer(SENTENCE), "shared", True),
     (lambda: widgets.parameter_explorer(d_model=64), "d_model", 72),
-    (lambda: widgets.causal_step_explorer(), "position", 2),
+    (lambda: widgets.causal_step_explorer(**KV_4_2), "position", 2),
     (lambda: widgets.head_view_explorer(HEAD_VIEW_SENTENCES), "query", 2),
 ])
 def test_under_nbgrader_explorers_compute_everything_but_draw_nothing(make, control, value, monkeypatch):
@@ -196,7 +199,7 @@ def test_controls_have_names_and_announce_what_they_show(state_only):
                      widgets.cross_attention_explorer(source_tokens=ENGLISH, target_tokens=FRENCH),
                      widgets.flop_explorer(d_model=64, n=4), widgets.sum_concat_explorer(SENTENCE, "it"),
                      widgets.head_grid_explorer(SENTENCE), widgets.parameter_explorer(64),
-                     widgets.causal_step_explorer()):
+                     widgets.causal_step_explorer(**KV_4_2)):
         for name, control in explorer.controls.items():
             assert control.description, f"{name} has no accessible name"
             assert not isinstance(control, (ipywidgets.SelectionSlider, ipywidgets.Checkbox,
@@ -399,7 +402,7 @@ def by_hand(q, position):
 
 
 def test_causal_step_explorer_does_not_start_at_the_problems_query(state_only):
-    c = widgets.causal_step_explorer()
+    c = widgets.causal_step_explorer(**KV_4_2)
     assert not np.allclose(c.state["q"], PROBLEM_Q), "the student must not see 4.2's answer before answering"
     assert c.state["position"] == 4 and c.state["allowed"].all()
     _, _, _, answer = by_hand(PROBLEM_Q, 4)
@@ -407,7 +410,7 @@ def test_causal_step_explorer_does_not_start_at_the_problems_query(state_only):
 
 
 def test_causal_step_explorer_follows_the_query_and_its_position():
-    c = widgets.causal_step_explorer()
+    c = widgets.causal_step_explorer(**KV_4_2)
     for q, position in [((0.0, 1.0), 4), ((2.0, -1.0), 4), ((2.0, -1.0), 2), ((-3.0, 3.0), 1)]:
         with c.paused():
             c.controls["q1"].value, c.controls["q2"].value = q
@@ -426,7 +429,7 @@ def test_causal_step_explorer_follows_the_query_and_its_position():
 
 
 def test_causal_step_explorer_table_has_padded_columns(state_only):
-    html = widgets.causal_step_explorer().readout.value
+    html = widgets.causal_step_explorer(**KV_4_2).readout.value
     cells = re.findall(r"<t[dh]\b[^>]*>", html)
     assert len(cells) == 4 * 5, "a header and 4 keys, 4 columns each"
     assert all(f"style='{widgets.STEP_CELL}" in cell for cell in cells), "numbers in a row must not run together"
@@ -436,7 +439,7 @@ def test_causal_step_explorer_table_has_padded_columns(state_only):
 @pytest.mark.parametrize("build", [
     lambda: widgets.parameter_explorer(d_model=256),
     lambda: widgets.sum_concat_explorer(SENTENCE, "it"),
-    lambda: widgets.causal_step_explorer(),
+    lambda: widgets.causal_step_explorer(**KV_4_2),
     lambda: widgets.shape_explorer(d_model=16, h=2, n=4),
 ])
 def test_explorer_controls_keep_their_width_beside_the_readout(build, state_only):
@@ -451,13 +454,15 @@ def test_explorer_controls_keep_their_width_beside_the_readout(build, state_only
 
 def test_causal_step_explorer_rejects_bad_data():
     with pytest.raises(ValueError, match="K"):
-        widgets.causal_step_explorer(K=np.ones((4, 3)))
+        widgets.causal_step_explorer(K=np.ones((4, 3)), V=KV_4_2["V"])
     with pytest.raises(ValueError, match="V"):
-        widgets.causal_step_explorer(V=np.ones((3, 2)))
+        widgets.causal_step_explorer(K=KV_4_2["K"], V=np.ones((3, 2)))
     with pytest.raises(ValueError, match="q"):
-        widgets.causal_step_explorer(q=(5.0, 0.0))
+        widgets.causal_step_explorer(q=(5.0, 0.0), **KV_4_2)
     with pytest.raises(ValueError, match="position"):
-        widgets.causal_step_explorer(position=5)
+        widgets.causal_step_explorer(position=5, **KV_4_2)
+    with pytest.raises(ValueError, match="K must be given"):
+        widgets.causal_step_explorer()
 
 
 # --- where does this word look? ----------------------------------------------------------------------

@@ -89,7 +89,14 @@ def _parameter_growth():
 def _masked_weight():
     from mha_core.widgets import step_state
 
-    return round(float(step_state((1.0, 0.0), 2)["weights"][0]), 2)
+    return round(float(step_state((1.0, 0.0), 2, *_keys_4_2())["weights"][0]), 2)
+
+
+def _keys_4_2():
+    """Problem 4.2's keys and values, (K, V), as its declaration holds them."""
+    from .level4 import SHEET_4_2
+
+    return SHEET_4_2["keys"], SHEET_4_2["values"]
 
 
 LEARNED_HEADS = ((1, 1), (1, 2), (2, 1), (2, 2))  # the options A to D of predict_5_4_most_needed
@@ -166,7 +173,7 @@ MOMENTS = {
         "The query q = (1, 0) moved to position 2: its weight on key 1?", _masked_weight,
         "at position 2 the causal mask leaves keys 1 and 2 only: scaled scores 1/√2 and 0, so "
         "w_1 = e^0.71 / (e^0.71 + 1).",
-        lambda: _widgets().causal_step_explorer(q=(1.0, 0.0), position=2), tolerance=0.03, bounds=(0, 1)),
+        lambda: _widgets().causal_step_explorer((1.0, 0.0), *_keys_4_2(), position=2), tolerance=0.03, bounds=(0, 1)),
     "predict_5_4_most_needed": Moment(
         "Which head, switched off, costs the learned model the most accuracy? \"A\" layer 1 head 1, \"B\" "
         "layer 1 head 2, \"C\" layer 2 head 1, \"D\" layer 2 head 2.", _most_needed,
