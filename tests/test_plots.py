@@ -136,6 +136,34 @@ def test_s02_cross_heatmap_has_decoder_rows_and_encoder_columns():
     assert "3" in ax.get_title() and "5" in ax.get_title()
 
 
+def h_labels_drawn(figure):
+    """Every axes' h tick labels as drawn: [(text, window extent)] per axes, left to right."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    return [[(t.get_text(), t.get_window_extent(renderer)) for t in ax.get_xticklabels() if t.get_visible()
+             and t.get_text()] for ax in figure.axes if ax.get_xscale() == "log"]
+
+
+@pytest.mark.parametrize("d_model", [304, 112, 208, 272, 512, 768])
+def test_no_two_h_labels_overlap_and_the_largest_h_is_labelled(d_model):
+    """d_model = 304 has h = 16 and h = 19 close on the log axis: their labels were drawn as "1619". A label
+    that would touch its neighbour goes (a power of 2 stays); the largest h is always labelled."""
+    from mha_core import widgets
+
+    explorer = widgets.flop_explorer(d_model=512, n=10)
+    explorer.controls["d_model"].value = d_model  # the explorer's figure, laid out once, relabelled in place
+    hs = [str(h) for h in plots.head_options(d_model)]
+    figures = [plots.flop_plot(d_model, 10), plots.parameter_plot(d_model), explorer.figure]
+    for name, figure in zip(["flop_plot", "parameter_plot", "the FLOP explorer"], figures):
+        for labels in h_labels_drawn(figure):
+            texts = [text for text, _ in labels]
+            assert set(texts) <= set(hs) and texts[-1] == hs[-1], f"{name}: h labels {texts} of {hs}"
+            if d_model in (512, 768):
+                assert texts == hs if len(hs) <= 10 else len(texts) >= 8, f"{name}: {texts}, every h has room"
+            for (a, box_a), (b, box_b) in zip(labels, labels[1:]):
+                assert box_a.x1 < box_b.x0, f"{name}, d_model = {d_model}: the labels {a} and {b} overlap"
+
+
 def test_flop_plot_shows_flat_multiply_adds_and_growing_softmax():
     fig = plots.flop_plot(512, 10)
     left, right = fig.axes
