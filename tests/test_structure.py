@@ -166,6 +166,18 @@ def test_the_notebooks_draw_through_one_api_and_explore_through_one():
         assert not private, f"mha_core/{face}.py imports private names: {private}"
 
 
+def test_no_module_of_the_library_imports_another_modules_private_names():
+    """A reader of ``mha_core`` follows public, documented names from one module to the next (``layer.py`` builds
+    on ``attention.attention_heads``, not on its underscored helpers); ``_validate`` is the library's own checks."""
+    found = []
+    for path in sorted((ROOT / "mha_core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__") and a.name != "_validate"]
+    assert not found, f"private names imported from another module: {found}"
+
+
 # --- the graph and the cycle finder themselves, on a made-up package ------------------------
 
 
