@@ -28,7 +28,7 @@ from .cost import CostExplorer, cost_explorer
 from .cross import CrossAttentionExplorer, cross_attention_explorer, cross_state
 from .flops import FlopExplorer, flop_explorer, flop_state
 from .head_grid import HeadGridExplorer, head_grid_explorer, head_grid_state
-from .head_view import HEAD_VIEW_SENTENCES, HeadViewExplorer, head_view_explorer, head_view_state
+from .head_view import HeadViewExplorer, head_view_explorer, head_view_state
 from .parameters import ParameterExplorer, parameter_explorer, parameter_state
 from .predict import PredictFirst, figure_view
 from .rank import RankExplorer, rank_explorer, rank_state
@@ -39,7 +39,7 @@ from .sum_concat import SumConcatExplorer, sum_concat_explorer, sum_concat_state
 __all__ = [
     "CausalStepExplorer", "CostExplorer", "CrossAttentionExplorer", "FlopExplorer", "HeadGridExplorer",
     "HeadViewExplorer", "ParameterExplorer", "RankExplorer", "ShapeExplorer", "SoftmaxPlayground", "SumConcatExplorer",
-    "HEAD_VIEW_SENTENCES", "PredictFirst", "figure_view",
+    "PredictFirst", "figure_view",
     "causal_step_explorer", "cost_explorer", "cross_attention_explorer", "flop_explorer", "head_grid_explorer",
     "head_view_explorer", "parameter_explorer", "rank_explorer", "shape_explorer", "softmax_playground",
     "sum_concat_explorer",
