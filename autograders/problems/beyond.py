@@ -50,6 +50,7 @@ def _cached(n):
 
 KV_CACHE_BYTES = Answer(
     "q4_5_kv_cache_bytes", "number", numbers=MODEL_4_5, tolerance=0.5, sheet_mistake=True, hidden=_cached, prefix="",
+    trials=("the size of the cached arrays themselves",),
     answer=lambda n: 2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
     mistakes=(
         Mistake(tags.KV_COUNTED_ONCE, lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
@@ -91,6 +92,7 @@ def _decode_step(n):
 
 KV_PARAMS = Answer(
     "q4_5_kv_params", "int", numbers=MODEL_4_5, hidden=_projection_sizes,  # no sheet_mistake: powers of two collide
+    trials=("the sizes of the matrices themselves",),
     answer=lambda n: 2 * n.d_model * n.n_kv_heads * n.d_head,
     mistakes=(
         Mistake(tags.GQA_IGNORED, lambda n: 2 * n.d_model * n.n_heads * n.d_head,
@@ -108,6 +110,7 @@ KV_PARAMS = Answer(
 )
 MACS_PER_BYTE = Answer(
     "q4_5_macs_per_byte", "number", numbers=MODEL_4_5, tolerance=0.005, sheet_mistake=True, hidden=_decode_step,
+    trials=("one decoding step's arrays",),
     answer=lambda n: n.n_heads / (n.n_kv_heads * n.bytes_per_value),
     mistakes=(
         Mistake(tags.GQA_IGNORED, lambda n: 1 / n.bytes_per_value,
@@ -164,6 +167,7 @@ _N2_WHAT = ("the projections (X W_Q, X W_K, X W_V and Concat W_O: 4 n d_model² 
             "(the scores Q_i K_i^T and the weighted sums, h heads each: 2 n² d_model)")
 PROJECTIONS_OVER_SCORES = Answer(
     "q4_7_projections_over_scores", "number", numbers=COST_4_7, tolerance=0.05, sheet_mistake=True,
+    trials=("mha_core's own stage counts",),
     answer=lambda n: 2 * n.d_model / n.n_short,
     hidden=lambda n: _flop_ratio(n, n.n_short), hidden_right="It matches the ratio of mha_core's own stage counts.",
     mistakes=(
