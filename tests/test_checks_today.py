@@ -9,28 +9,10 @@ import mha_core as mha
 from autograders.checks import beyond, today
 from autograders.checks.feedback import WrongAnswer
 from autograders.problems import beyond as problems
+from tests import reference
 from tests.checking import accepts
 
 # --- Problem 4.6 -----------------------------------------------------------------------------------------
-
-
-def loop_weights(scores, valid_lens, causal):
-    """The weights of 4.6 with plain loops: each query's softmax over the keys it may see (math.exp)."""
-    import math
-
-    out = np.zeros_like(scores)
-    batch, h, n_q, n_k = scores.shape
-    for b in range(batch):
-        for head in range(h):
-            for i in range(n_q):
-                keys = [j for j in range(n_k) if j < valid_lens[b] and (not causal or j <= i)]
-                if not keys:
-                    continue
-                top = max(scores[b, head, i, j] for j in keys)
-                exps = {j: math.exp(scores[b, head, i, j] - top) for j in keys}
-                for j in keys:
-                    out[b, head, i, j] = exps[j] / sum(exps.values())
-    return out
 
 
 ALL_MASK_CASES = today.MASK_CASES + today.MASK_HIDDEN_CASES
@@ -41,7 +23,7 @@ def test_the_mask_reference_agrees_with_loops_and_with_mha_core():
         scores, lens = today.mask_inputs(*case)
         causal = case[5]
         expected = today.masked_weights(scores, lens, causal)
-        np.testing.assert_allclose(expected, loop_weights(scores, lens, causal), atol=1e-12)
+        np.testing.assert_allclose(expected, reference.masked_softmax(scores, lens, causal), atol=1e-12)
         n_q, n_k = scores.shape[-2:]
         mask = (np.arange(n_k) < lens[:, None])[:, None, None, :]  # mha_core's convention: True = may attend
         from mha_core.attention import _masked_softmax  # mha_core's masked softmax, given the scores directly
@@ -346,6 +328,13 @@ def test_the_graders_reading_of_the_cells_agrees(case):
     source, ignored = SOURCES[case]
     cells = [source] if case != "redefined" else [SOURCES["a loop"][0], "x = 1", source.replace("return b", "return q")]
     assert own_work._source_ignores(cells, "attention_in_blocks", 3) is ignored
+
+
+def test_a_definition_replaced_by_an_assignment_is_not_read_as_the_answer():
+    from autograders.checks import own_work
+
+    cells = [SOURCES["all at once"][0], "attention_in_blocks = lambda q, K, V, b: q"]  # the lambda is what runs
+    assert own_work._source_ignores(cells, "attention_in_blocks", 3) is False
 
 
 # --- Problem 4.7: where n² matters, from mha_core's own counts ------------------------------------------

@@ -41,10 +41,14 @@ MODEL_4_5 = Numbers("q4_5", sheet=SHEET_4_5, entries=tuple(
     derive=lambda e: {"d_model": e.n_heads * e.d_head})
 
 
+def _dtype(n):
+    """The numpy type of a cached number of ``n.bytes_per_value`` bytes."""
+    return {1: np.int8, 2: np.float16, 4: np.float32}[n.bytes_per_value]
+
+
 def _cached(n):
     """An independent count: numpy's size in bytes of one layer's K and V caches, times the layers."""
-    dtype = {1: np.int8, 2: np.float16, 4: np.float32}[n.bytes_per_value]
-    one = np.empty((n.n_ctx, n.n_kv_heads * n.d_head), dtype=dtype)  # not written to: nothing is filled
+    one = np.empty((n.n_ctx, n.n_kv_heads * n.d_head), dtype=_dtype(n))  # not written to: nothing is filled
     return n.n_layers * 2 * one.nbytes
 
 
@@ -82,9 +86,8 @@ def _projection_sizes(n):
 def _decode_step(n):
     """An independent count of one generated token's attention in one layer: the multiply-adds of the n_heads
     queries' scores and weighted sums over the cache, over the bytes of the cache they read."""
-    dtype = {1: np.int8, 2: np.float16, 4: np.float32}[n.bytes_per_value]
-    q = np.empty((n.n_heads, n.d_head), dtype=dtype)  # one token's queries, every head
-    K = V = np.empty((n.n_ctx, n.n_kv_heads, n.d_head), dtype=dtype)  # the cache, shared by n_heads / n_kv_heads
+    q = np.empty((n.n_heads, n.d_head), dtype=_dtype(n))  # one token's queries, every head
+    K = V = np.empty((n.n_ctx, n.n_kv_heads, n.d_head), dtype=_dtype(n))  # the cache, shared by n_heads / n_kv_heads
     scores = q.size * n.n_ctx  # each head's query against every cached key: d_head products per key
     weighted = n.n_heads * n.n_ctx * V.shape[-1]  # each head's weights times every cached value
     return (scores + weighted) / (K.nbytes + V.nbytes)
