@@ -27,6 +27,9 @@ import time
 
 import numpy as np
 
+from autograders.problems.level4 import SHEET_4_2
+from autograders.problems.sentences import SENTENCE, TOKENS
+
 TARGET_MS = 50.0
 D_MODEL, H, N = 512, 8, 16
 ROUNDS = 21
@@ -35,7 +38,7 @@ ROUNDS = 21
 def _explorer():
     from mha_core import widgets
 
-    return widgets.shape_explorer(d_model=D_MODEL, h=H, n=N)
+    return widgets.shape_explorer(d_model=D_MODEL, h=H, n=N, tokens=TOKENS)
 
 
 def _toggler(explorer, name, values):
@@ -55,9 +58,10 @@ def _other_explorers():
     from mha_core import widgets
 
     return {
-        "4.2 query q1 (data)": _toggler(widgets.causal_step_explorer(), "q1", [0.0, 0.5]),
-        "3.3 share head 1 (data)": _toggler(widgets.head_grid_explorer(), "shared", [False, True]),
-        "3.2 swap heads (data)": _toggler(widgets.sum_concat_explorer(), "order", [False, True]),
+        "4.2 query q1 (data)": _toggler(widgets.causal_step_explorer(K=SHEET_4_2["keys"], V=SHEET_4_2["values"]), "q1",
+                                        [0.0, 0.5]),
+        "3.3 share head 1 (data)": _toggler(widgets.head_grid_explorer(SENTENCE), "shared", [False, True]),
+        "3.2 swap heads (data)": _toggler(widgets.sum_concat_explorer(SENTENCE, "it"), "order", [False, True]),
         "3.1 FLOPs n (axes redrawn)": _toggler(widgets.flop_explorer(), "n", [8, 9]),
     }
 
@@ -67,7 +71,7 @@ def _full_redraw(explorer):
     import mha_core as mha
     from mha_core import plots, widgets
 
-    tokens = widgets.TOKENS[:N]
+    tokens = TOKENS[:N]
     figure, images = plots.build_head_grid(H, tokens, tokens, "full redraw", figure_width=10.0, dpi=80)
     canvas = widgets.FigureImage()
     canvas.figure = figure

@@ -153,7 +153,8 @@ def _concat(heads):
 
 
 def check_inputs(x_q, x_kv, W_Q, W_K, W_V, W_O, h):
-    """Validate the arguments of :func:`multi_head_attention`; return them as arrays."""
+    """Validate the arguments of :func:`multi_head_attention`; return them as arrays (``W_O`` None: not
+    checked, for the heads before they are joined)."""
     x_q = check.array("x_q", x_q, min_ndim=2)
     d_model = x_q.shape[-1]
     head_dim(d_model, h)
@@ -162,6 +163,9 @@ def check_inputs(x_q, x_kv, W_Q, W_K, W_V, W_O, h):
         raise ValueError(f"x_kv must have the batch shape of x_q {x_q.shape[:-2]}, got {x_kv.shape[:-2]}")
     Ws = []
     for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
+        if W is None and name == "W_O":
+            Ws.append(None)
+            continue
         W = check.array(name, W, ndim=2)
         check.shape(name, W, (d_model, d_model))
         Ws.append(W)
@@ -185,12 +189,24 @@ def multi_head_attention(x_q, x_kv, W_Q, W_K, W_V, W_O, h, mask=None, causal=Fal
     weights : array of shape (..., h, n_q, n_k)
     """
     x_q, x_kv, W_Q, W_K, W_V, W_O = check_inputs(x_q, x_kv, W_Q, W_K, W_V, W_O, h)
+    _, _, _, heads, weights = attention_heads(x_q, x_kv, W_Q, W_K, W_V, h, mask, causal)
+    return _concat(heads) @ W_O, weights  # (..., n_q, d_model), (..., h, n_q, n_k)
+
+
+def attention_heads(x_q, x_kv, W_Q, W_K, W_V, h, mask=None, causal=False):
+    """The h heads of :func:`multi_head_attention`, before they are joined: ``(Q, K, V, heads, weights)``.
+
+    Arguments as in :func:`multi_head_attention` (no ``W_O``). Returns Q (..., h, n_q, d_k),
+    K (..., h, n_k, d_k), V (..., h, n_k, d_v), heads (..., h, n_q, d_v) and weights (..., h, n_q, n_k):
+    head i is ``weights[..., i, :, :] @ V[..., i, :, :]``.
+    """
+    x_q, x_kv, W_Q, W_K, W_V, _ = check_inputs(x_q, x_kv, W_Q, W_K, W_V, None, h)
     mask = _heads_mask(mask, causal, x_q, x_kv)  # (..., 1, n_q, n_k) or None
     Q = _split(x_q @ W_Q, h)  # (..., h, n_q, d_k)
     K = _split(x_kv @ W_K, h)  # (..., h, n_k, d_k)
     V = _split(x_kv @ W_V, h)  # (..., h, n_k, d_v)
-    heads, weights = _attend(Q, K, V, mask)
-    return _concat(heads) @ W_O, weights  # (..., n_q, d_model), (..., h, n_q, n_k)
+    heads, weights = _attend(Q, K, V, mask)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
+    return Q, K, V, heads, weights
 
 
 def _heads_mask(mask, causal, x_q, x_kv):

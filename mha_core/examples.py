@@ -1,11 +1,11 @@
-"""The workbook's example inputs and the names its figures and explorers give them (numpy only):
-Level 2's sentence, reproducible embeddings, the valid numbers of heads, the constructed heads' titles."""
+"""Example inputs and the names the figures and explorers give them (numpy only): reproducible
+embeddings, the valid numbers of heads, the constructed heads' titles. The workbook's sentences are
+its content, not the library's: the figures and explorers take them as arguments."""
 
 import numpy as np
 
 from . import _validate as check
 
-EXAMPLE_TOKENS = "the cat sat on the mat because it was tired".split()  # Level 2's sentence, n = 10
 UNTRAINED = "random (untrained) weights"  # said in the title of every figure drawn from random projections
 
 PATTERN_TITLES = {

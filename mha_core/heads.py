@@ -66,9 +66,6 @@ EN_FR = {
     "tired": ("fatigué", "fatiguée"), "and": ("et",),
 }
 
-EXAMPLE_SOURCE = "the black cat sat on the mat because it was very tired".split()  # English, n_k <= 12
-EXAMPLE_TARGET = "le chat noir s'assit sur le tapis car il était très fatigué".split()  # French, n_q <= 12
-
 
 @dataclass(frozen=True)
 class Constructed:
@@ -290,8 +287,6 @@ __all__ = [
     "CROSS_PATTERNS",
     "Constructed",
     "EN_FR",
-    "EXAMPLE_SOURCE",
-    "EXAMPLE_TARGET",
     "NOUN_CLASSES",
     "PRONOUNS",
     "SELF_PATTERNS",

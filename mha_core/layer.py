@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate as check
-from .attention import _attend, _concat, _heads_mask, _split, check_inputs, head_dim, multi_head_attention
+from .attention import attention_heads, check_inputs, concat_heads, head_dim, multi_head_attention
 
 
 @dataclass(frozen=True)
@@ -88,15 +88,10 @@ class MultiHeadAttention:
     def trace(self, x_q, x_kv=None, mask=None, causal=False):
         """Run the block and keep every intermediate (a :class:`Trace`)."""
         x_q = check.array("x_q", x_q, min_ndim=2, last=self.d_model)
-        x_q, x_kv, *_ = check_inputs(x_q, x_kv, self.W_Q, self.W_K, self.W_V, self.W_O, self.h)
-        mask = _heads_mask(mask, causal, x_q, x_kv)  # (..., 1, n_q, n_k) or None
-        Q = _split(x_q @ self.W_Q, self.h)  # (..., h, n_q, d_k)
-        K = _split(x_kv @ self.W_K, self.h)  # (..., h, n_k, d_k)
-        V = _split(x_kv @ self.W_V, self.h)  # (..., h, n_k, d_v)
-        heads, weights = _attend(Q, K, V, mask)
+        Q, K, V, heads, weights = attention_heads(x_q, x_kv, self.W_Q, self.W_K, self.W_V, self.h, mask, causal)
         scores = Q @ np.swapaxes(K, -1, -2)  # (..., h, n_q, n_k)
         scaled = scores / scores.dtype.type(np.sqrt(self.d_k))
-        concat = _concat(heads)  # (..., n_q, d_model)
+        concat = concat_heads(heads)  # (..., n_q, d_model)
         return Trace(Q, K, V, scores, scaled, weights, heads, concat, concat @ self.W_O)
 
     def __repr__(self):
@@ -116,11 +111,7 @@ def summed_heads_attention(x_q, x_kv, W_Q, W_K, W_V, W_O_small, h, mask=None, ca
     d_k = head_dim(d_model, h)
     W_O_small = check.array("W_O_small", W_O_small, ndim=2)
     check.shape("W_O_small", W_O_small, (d_k, d_model))
-    eye = np.eye(d_model, dtype=x_q.dtype)  # stands in for W_O, which this variant replaces
-    x_q, x_kv, W_Q, W_K, W_V, _ = check_inputs(x_q, x_kv, W_Q, W_K, W_V, eye, h)
-    heads, _ = _attend(
-        _split(x_q @ W_Q, h), _split(x_kv @ W_K, h), _split(x_kv @ W_V, h), _heads_mask(mask, causal, x_q, x_kv)
-    )  # (..., h, n_q, d_k)
+    _, _, _, heads, _ = attention_heads(x_q, x_kv, W_Q, W_K, W_V, h, mask, causal)  # (..., h, n_q, d_k)
     summed = heads.sum(axis=-3)  # (..., n_q, d_k): h heads through one d_k-wide sum
     return summed @ W_O_small, summed  # (..., n_q, d_model), (..., n_q, d_k)
 

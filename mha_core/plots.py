@@ -22,7 +22,6 @@ from matplotlib.patches import Rectangle
 from . import _validate as check
 from . import heads
 from .figures.base import (  # noqa: F401 (UNTRAINED, example_embeddings, head_options: named here too)
-    EXAMPLE_TOKENS,
     MASKED_NOTE,
     PALETTE,
     PATTERN_TITLES,
@@ -155,16 +154,15 @@ def head_grid(weights, row_labels=None, col_labels=None, mask=None, title=None, 
     return fig
 
 
-def sentence_weights(tokens=None, patterns=("previous", "same word", "first", "pronoun"), source="constructed",
+def sentence_weights(tokens, patterns=("previous", "same word", "first", "pronoun"), source="constructed",
                      d_model=None, seed=0, shared=False):
-    """``(weights (h, n, n), untrained)`` of self-attention over ``tokens`` (default: Level 2's sentence).
+    """``(weights (h, n, n), untrained)`` of self-attention over ``tokens`` (a list of words).
 
     ``source="constructed"``: heads from :func:`mha_core.heads.constructed` with ``patterns``;
     ``source="random"``: a seeded block of random projections (as many heads, width
     ``d_model`` or 16·h) on the same one-hot embeddings. ``shared=True`` makes every head
     use head 1's W_Q, W_K, W_V (:func:`mha_core.shared_projection_attention`, Problem 3.3).
     """
-    tokens = EXAMPLE_TOKENS if tokens is None else tokens
     if source not in ("constructed", "random"):
         raise ValueError(f"source must be 'constructed' or 'random', got {source!r}")
     if not isinstance(shared, (bool, np.bool_)):
@@ -180,14 +178,13 @@ def sentence_weights(tokens=None, patterns=("previous", "same word", "first", "p
     return weights, source == "random"
 
 
-def sentence_heatmap(tokens=None, pattern="pronoun", source="constructed", title=None, seed=0):
+def sentence_heatmap(tokens, pattern="pronoun", source="constructed", title=None, seed=0):
     """Figure s01 from one head that really computes ``pattern`` (:mod:`mha_core.heads`) on ``tokens``.
 
     ``source="random"`` draws a head of random projections instead, and says so in the title.
     """
     if pattern not in heads.SELF_PATTERNS:
         raise ValueError(f"pattern must be one of {heads.SELF_PATTERNS}, got {pattern!r}")
-    tokens = EXAMPLE_TOKENS if tokens is None else tokens
     weights, untrained = sentence_weights(tokens, (pattern,), source, seed=seed)
     if title is None:
         title = ("Figure s01: one head's weights, softmax($Q_i K_i^T / \\sqrt{d_k}$)" if untrained
@@ -195,13 +192,12 @@ def sentence_heatmap(tokens=None, pattern="pronoun", source="constructed", title
     return heatmap(weights[0], tokens, tokens, title=title, untrained=untrained)
 
 
-def sentence_grid(tokens=None, patterns=("previous", "same word", "first", "pronoun"), source="constructed",
+def sentence_grid(tokens, patterns=("previous", "same word", "first", "pronoun"), source="constructed",
                   shared=False, title=None, seed=0):
     """The head grid (Problem 3.3) over ``tokens``: one constructed head per pattern, or random heads.
 
     ``shared=True``: every head uses head 1's projections, so every panel is head 1's.
     """
-    tokens = EXAMPLE_TOKENS if tokens is None else tokens
     weights, untrained = sentence_weights(tokens, patterns, source, seed=seed, shared=shared)
     h = len(weights)
     if shared:
@@ -216,9 +212,9 @@ def sentence_grid(tokens=None, patterns=("previous", "same word", "first", "pron
     return head_grid(weights, list(tokens), list(tokens), title=title, head_titles=names, untrained=untrained)
 
 
-def translation_heatmap(source_tokens=None, target_tokens=None, pattern="translation", source="constructed",
+def translation_heatmap(source_tokens, target_tokens, pattern="translation", source="constructed",
                         title=None, seed=0):
-    """Figure s02: target (decoder) words attending to source (encoder) words, English → French.
+    """Figure s02: ``target_tokens`` (decoder) attending to ``source_tokens`` (encoder), English → French.
 
     ``pattern`` is one of :data:`mha_core.heads.CROSS_PATTERNS`; ``source="random"``
     uses random projections and says so in the title.
@@ -227,13 +223,12 @@ def translation_heatmap(source_tokens=None, target_tokens=None, pattern="transla
         raise ValueError(f"pattern must be one of {heads.CROSS_PATTERNS}, got {pattern!r}")
     if source not in ("constructed", "random"):
         raise ValueError(f"source must be 'constructed' or 'random', got {source!r}")
-    src = heads.EXAMPLE_SOURCE[:6] if source_tokens is None else source_tokens
-    tgt = heads.EXAMPLE_TARGET[:3] if target_tokens is None else target_tokens
-    c = heads.translation(src, tgt, (pattern,), seed=seed)
+    c = heads.translation(source_tokens, target_tokens, (pattern,), seed=seed)
     block = c.block if source == "constructed" else MultiHeadAttention.from_seed(c.block.d_model, 1, seed)
     _, weights = block(c.x, c.x_kv)
     if title is None:
-        title = (f"Figure s02: cross-attention,\n{len(tgt)} target × {len(src)} source words" if source == "random"
+        title = (f"Figure s02: cross-attention,\n{len(c.tokens)} target × {len(c.kv_tokens)} source words"
+                 if source == "random"
                  else f"Figure s02: a cross-attention head built for\n{PATTERN_TITLES[pattern]}, English → French")
     return cross_heatmap(weights[0], c.tokens, c.kv_tokens, title=title, untrained=source == "random")
 
@@ -324,7 +319,6 @@ def head_split_diagram(n=4, h=2, d_k=3):
 
 
 __all__ = [
-    "EXAMPLE_TOKENS",
     "UNTRAINED",
     "sentence_grid",
     "sentence_heatmap",

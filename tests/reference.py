@@ -79,3 +79,19 @@ def multi_head_attention(x_q, x_kv, W_Q, W_K, W_V, W_O, h, mask=None, causal=Fal
         weights.append(weights_i)
     concat = [sum((heads[i][row] for i in range(h)), []) for row in range(len(x_q))]
     return matmul(concat, W_O), weights
+
+
+def masked_softmax(scores, valid_lens, causal=False):
+    """Problem 4.6's weights, ``scores`` (batch, h, n_q, n_k): each query's softmax over the keys it may see
+    (j < valid_lens[b], and j <= i when ``causal``), 0 on every other key and on a row that sees none."""
+    out = []
+    for b, per_head in enumerate(_lists(scores)):
+        out.append([])
+        for rows in per_head:
+            out[-1].append([])
+            for i, row in enumerate(rows):
+                seen = [j for j in range(len(row)) if j < valid_lens[b] and (not causal or j <= i)]
+                top = max((row[j] for j in seen), default=0.0)
+                exps = {j: math.exp(row[j] - top) for j in seen}
+                out[-1][-1].append([exps[j] / sum(exps.values()) if j in exps else 0.0 for j in range(len(row))])
+    return out

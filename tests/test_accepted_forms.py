@@ -139,23 +139,6 @@ def output_loop(weights, values):
     return [[sum(weights[i][j] * values[j][c] for j in range(n_k)) for c in range(len(values[0]))] for i in range(n_q)]
 
 
-def masked_softmax_loop(scores, valid_lens, causal=False):
-    """Problem 4.6 with plain Python loops: each row's softmax over the keys it may see, 0 elsewhere."""
-    batch, h, n_q, n_k = np.shape(scores)
-    out = np.zeros((batch, h, n_q, n_k))
-    for b in range(batch):
-        for head in range(h):
-            for i in range(n_q):
-                seen = [j for j in range(n_k) if j < valid_lens[b] and (not causal or j <= i)]
-                if not seen:
-                    continue
-                top = max(scores[b, head, i, j] for j in seen)
-                exps = {j: math.exp(scores[b, head, i, j] - top) for j in seen}
-                for j in seen:
-                    out[b, head, i, j] = exps[j] / sum(exps.values())
-    return out
-
-
 def masked_softmax_fill(scores, valid_lens, causal=False):
     """Problem 4.6 as many courses write it: a large negative fill (not -inf), then the mask multiplied in."""
     n_q, n_k = scores.shape[-2:]
@@ -237,7 +220,7 @@ ACCEPTED = {
     "q4_4_previous_token": (beyond.q4_4_previous_token, [HEAD_4_4, list(HEAD_4_4), tuple(W.tolist() for W in HEAD_4_4), (HEAD_4_4[0] * 2, HEAD_4_4[1]),
                              (HEAD_4_4[0].astype(np.float32), HEAD_4_4[1].astype(int))]),
     "q4_6_masked_softmax": (beyond.q4_6_masked_softmax, [
-        masked_softmax_loop, masked_softmax_fill, lambda *args: masked_softmax_loop(*args).tolist(),
+        lambda *args: np.array(reference.masked_softmax(*args)), masked_softmax_fill, reference.masked_softmax,
     ]),
     "q4_7_attention_in_blocks": (beyond.q4_7_attention_in_blocks, [
         blocks_normalised, blocks_logsumexp, lambda *args: blocks_logsumexp(*args).tolist(),
@@ -407,62 +390,31 @@ def _prompts_and_answers():
 PROMPTS, ANSWERS, HIDDEN_TESTED = _prompts_and_answers()
 
 LETTER = ["the same letter"]
-# What each answer's hidden test tries beyond the visible one, as its prompt words it. An empty
-# list: the hidden test only recomputes the same answer independently (nothing new is tried).
-HIDDEN_TRIALS = {
+# What each answer's hidden test tries beyond the visible one, as its prompt words it: the functions' and
+# matrices' here (their checks are written by hand), a declared answer's in its declaration (``trials``;
+# a labelled choice's: "the same letter"). An empty list: the hidden test only recomputes the same answer
+# independently (nothing new is tried).
+FUNCTION_TRIALS = {
     "q1_1_head_dim": ["other widths and numbers of heads", "$h = 1$", "$h = d_{\\text{model}}$"],
-    "q1_1_d_k": ["exact, not rounded"],
-    "q1_2_output_shape": ["real block run on your $n$ tokens"],
-    "q1_2_why": LETTER,
-    "q2_1_wq_shape": ["real forward pass"],
-    "q2_1_q_shape": ["real forward pass"],
-    "q2_1_scores_shape": ["real forward pass"],
-    "q2_1_head_shape": ["real forward pass"],
-    "q2_2_scaled_score": ["the library's own attention"],
-    "q2_2_why": LETTER,
     "q2_3_softmax": ["large scores", "other lengths (one to four", "equal and negative scores", "underflows"],
-    "q2_3_weights": ["recomputes them independently", "add up to 1"],
-    "q2_3_winner": ["the same number"],
-    "q2_3_ratio": ["recomputes it from the scores"],
     "q3_1_attention_cost": ["other $d_{\\text{model}}$, $h$ and $n$", "$h = 1$", "$h = d_{\\text{model}}$",
                             "real forward", "does not change with $h$"],
-    "q3_1_cost_ratio": ["real forward passes"],
-    "q3_2_wrong_step": LETTER,
-    "q3_2_concat_shape": ["real forward pass"],
-    "q3_2_wo_shape": ["real forward pass"],
-    "q3_3_shared_outcome": LETTER,
     "q3_3_count_distinct_heads": ["1 to 8 heads", "not next to each other"],
     "q4_1_parameter_count": ["other $d_{\\text{model}}$ and $h$", "$h = 1$", "$h = d_{\\text{model}}$",
                              "count matrix by matrix", "does not change with $h$"],
-    "q4_1_params_512": [],
-    "q4_2_scaled_scores": [],
-    "q4_2_weights": [],
-    "q4_2_output": [],
     "q4_3_multi_head_attention": ["batch dimension", "other shapes", "`causal` on and off"],
-    "q5_1_d_k_limit": ["real block with $h = d_{\\text{model}}$"],
-    "q5_1_sweet_spot_heads": ["divides 512"],
-    "q5_1_refutation": LETTER,
     "q5_2_attention_output": ["non-square weights", "from 1 to 5", "one-hot"],
-    "q5_2_power": LETTER,
-    "q5_3_score_shape": ["real cross-attention pass"],
-    "q5_3_output_shape": ["real cross-attention pass"],
-    "q5_3_unchanged": LETTER,
     "q3_4_max_rank": ["other $n$ and $d_k$", "from $n = d_k = 1$ to $n = 1000$", "the rank numpy finds"],
     "q3_5_permutation_test": ["other inputs and permutations", "4 to 9 tokens"],
-    "q3_5_why_positions": LETTER,
     "q4_4_previous_token": ["other sentences of 6 of these words", "plain numpy"],
     "q4_4_average_query": ["recomputes the output with plain Python"],
     "q5_4_previous_token_head": ["the training code's own forward pass"],
     "q5_4_induction_head": ["the training code's own forward pass"],
-    "q4_5_kv_cache_bytes": ["the size of the cached arrays themselves"],
-    "q4_5_kv_params": ["the sizes of the matrices themselves"],
-    "q4_5_macs_per_byte": ["one decoding step's arrays"],
-    "q4_5_decode_limit": LETTER,
     "q4_6_masked_softmax": ["other batches, lengths and shapes"],
     "q4_7_attention_in_blocks": ["longer inputs and other block sizes"],
-    "q4_7_projections_over_scores": ["mha_core's own stage counts"],
-    "q4_7_even_n": [],
 }
+HIDDEN_TRIALS = {**FUNCTION_TRIALS, **{answer.id: list(answer.trials) for module in LEVELS.values()
+                                       for answer in module.ANSWERS}}  # a declared answer's: its ``trials``
 
 
 def test_every_hidden_test_has_its_trials_listed():

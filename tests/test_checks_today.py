@@ -9,28 +9,10 @@ import mha_core as mha
 from autograders.checks import beyond, today
 from autograders.checks.feedback import WrongAnswer
 from autograders.problems import beyond as problems
+from tests import reference
 from tests.checking import accepts
 
 # --- Problem 4.6 -----------------------------------------------------------------------------------------
-
-
-def loop_weights(scores, valid_lens, causal):
-    """The weights of 4.6 with plain loops: each query's softmax over the keys it may see (math.exp)."""
-    import math
-
-    out = np.zeros_like(scores)
-    batch, h, n_q, n_k = scores.shape
-    for b in range(batch):
-        for head in range(h):
-            for i in range(n_q):
-                keys = [j for j in range(n_k) if j < valid_lens[b] and (not causal or j <= i)]
-                if not keys:
-                    continue
-                top = max(scores[b, head, i, j] for j in keys)
-                exps = {j: math.exp(scores[b, head, i, j] - top) for j in keys}
-                for j in keys:
-                    out[b, head, i, j] = exps[j] / sum(exps.values())
-    return out
 
 
 ALL_MASK_CASES = today.MASK_CASES + today.MASK_HIDDEN_CASES
@@ -41,7 +23,7 @@ def test_the_mask_reference_agrees_with_loops_and_with_mha_core():
         scores, lens = today.mask_inputs(*case)
         causal = case[5]
         expected = today.masked_weights(scores, lens, causal)
-        np.testing.assert_allclose(expected, loop_weights(scores, lens, causal), atol=1e-12)
+        np.testing.assert_allclose(expected, reference.masked_softmax(scores, lens, causal), atol=1e-12)
         n_q, n_k = scores.shape[-2:]
         mask = (np.arange(n_k) < lens[:, None])[:, None, None, :]  # mha_core's convention: True = may attend
         from mha_core.attention import _masked_softmax  # mha_core's masked softmax, given the scores directly
@@ -291,6 +273,68 @@ def test_attention_in_blocks_wrong_kinds(fn, says):
     with pytest.raises(WrongAnswer) as info:
         beyond.q4_7_attention_in_blocks(fn)
     assert says in str(info.value), str(info.value)
+
+
+def all_scores_at_once(q, K, V, block_size):
+    s = K @ q / np.sqrt(len(q))  # every score at once: block_size is never read
+    w = np.exp(s - s.max())
+    return w / w.sum() @ V
+
+
+def blocks_in_a_helper(q, K, V, block_size):
+    def rows(start):  # block_size reaches the loop through an inner function
+        return slice(start, start + block_size)
+
+    m, total, acc = -np.inf, 0.0, np.zeros(V.shape[-1])
+    for start in range(0, len(K), 1):
+        s = K[rows(start)][:1] @ q / np.sqrt(len(q))
+        m_new = max(m, s.max())
+        total = total * np.exp(m - m_new) + np.exp(s - m_new).sum()
+        acc = acc * np.exp(m - m_new) + np.exp(s - m_new) @ V[rows(start)][:1]
+        m = m_new
+    return acc / total
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_all_the_scores_at_once_is_named_though_its_output_is_right(hidden):
+    with pytest.raises(WrongAnswer) as info:
+        beyond.q4_7_attention_in_blocks(all_scores_at_once, hidden=hidden)
+    assert info.value.misconception == "all-scores-at-once" and "never reads `block_size`" in str(info.value)
+
+
+@pytest.mark.parametrize("fn", [attention_in_blocks, blocks_in_a_helper, student_blocks("none"),
+                                lambda q, K, V, *rest: all_scores_at_once(q, K, V, None)])
+def test_what_reads_block_size_or_cannot_be_read_is_not_taken_for_all_scores_at_once(fn, capsys):
+    beyond.q4_7_attention_in_blocks(fn)
+    assert capsys.readouterr().out.startswith("✔ Correct.")
+
+
+SOURCES = {
+    "all at once": ("def attention_in_blocks(q, K, V, block_size):\n    s = K @ q\n    return s @ V", True),
+    "a loop": ("def attention_in_blocks(q, K, V, b):\n    for i in range(0, len(K), b):\n        pass", False),
+    "an inner function": ("def attention_in_blocks(q, K, V, b):\n    f = lambda i: K[i:i + b]\n    return f(0)", False),
+    "locals()": ("def attention_in_blocks(q, K, V, b):\n    return locals()['b']", False),
+    "*args": ("def attention_in_blocks(q, *rest):\n    return q", False),
+    "no definition": ("attention_in_blocks = lambda q, K, V, b: q", False),
+    "redefined": ("def attention_in_blocks(q, K, V, b):\n    return b", True),  # the last definition counts
+}
+
+
+@pytest.mark.parametrize("case", SOURCES)
+def test_the_graders_reading_of_the_cells_agrees(case):
+    """In grading the function runs in the student's process: its cells' source is read instead of its code."""
+    from autograders.checks import own_work
+
+    source, ignored = SOURCES[case]
+    cells = [source] if case != "redefined" else [SOURCES["a loop"][0], "x = 1", source.replace("return b", "return q")]
+    assert own_work._source_ignores(cells, "attention_in_blocks", 3) is ignored
+
+
+def test_a_definition_replaced_by_an_assignment_is_not_read_as_the_answer():
+    from autograders.checks import own_work
+
+    cells = [SOURCES["all at once"][0], "attention_in_blocks = lambda q, K, V, b: q"]  # the lambda is what runs
+    assert own_work._source_ignores(cells, "attention_in_blocks", 3) is False
 
 
 # --- Problem 4.7: where n² matters, from mha_core's own counts ------------------------------------------

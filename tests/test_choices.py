@@ -2,9 +2,9 @@
 
 Each option's text is read from the source notebook's problem cell ("- **A.** ..." or "- **A** — ..."),
 the right letter from its solution cell, the tag from the check's own message for that letter. A tag
-says which misconception the report counts: :data:`MARKERS` gives, per tag, words that an option
-showing that misconception must hold (written per tag, not per option, so a tag attached to the wrong
-option fails here).
+says which misconception the report counts: each tag declares the words an option showing that
+misconception must hold (``option=`` in autograders/checks/misconceptions.py): written per tag, not per
+option, so a tag attached to the wrong option fails here.
 """
 
 import json
@@ -16,6 +16,7 @@ import pytest
 
 from autograders.checks.feedback import WrongAnswer
 from autograders.checks.forms import choice_form
+from autograders.checks.misconceptions import OPTION_WORDS
 from autograders.problems import LEVELS
 from autograders.problems.engine import check
 
@@ -26,31 +27,7 @@ CHOICES = {answer.id: (assignment, check(answer, assignment)) for assignment, mo
            for answer in module.ANSWERS if answer.kind == "choice"}
 
 # tag: a pattern the text of an option carrying it must match (the misconception, in the option's words)
-MARKERS = {
-    "head-full-width": r"full width|512 \\times 64|width 64",
-    "heads-summed": r"added together|summed",
-    "softmax-sets-width": r"[Ss]oftmax normalises.*width",
-    "scaled-by-d-k": r"dividing by \$d_k\$",
-    "scaling-as-softmax": r"sum to 1",
-    "scale-is-h": r"number of heads",
-    "heads-cost-more": r"\$h\$ times the single-head work|\$W\^O\$ grow with \$h\$",
-    "one-head-for-all": r"only \$1/h\$",
-    "symptom-for-cause": r"W\^O \\in",
-    "shared-projections-differ": r"still differ|average out",
-    "sharing-breaks-shapes": r"shape no longer fits",
-    "heads-free": r"Nothing is lost",
-    "narrow-heads-uniform": r"uniform",
-    "creates-information": r"weights alone|number of heads",
-    "beyond-the-values": r"beyond the values",
-    "cross-attention-square": r"square again|one row per key",
-    "heads-split-tokens": r"slice of the encoder's tokens",
-    "permutation-mixes-tokens": r"mixes their rows",
-    "positions-make-heads-differ": r"make the heads differ",
-    "positions-for-rank": r"full rank",
-    "decode-compute-bound": r"multiply-adds: attention's cost",
-    "memory-free": r"reading it is free",
-    "softmax-bottleneck": r"exponentials cost more",
-}
+MARKERS = OPTION_WORDS  # tag: words an option carrying it must hold (autograders/checks/misconceptions.py)
 
 
 def _cells(notebook):

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autograders.problems.sentences import HEAD_VIEW_SENTENCES
 import mha_core
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,7 @@ def test_nbgrader_execution_alone_no_longer_matters(unset):
     unset.setenv("NBGRADER_EXECUTION", "autograde")
     figure = mha_core.plots.head_view(list("ab"), np.ones((1, 2, 2)) / 2, 1)
     assert figure.axes, "drawn: only the switch turns drawing off"
-    explorer = mha_core.widgets.head_view_explorer()
+    explorer = mha_core.widgets.head_view_explorer(HEAD_VIEW_SENTENCES)
     assert explorer.image.value and explorer.canvas.builds == 1
     unset.setenv("MHA_CORE_DRAW", "0")
     assert not mha_core.plots.head_view(list("ab"), np.ones((1, 2, 2)) / 2, 1).axes

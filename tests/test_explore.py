@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autograders.problems.level4 import SHEET_4_2
+from autograders.problems.sentences import ENGLISH, FRENCH, HEAD_VIEW_SENTENCES, SENTENCE, TOKENS
 import mha_core as mha
 from mha_core.explore import (  # noqa: I001
     causal_step,
@@ -118,12 +120,12 @@ def test_softmax_state_linked_says_t_is_root_d_k():
 
 
 def test_cross_state_shapes_and_rows():
-    s = cross.cross_state(4, 6, head=2, source="random")
+    s = cross.cross_state(4, 6, head=2, source="random", source_tokens=ENGLISH, target_tokens=FRENCH)
     assert s["weights"].shape == (4, 6) and s["all_weights"].shape == (3, 4, 6) and s["output_shape"] == (4, 96)
     np.testing.assert_allclose(s["weights"].sum(axis=1), 1.0)
     assert "n_q × n_k = <b>4 × 6</b>" in s["readout"] and "n_k × d_k = 6 × 32" in s["readout"]
     assert "random (untrained) weights" in s["readout"]
-    built = cross.cross_state(3, 3, source="constructed")
+    built = cross.cross_state(3, 3, source="constructed", source_tokens=ENGLISH, target_tokens=FRENCH)
     assert built["name"] == "head 1 (word → its translation)" and not built["untrained"]
     assert [built["sources"][j] for j in built["weights"].argmax(axis=1)] == ["the", "cat", "black"]
 
@@ -150,8 +152,8 @@ def test_parameter_state_is_four_d_model_squared_for_every_h():
 
 
 def test_sum_concat_state_a_swap_changes_the_concatenation_not_the_sum():
-    plain = sum_concat.sum_concat_state(False)
-    swapped = sum_concat.sum_concat_state(True)
+    plain = sum_concat.sum_concat_state(False, "it", tokens=SENTENCE)
+    swapped = sum_concat.sum_concat_state(True, "it", tokens=SENTENCE)
     assert plain["concat"].shape == (10, 76) and plain["summed"].shape == (10, 19)
     assert swapped["changed_concat"] > 0 and swapped["changed_sum"] < 1e-9
     np.testing.assert_allclose(swapped["summed"], plain["summed"])
@@ -170,7 +172,7 @@ def test_sum_concat_state_escapes_the_token():
 
 
 def test_head_grid_state_sharing_head_1_leaves_one_pattern():
-    own, shared = head_grid.head_grid_state(), head_grid.head_grid_state(shared=True)
+    own, shared = head_grid.head_grid_state(tokens=SENTENCE), head_grid.head_grid_state(shared=True, tokens=SENTENCE)
     assert own["distinct"] == 4 and shared["distinct"] == 1
     for w in shared["weights"]:
         np.testing.assert_allclose(w, shared["weights"][0])
@@ -184,8 +186,8 @@ def test_head_grid_state_sharing_head_1_leaves_one_pattern():
 
 @pytest.mark.parametrize("q, position", [((1.0, 1.0), 4), ((0.0, 1.0), 2), ((-3.0, 2.5), 1), ((3.0, -3.0), 3)])
 def test_step_state_against_a_loop(q, position):
-    K, V = causal_step.STEP_K, causal_step.STEP_V
-    s = causal_step.step_state(q, position)
+    K, V = SHEET_4_2["keys"], SHEET_4_2["values"]
+    s = causal_step.step_state(q, position, K, V)
     scores = [sum(a * b for a, b in zip(k, q)) for k in K]
     scaled = [v / math.sqrt(2) for v in scores]
     seen = loop_softmax(scaled[:position])
@@ -207,7 +209,7 @@ def test_step_state_reads_the_model_trace(monkeypatch):
     calls = []
     trace = mha.MultiHeadAttention.trace
     monkeypatch.setattr(mha.MultiHeadAttention, "trace", lambda self, *a, **k: calls.append(1) or trace(self, *a, **k))
-    causal_step.step_state((1.0, 1.0), 4)
+    causal_step.step_state((1.0, 1.0), 4, SHEET_4_2["keys"], SHEET_4_2["values"])
     assert calls == [1]
 
 
@@ -215,12 +217,12 @@ def test_step_state_reads_the_model_trace(monkeypatch):
 
 
 def test_head_view_state_rows_are_the_chosen_words_rows():
-    s = head_view.head_view_state(head_view.HEAD_VIEW_SENTENCES, 0, 7)
+    s = head_view.head_view_state(HEAD_VIEW_SENTENCES, 0, 7)
     assert s["word"] == "it" and s["rows"].shape == (4, 10)
     np.testing.assert_allclose(s["rows"], s["weights"][:, 7, :])
     assert s["names"] == ["previous token", "same word elsewhere", "first token (sink)", "pronoun → its noun"]
     assert "pronoun → its noun looks at “cat”" in s["alt"]
-    french = head_view.head_view_state(head_view.HEAD_VIEW_SENTENCES, 4, 2)
+    french = head_view.head_view_state(HEAD_VIEW_SENTENCES, 4, 2)
     assert french["cross"] and french["headers"] == ("French (queries)", "English (keys)")
 
 
@@ -326,7 +328,7 @@ def test_the_shape_readouts_fit_at_every_reachable_value():
                                          untrained=untrained, untrained_label=mha.plots.UNTRAINED,
                                          need="constructed heads need a wider d_k" * untrained)
                     assert_fits(note, f"h = {h}, {shown} shown from {first}")
-    for n in range(1, len(mha.widgets.TOKENS) + 1):
+    for n in range(1, len(TOKENS) + 1):
         s = shapes.shape_state(512, 8, n, True, source="constructed", box=(740, 540), page=8)
         assert_fits(s["note"], f"n = {n}")
 
@@ -336,7 +338,8 @@ def test_the_cross_attention_readout_fits_at_every_reachable_value():
         for n_k in range(1, 13):
             for source in ("constructed", "random"):
                 for head in (1, 3):
-                    assert_fits(cross.cross_state(n_q, n_k, head, source)["readout"], f"{n_q} x {n_k}, head {head}")
+                    assert_fits(cross.cross_state(n_q, n_k, head, source, source_tokens=ENGLISH,
+                                                     target_tokens=FRENCH)["readout"], f"{n_q} x {n_k}, head {head}")
 
 
 def test_the_notebooks_readouts_have_no_long_unbreakable_run():
@@ -347,10 +350,12 @@ def test_the_notebooks_readouts_have_no_long_unbreakable_run():
         assert_fits(flops.flop_state(1024, n)["readout"], f"FLOPs n {n}")
     for q1 in reachable(-3.0, 3.0, 0.1):
         for position in (1, 4):
-            assert_fits(causal_step.step_state((q1, -3.0), position)["readout"], f"q1 {q1}")
+            assert_fits(causal_step.step_state((q1, -3.0), position, SHEET_4_2["keys"],
+                                               SHEET_4_2["values"])["readout"], f"q1 {q1}")
     for swapped in (False, True):
-        for token in dict.fromkeys(mha.plots.EXAMPLE_TOKENS):
-            assert_fits(sum_concat.sum_concat_state(swapped, token)["readout"], f"{token}, swapped {swapped}")
+        for token in dict.fromkeys(SENTENCE):
+            assert_fits(sum_concat.sum_concat_state(swapped, token, tokens=SENTENCE)["readout"],
+                        f"{token}, swapped {swapped}")
 
 
 def test_the_alt_text_names_the_temperature_as_the_slider_shows_it():
@@ -358,3 +363,18 @@ def test_the_alt_text_names_the_temperature_as_the_slider_shows_it():
     assert softmax.as_slider_shows(0.125) == "0.13" and softmax.as_slider_shows(1.0) == "1.00"
     assert softmax.as_slider_shows(2 ** 0.25) == "1.19" and softmax.as_slider_shows(0.0625) == "0.06"
     assert "at T = 0.13:" in softmax.softmax_state((4.0, 2.0, 5.0), 0.125)["alt"]
+
+
+def test_the_explorers_take_their_sentences_and_say_so_when_none_is_given():
+    """The sentences are the workbook's: an explorer over words asks for them by name; the shape explorer,
+    whose words only label its rows, numbers them when it is given none."""
+    for call, name in ((lambda: cross.cross_state(3, 5, source_tokens=ENGLISH), "target_tokens"),
+                       (lambda: cross.cross_state(3, 13, source_tokens=ENGLISH, target_tokens=FRENCH), "source_tokens"),
+                       (lambda: head_grid.head_grid_state(), "tokens"),
+                       (lambda: sum_concat.sum_concat_state(False), "tokens"),
+                       (lambda: sum_concat.sum_concat_state(False, tokens="the cat sat"), "tokens")):
+        with pytest.raises(ValueError, match=name):
+            call()
+    assert shapes.shape_state(64, 4, 3)["tokens"] == ["1", "2", "3"]
+    assert shapes.shape_state(64, 4, 3, tokens=TOKENS)["tokens"] == ["the", "cat", "sat"]
+    assert sum_concat.sum_concat_state(False, tokens=SENTENCE)["token"] == "the"  # its first word by default

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autograders.problems.sentences import ENGLISH, FRENCH, SENTENCE
 import mha_core as mha
 from mha_core import heads
 
@@ -108,17 +109,17 @@ def test_the_example_sentences_resolve_as_the_prose_says():
     c = heads.constructed(animal, ("pronoun",))
     w = c.weights()[0]
     assert animal[int(np.argmax(w[animal.index("it")]))] == "animal"
-    cat = mha.plots.EXAMPLE_TOKENS
+    cat = SENTENCE
     w = heads.constructed(cat).weights()
     it = cat.index("it")
     assert cat[int(np.argmax(w[3, it]))] == "cat" and w[3, it, cat.index("cat")] > 0.7
     assert int(np.argmax(w[0, it])) == it - 1  # previous
-    s = heads.translation(heads.EXAMPLE_SOURCE, heads.EXAMPLE_TARGET)
+    s = heads.translation(ENGLISH, FRENCH)
     w = s.weights()[s.head("translation")]
     for fr, en in (("noir", "black"), ("chat", "cat"), ("fatigué", "tired"), ("tapis", "mat")):
-        assert heads.EXAMPLE_SOURCE[int(np.argmax(w[heads.EXAMPLE_TARGET.index(fr)]))] == en, fr
+        assert ENGLISH[int(np.argmax(w[FRENCH.index(fr)]))] == en, fr
     same = s.weights()[s.head("same position")]  # word by word: 'chat' (2nd) is sent to 'black' (2nd)
-    assert heads.EXAMPLE_SOURCE[int(np.argmax(same[1]))] == "black"
+    assert ENGLISH[int(np.argmax(same[1]))] == "black"
 
 
 def test_the_block_is_an_ordinary_multi_head_attention():

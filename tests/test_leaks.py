@@ -24,6 +24,7 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
+from autograders.problems.sentences import ENGLISH, FRENCH
 import mha_core
 from mha_core.explore.base import Explorer
 from autograders.problems.moments import predict_first
@@ -317,7 +318,8 @@ def test_old_level4_parameter_explorer_showed_the_count_for_512():
 
 
 def test_old_level5_cross_explorer_showed_the_score_shape():
-    old = mha_core.widgets.cross_attention_explorer(n_q=3, n_k=5, d_model=32, h=2)  # above 5.3's tests
+    old = mha_core.widgets.cross_attention_explorer(n_q=3, n_k=5, d_model=32, h=2, source_tokens=ENGLISH,
+                                                    target_tokens=FRENCH)  # above 5.3's tests
     found = leaks_of(old, _answers(q5_3_score_shape=(4, 6)))
     assert any("q5_3_score_shape = '4 × 6'" in p for p in found), found
 

@@ -27,7 +27,7 @@ def test_the_forward_pass_is_mha_core_s_and_the_training_code_agrees():
     for layer, (W_Q, W_K, W_V, W_O) in enumerate(model.layers):
         out, w = mha.multi_head_attention(x, None, W_Q, W_K, W_V, W_O, model.h, causal=True)
         assert np.allclose(w, weights[layer])
-        mine, cache = train._attention_forward(x, model.layers[layer], model.h)
+        mine, cache = train.attention_forward(x, model.layers[layer], model.h)
         assert np.allclose(mine, out) and np.allclose(cache[4], w)
         x = x + out
     assert np.allclose(x @ model.W_U, logits)

@@ -8,6 +8,8 @@ import sys
 import numpy as np
 import pytest
 
+from autograders.problems import sentences
+from autograders.problems.sentences import ENGLISH, FRENCH, SENTENCE
 import mha_core as mha
 from mha_core import plots
 from mha_core.figures import counts
@@ -15,7 +17,7 @@ from mha_core.figures import screen
 from mha_core.explore import shapes
 from mha_core.figures import head_view as view_figure
 
-TOKENS = plots.EXAMPLE_TOKENS
+TOKENS = SENTENCE
 
 
 @pytest.fixture(autouse=True)
@@ -134,6 +136,34 @@ def test_s02_cross_heatmap_has_decoder_rows_and_encoder_columns():
     assert "3" in ax.get_title() and "5" in ax.get_title()
 
 
+def h_labels_drawn(figure):
+    """Every axes' h tick labels as drawn: [(text, window extent)] per axes, left to right."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    return [[(t.get_text(), t.get_window_extent(renderer)) for t in ax.get_xticklabels() if t.get_visible()
+             and t.get_text()] for ax in figure.axes if ax.get_xscale() == "log"]
+
+
+@pytest.mark.parametrize("d_model", [304, 112, 208, 272, 512, 768])
+def test_no_two_h_labels_overlap_and_the_largest_h_is_labelled(d_model):
+    """d_model = 304 has h = 16 and h = 19 close on the log axis: their labels were drawn as "1619". A label
+    that would touch its neighbour goes (a power of 2 stays); the largest h is always labelled."""
+    from mha_core import widgets
+
+    explorer = widgets.flop_explorer(d_model=512, n=10)
+    explorer.controls["d_model"].value = d_model  # the explorer's figure, laid out once, relabelled in place
+    hs = [str(h) for h in plots.head_options(d_model)]
+    figures = [plots.flop_plot(d_model, 10), plots.parameter_plot(d_model), explorer.figure]
+    for name, figure in zip(["flop_plot", "parameter_plot", "the FLOP explorer"], figures):
+        for labels in h_labels_drawn(figure):
+            texts = [text for text, _ in labels]
+            assert set(texts) <= set(hs) and texts[-1] == hs[-1], f"{name}: h labels {texts} of {hs}"
+            if d_model in (512, 768):
+                assert texts == hs if len(hs) <= 10 else len(texts) >= 8, f"{name}: {texts}, every h has room"
+            for (a, box_a), (b, box_b) in zip(labels, labels[1:]):
+                assert box_a.x1 < box_b.x0, f"{name}, d_model = {d_model}: the labels {a} and {b} overlap"
+
+
 def test_flop_plot_shows_flat_multiply_adds_and_growing_softmax():
     fig = plots.flop_plot(512, 10)
     left, right = fig.axes
@@ -200,9 +230,9 @@ def test_figures_show_themselves_as_png():
     (lambda: plots.flop_plot(d_model=8, n=4), "Problem 3.1"),
     (lambda: plots.parameter_plot(d_model=8), "Problem 4.1"),
     (lambda: plots.weight_bars([0.5, 0.5]), "Weights of one query"),
-    (lambda: plots.sentence_heatmap(), "Figure s01"),
-    (lambda: plots.sentence_grid(), "4 heads"),
-    (lambda: plots.translation_heatmap(source="random"), "random (untrained) weights"),
+    (lambda: plots.sentence_heatmap(SENTENCE), "Figure s01"),
+    (lambda: plots.sentence_grid(SENTENCE), "4 heads"),
+    (lambda: plots.translation_heatmap(ENGLISH[:6], FRENCH[:3], source="random"), "random (untrained) weights"),
 ])
 def test_under_nbgrader_figures_are_one_line_of_text_not_a_drawing(build, title, monkeypatch):
     from IPython.core.formatters import DisplayFormatter
@@ -257,7 +287,7 @@ def test_weights_are_coloured_on_a_linear_0_to_1_scale():
 
 
 def test_s01_from_a_constructed_head_shows_it_looking_at_cat():
-    fig = plots.sentence_heatmap(pattern="pronoun")
+    fig = plots.sentence_heatmap(SENTENCE, pattern="pronoun")
     ax = fig.axes[0]
     shown = np.ma.getdata(ax.images[0].get_array())
     it, cat = TOKENS.index("it"), TOKENS.index("cat")
@@ -270,28 +300,30 @@ def test_s01_from_a_constructed_head_shows_it_looking_at_cat():
 
 
 def test_random_weights_say_so_in_the_title():
-    for fig in (plots.sentence_heatmap(source="random"), plots.translation_heatmap(source="random"),
+    for fig in (plots.sentence_heatmap(SENTENCE, source="random"),
+                plots.translation_heatmap(ENGLISH[:6], FRENCH[:3], source="random"),
                 plots.heatmap(np.eye(2), title="s01", untrained=True)):
         assert plots.UNTRAINED in fig.axes[0].get_title()
-    grid = plots.sentence_grid(source="random")
+    grid = plots.sentence_grid(SENTENCE, source="random")
     assert plots.UNTRAINED in grid.get_suptitle()
-    assert plots.UNTRAINED not in plots.sentence_grid().get_suptitle()
+    assert plots.UNTRAINED not in plots.sentence_grid(SENTENCE).get_suptitle()
 
 
 def test_sentence_grid_has_one_pattern_per_head_and_sharing_repeats_head_1():
-    own = plots.sentence_grid()
+    own = plots.sentence_grid(SENTENCE)
     panels = [ax for ax in own.axes if ax.images]
     assert [ax.get_title() for ax in panels] == [f"head {i + 1}: {plots.PATTERN_TITLES[p]}" for i, p in
                                                  enumerate(("previous", "same word", "first", "pronoun"))]
     data = [np.ma.getdata(ax.images[0].get_array()) for ax in panels]
     assert all(not np.allclose(data[0], d) for d in data[1:]), "4 different patterns"
-    shared = [np.ma.getdata(ax.images[0].get_array()) for ax in plots.sentence_grid(shared=True).axes if ax.images]
+    shared = [np.ma.getdata(ax.images[0].get_array())
+              for ax in plots.sentence_grid(SENTENCE, shared=True).axes if ax.images]
     for d in shared:
         np.testing.assert_allclose(d, data[0], err_msg="every head shares head 1's projections")
 
 
 def test_s02_puts_target_words_on_the_decoder_rows_and_source_words_on_the_encoder_columns():
-    source, target = mha.heads.EXAMPLE_SOURCE[:4], mha.heads.EXAMPLE_TARGET[:3]
+    source, target = ENGLISH[:4], FRENCH[:3]
     fig = plots.translation_heatmap(source, target)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == target
@@ -303,10 +335,10 @@ def test_s02_puts_target_words_on_the_decoder_rows_and_source_words_on_the_encod
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: plots.sentence_heatmap(pattern="translation"), "pattern"),
-    (lambda: plots.sentence_heatmap(source="trained"), "source"),
-    (lambda: plots.sentence_grid(shared="yes"), "shared"),
-    (lambda: plots.translation_heatmap(pattern="pronoun"), "pattern"),
+    (lambda: plots.sentence_heatmap(SENTENCE, pattern="translation"), "pattern"),
+    (lambda: plots.sentence_heatmap(SENTENCE, source="trained"), "source"),
+    (lambda: plots.sentence_grid(SENTENCE, shared="yes"), "shared"),
+    (lambda: plots.translation_heatmap(ENGLISH[:6], FRENCH[:3], pattern="pronoun"), "pattern"),
     (lambda: plots.heatmap(np.eye(2), untrained="no"), "untrained"),
     (lambda: plots.head_grid(np.ones((2, 2, 2)) / 2, head_titles=["a"]), "head_titles"),
 ])
@@ -331,7 +363,7 @@ def _reference_weights(built):
 def test_head_view_draws_each_heads_row_of_the_constructed_weights():
     from matplotlib import colors
 
-    tokens = plots.EXAMPLE_TOKENS
+    tokens = SENTENCE
     built = mha.heads.constructed(tokens)
     expected = _reference_weights(built)
     it, cat, because = tokens.index("it"), tokens.index("cat"), tokens.index("because")
@@ -379,8 +411,8 @@ def test_head_view_of_cross_attention_has_key_tokens_of_its_own():
 def test_head_view_text_is_at_least_14_px():
     from matplotlib.text import Text
 
-    built = mha.heads.constructed(plots.EXAMPLE_TOKENS)
-    fig = plots.head_view(plots.EXAMPLE_TOKENS, built.weights(), 0)
+    built = mha.heads.constructed(SENTENCE)
+    fig = plots.head_view(SENTENCE, built.weights(), 0)
     sizes = [t.get_fontsize() * fig.dpi / 72 for t in fig.findobj(Text) if t.get_text()]
     assert sizes and min(sizes) >= 14, f"smallest text {min(sizes):.1f} px"
 
@@ -467,7 +499,7 @@ def _overlapping(boxes):
 @pytest.mark.parametrize("n, h", [(1, 1), (8, 8), (10, 4), (16, 8), (23, 512)])
 def test_readable_head_grid_labels_never_overlap_and_stay_in_the_figure(n, h):
     box, fs = (740, 560), 15
-    tokens = (TOKENS + "so it slept all afternoon while the dog watched birds outside the window".split())[:n]
+    tokens = sentences.TOKENS[:n]
     rows, cols, panel, step = screen.fit_head_grid(h, n, max(map(len, tokens)), box, fs)
     assert rows * cols <= h and panel * step >= n * screen.LABEL_PITCH * fs, "a label has less than LABEL_PITCH text heights"
     grid = screen.ReadableHeadGrid(box, fs)

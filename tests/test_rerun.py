@@ -8,6 +8,7 @@ import matplotlib.text
 import numpy as np
 import pytest
 
+from autograders.problems.sentences import SENTENCE
 from mha_core import widgets
 from mha_core.explore import base
 
@@ -24,7 +25,7 @@ def is_open(widget):
 
 def test_a_cell_run_again_closes_the_explorers_its_earlier_run_made(monkeypatch):
     monkeypatch.setenv("MHA_CORE_DRAW", "1")  # drawn: a figure with Agg's pixels to let go
-    first = widgets.head_grid_explorer()  # it keeps its own handles on its panels and titles
+    first = widgets.head_grid_explorer(SENTENCE)  # it keeps its own handles on its panels and titles
     agg = first.figure.canvas
     base.made_in_cell(first, ("cell-a", "run-1"))
     inner = list(base.descendants(first))

@@ -136,6 +136,20 @@ def test_the_library_imports_nothing_of_the_workbook():
     assert not (ROOT / "mha_core" / "explore" / "moments.py").exists() and not (ROOT / "mha_core" / "by_hand.py").exists()
 
 
+def test_the_library_holds_none_of_the_workbooks_sentences():
+    """The sentences the figures and explorers are drawn over are the workbook's content
+    (``autograders.problems.sentences``): the library takes them as arguments and writes none of them."""
+    from autograders.problems import sentences
+
+    said = [sentences.SENTENCE, sentences.TOKENS[len(sentences.SENTENCE):], sentences.ENGLISH, sentences.FRENCH]
+    said += [words for _, query, keys, _ in sentences.HEAD_VIEW_SENTENCES for words in (query, keys) if words]
+    assert len(said) > 8
+    for path in sorted((ROOT / "mha_core").rglob("*.py")):
+        text = " ".join(path.read_text().split())
+        for words in said:
+            assert " ".join(words) not in text, f"{path.relative_to(ROOT)} writes the workbook's {' '.join(words)!r}"
+
+
 def test_the_notebooks_draw_through_one_api_and_explore_through_one():
     """A notebook reaches figures through ``mha.plots`` and explorers through ``mha.widgets`` only, and these
     two faces take nothing private of what they are built with."""
@@ -150,6 +164,18 @@ def test_the_notebooks_draw_through_one_api_and_explore_through_one():
         private = [a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                    for a in node.names if a.name.startswith("_") and not a.name.startswith("__") and a.name != "_validate"]
         assert not private, f"mha_core/{face}.py imports private names: {private}"
+
+
+def test_no_module_of_the_library_imports_another_modules_private_names():
+    """A reader of ``mha_core`` follows public, documented names from one module to the next (``layer.py`` builds
+    on ``attention.attention_heads``, not on its underscored helpers); ``_validate`` is the library's own checks."""
+    found = []
+    for path in sorted((ROOT / "mha_core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__") and a.name != "_validate"]
+    assert not found, f"private names imported from another module: {found}"
 
 
 # --- the graph and the cycle finder themselves, on a made-up package ------------------------

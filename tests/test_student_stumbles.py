@@ -161,7 +161,10 @@ def test_small_figures_read_at_11_px_in_jupyterlab_at_1280_by_720():
     import mha_core as mha
     from mha_core.figures.screen import LAB_TEXT_PX, shown_in_lab_px
 
-    step = mha.widgets.causal_step_explorer(q=(1.0, 0.0), position=2)  # two keys masked: "masked" labels shown
+    from autograders.problems.level4 import SHEET_4_2
+
+    step = mha.widgets.causal_step_explorer((1.0, 0.0), SHEET_4_2["keys"], SHEET_4_2["values"],
+                                            position=2)  # two keys masked: "masked" labels shown
     assert any(t.get_text() == "masked" for ts in step.texts for t in ts)
     figures = {"causal step": step.canvas.figure, "head split": mha.plots.head_split_diagram(n=4, h=2, d_k=3),
                "parameter explorer": mha.widgets.parameter_explorer(d_model=512).canvas.figure,

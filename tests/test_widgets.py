@@ -6,10 +6,14 @@ import re
 import numpy as np
 import pytest
 
+from autograders.problems.level4 import SHEET_4_2
+from autograders.problems.sentences import ENGLISH, FRENCH, HEAD_VIEW_SENTENCES, SENTENCE, TOKENS
 import mha_core as mha
 from mha_core import access, plots, widgets
 from mha_core.figures import screen
 from mha_core.explore import shapes
+
+KV_4_2 = {"K": SHEET_4_2["keys"], "V": SHEET_4_2["values"]}  # Problem 4.2's keys and values
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +131,8 @@ def test_softmax_playground_rejects_mismatched_labels():
 
 
 def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
-    c = widgets.cross_attention_explorer(n_q=4, n_k=6, d_model=64, h=4, source="random")
+    c = widgets.cross_attention_explorer(n_q=4, n_k=6, d_model=64, h=4, source="random", source_tokens=ENGLISH,
+                                         target_tokens=FRENCH)
     assert set(c.controls) == {"n_q", "n_k", "head", "source"}
     assert c.state["shown"].shape == (4, 6) and c.state["output_shape"] == (4, 64)
     assert "4 × 6" in c.readout.value and "4 × 64" in c.readout.value
@@ -148,13 +153,13 @@ def test_cross_attention_explorer_shows_an_n_q_by_n_k_matrix():
 @pytest.mark.parametrize("make, control, value", [
     (lambda: widgets.shape_explorer(d_model=64, h=4, n=5), "n", 6),
     (lambda: widgets.softmax_playground(), "temperature", 2.0),
-    (lambda: widgets.cross_attention_explorer(n_q=3, n_k=5), "n_q", 4),
+    (lambda: widgets.cross_attention_explorer(n_q=3, n_k=5, source_tokens=ENGLISH, target_tokens=FRENCH), "n_q", 4),
     (lambda: widgets.flop_explorer(d_model=64, n=4), "n", 5),
-    (lambda: widgets.sum_concat_explorer(), "token", "cat"),
-    (lambda: widgets.head_grid_explorer(), "shared", True),
+    (lambda: widgets.sum_concat_explorer(SENTENCE, "it"), "token", "cat"),
+    (lambda: widgets.head_grid_explorer(SENTENCE), "shared", True),
     (lambda: widgets.parameter_explorer(d_model=64), "d_model", 72),
-    (lambda: widgets.causal_step_explorer(), "position", 2),
-    (lambda: widgets.head_view_explorer(), "query", 2),
+    (lambda: widgets.causal_step_explorer(**KV_4_2), "position", 2),
+    (lambda: widgets.head_view_explorer(HEAD_VIEW_SENTENCES), "query", 2),
 ])
 def test_under_nbgrader_explorers_compute_everything_but_draw_nothing(make, control, value, monkeypatch):
     drawn = make()
@@ -173,14 +178,14 @@ def test_under_nbgrader_explorers_compute_everything_but_draw_nothing(make, cont
 
 
 def test_shape_explorer_switches_between_random_and_constructed_heads():
-    e = widgets.shape_explorer(d_model=96, h=4, n=10, tokens=plots.EXAMPLE_TOKENS)
+    e = widgets.shape_explorer(d_model=96, h=4, n=10, tokens=SENTENCE)
     assert e.state["untrained"] and plots.UNTRAINED in e.figure.get_suptitle() and plots.UNTRAINED in e.note.value
     e.controls["source"].value = "constructed"
     assert not e.state["untrained"] and plots.UNTRAINED not in e.figure.get_suptitle()
-    built = mha.heads.constructed(plots.EXAMPLE_TOKENS, ("previous", "same word", "first", "pronoun"), d_model=96)
+    built = mha.heads.constructed(SENTENCE, ("previous", "same word", "first", "pronoun"), d_model=96)
     np.testing.assert_allclose(np.ma.getdata(np.array(e.state["shown"])), built.weights())
     assert e.state["head_names"][3] == "head 4: pronoun → its noun"
-    it, cat = plots.EXAMPLE_TOKENS.index("it"), plots.EXAMPLE_TOKENS.index("cat")
+    it, cat = SENTENCE.index("it"), SENTENCE.index("cat")
     assert int(np.argmax(e.state["shown"][3][it])) == cat
     assert "head 1: previous token: strongest key is itself in 1, the previous token in 9 of 10 rows" in e.state["alt"]
     e.controls["h"].value = 32  # d_k = 3 cannot hold the codes: random weights, and the note says why
@@ -191,9 +196,10 @@ def test_controls_have_names_and_announce_what_they_show(state_only):
     import ipywidgets
 
     for explorer in (widgets.shape_explorer(d_model=64, h=4, n=5), widgets.softmax_playground(),
-                     widgets.cross_attention_explorer(), widgets.flop_explorer(d_model=64, n=4),
-                     widgets.sum_concat_explorer(), widgets.head_grid_explorer(), widgets.parameter_explorer(64),
-                     widgets.causal_step_explorer()):
+                     widgets.cross_attention_explorer(source_tokens=ENGLISH, target_tokens=FRENCH),
+                     widgets.flop_explorer(d_model=64, n=4), widgets.sum_concat_explorer(SENTENCE, "it"),
+                     widgets.head_grid_explorer(SENTENCE), widgets.parameter_explorer(64),
+                     widgets.causal_step_explorer(**KV_4_2)):
         for name, control in explorer.controls.items():
             assert control.description, f"{name} has no accessible name"
             assert not isinstance(control, (ipywidgets.SelectionSlider, ipywidgets.Checkbox,
@@ -221,7 +227,7 @@ def test_alt_text_follows_the_data(state_only):
 def test_defaults_are_not_the_graded_values(state_only):
     p = widgets.softmax_playground()
     assert tuple(p.state["scores"]) != (4.0, 2.0, 5.0), "Problem 2.3's scores"
-    c = widgets.cross_attention_explorer()
+    c = widgets.cross_attention_explorer(source_tokens=ENGLISH, target_tokens=FRENCH)
     assert (c.state["n_q"], c.state["n_k"]) != (4, 6), "Problem 5.3's shapes"
     e = widgets.shape_explorer()
     assert (e.state["d_model"], e.state["h"]) not in {(512, 8), (768, 12)}, "Problems 1.1 and 2.1"
@@ -258,8 +264,8 @@ def test_softmax_playground_links_the_temperature_to_sqrt_d_k(state_only):
 
 
 def test_cross_attention_explorer_translates_english_source_into_french_target():
-    c = widgets.cross_attention_explorer(n_q=3, n_k=6)
-    assert c.state["targets"] == ["le", "chat", "noir"] and c.state["sources"] == mha.heads.EXAMPLE_SOURCE[:6]
+    c = widgets.cross_attention_explorer(n_q=3, n_k=6, source_tokens=ENGLISH, target_tokens=FRENCH)
+    assert c.state["targets"] == ["le", "chat", "noir"] and c.state["sources"] == ENGLISH[:6]
     ax = c.figure.axes[0]
     assert "decoder" in ax.get_ylabel() and "encoder" in ax.get_xlabel()
     assert [t.get_text() for t in ax.get_yticklabels()] == ["le", "chat", "noir"]
@@ -323,10 +329,10 @@ def test_count_explorers_blit_a_change_to_the_pixels_of_a_whole_drawing(make, ch
 
 
 def test_sum_concat_explorer_swapping_heads_changes_the_concatenation_not_the_sum():
-    s = widgets.sum_concat_explorer()
+    s = widgets.sum_concat_explorer(SENTENCE, "it")
     assert "swap heads 1 and 2" in s.readout.value and "e+00" not in s.readout.value, "no '0 entries' before a swap"
     concat, summed = s.state["concat"].copy(), s.state["summed"].copy()
-    built = mha.heads.constructed(plots.EXAMPLE_TOKENS, ("previous", "same word", "first", "pronoun"), seed=1)
+    built = mha.heads.constructed(SENTENCE, ("previous", "same word", "first", "pronoun"), seed=1)
     d_k = built.block.d_k
     assert concat.shape == (10, 4 * d_k) and summed.shape == (10, d_k)
     np.testing.assert_allclose(summed, sum(concat[:, k * d_k:(k + 1) * d_k] for k in range(4)))
@@ -345,7 +351,7 @@ def test_sum_concat_explorer_swapping_heads_changes_the_concatenation_not_the_su
 
 
 def test_head_grid_explorer_sharing_head_1s_projections_gives_identical_panels():
-    g = widgets.head_grid_explorer()
+    g = widgets.head_grid_explorer(SENTENCE)
     assert g.state["distinct"] == 4 and "<b>4</b> different patterns" in g.readout.value
     own = g.state["weights"].copy()
     png = g.image.value
@@ -396,7 +402,7 @@ def by_hand(q, position):
 
 
 def test_causal_step_explorer_does_not_start_at_the_problems_query(state_only):
-    c = widgets.causal_step_explorer()
+    c = widgets.causal_step_explorer(**KV_4_2)
     assert not np.allclose(c.state["q"], PROBLEM_Q), "the student must not see 4.2's answer before answering"
     assert c.state["position"] == 4 and c.state["allowed"].all()
     _, _, _, answer = by_hand(PROBLEM_Q, 4)
@@ -404,7 +410,7 @@ def test_causal_step_explorer_does_not_start_at_the_problems_query(state_only):
 
 
 def test_causal_step_explorer_follows_the_query_and_its_position():
-    c = widgets.causal_step_explorer()
+    c = widgets.causal_step_explorer(**KV_4_2)
     for q, position in [((0.0, 1.0), 4), ((2.0, -1.0), 4), ((2.0, -1.0), 2), ((-3.0, 3.0), 1)]:
         with c.paused():
             c.controls["q1"].value, c.controls["q2"].value = q
@@ -423,7 +429,7 @@ def test_causal_step_explorer_follows_the_query_and_its_position():
 
 
 def test_causal_step_explorer_table_has_padded_columns(state_only):
-    html = widgets.causal_step_explorer().readout.value
+    html = widgets.causal_step_explorer(**KV_4_2).readout.value
     cells = re.findall(r"<t[dh]\b[^>]*>", html)
     assert len(cells) == 4 * 5, "a header and 4 keys, 4 columns each"
     assert all(f"style='{widgets.STEP_CELL}" in cell for cell in cells), "numbers in a row must not run together"
@@ -432,8 +438,8 @@ def test_causal_step_explorer_table_has_padded_columns(state_only):
 
 @pytest.mark.parametrize("build", [
     lambda: widgets.parameter_explorer(d_model=256),
-    lambda: widgets.sum_concat_explorer(),
-    lambda: widgets.causal_step_explorer(),
+    lambda: widgets.sum_concat_explorer(SENTENCE, "it"),
+    lambda: widgets.causal_step_explorer(**KV_4_2),
     lambda: widgets.shape_explorer(d_model=16, h=2, n=4),
 ])
 def test_explorer_controls_keep_their_width_beside_the_readout(build, state_only):
@@ -448,13 +454,15 @@ def test_explorer_controls_keep_their_width_beside_the_readout(build, state_only
 
 def test_causal_step_explorer_rejects_bad_data():
     with pytest.raises(ValueError, match="K"):
-        widgets.causal_step_explorer(K=np.ones((4, 3)))
+        widgets.causal_step_explorer(K=np.ones((4, 3)), V=KV_4_2["V"])
     with pytest.raises(ValueError, match="V"):
-        widgets.causal_step_explorer(V=np.ones((3, 2)))
+        widgets.causal_step_explorer(K=KV_4_2["K"], V=np.ones((3, 2)))
     with pytest.raises(ValueError, match="q"):
-        widgets.causal_step_explorer(q=(5.0, 0.0))
+        widgets.causal_step_explorer(q=(5.0, 0.0), **KV_4_2)
     with pytest.raises(ValueError, match="position"):
-        widgets.causal_step_explorer(position=5)
+        widgets.causal_step_explorer(position=5, **KV_4_2)
+    with pytest.raises(ValueError, match="K must be given"):
+        widgets.causal_step_explorer()
 
 
 # --- where does this word look? ----------------------------------------------------------------------
@@ -470,8 +478,8 @@ def _loop_weights(block, x, x_kv=None):
 
 
 def test_head_view_explorer_draws_the_chosen_words_row_of_every_constructed_head():
-    v = widgets.head_view_explorer()
-    tokens = plots.EXAMPLE_TOKENS
+    v = widgets.head_view_explorer(HEAD_VIEW_SENTENCES)
+    tokens = SENTENCE
     it, cat = tokens.index("it"), tokens.index("cat")
     built = mha.heads.constructed(tokens, widgets.PATTERNS, seed=1)
     expected = _loop_weights(built.block, built.x)
@@ -489,9 +497,9 @@ def test_head_view_explorer_draws_the_chosen_words_row_of_every_constructed_head
 
 
 def test_head_view_explorer_switches_to_random_weights():
-    v = widgets.head_view_explorer()
+    v = widgets.head_view_explorer(HEAD_VIEW_SENTENCES)
     it = v.state["query"]
-    built = mha.heads.constructed(plots.EXAMPLE_TOKENS, widgets.PATTERNS, seed=1)
+    built = mha.heads.constructed(SENTENCE, widgets.PATTERNS, seed=1)
     v.controls["source"].value = "random"
     block = mha.MultiHeadAttention.from_seed(built.block.d_model, built.block.h, 1)
     np.testing.assert_allclose(v.state["drawn"], _loop_weights(block, built.x)[:, it, :], atol=1e-12)
@@ -501,7 +509,7 @@ def test_head_view_explorer_switches_to_random_weights():
 
 
 def test_head_view_explorer_new_sentence_resets_the_word_and_shows_the_translation_heads():
-    v = widgets.head_view_explorer()
+    v = widgets.head_view_explorer(HEAD_VIEW_SENTENCES)
     english, french = "the black cat sat on the mat".split(), "le chat noir s'assit sur le tapis".split()
     v.controls["sentence"].value = 4
     noir = french.index("noir")
@@ -520,7 +528,7 @@ def test_head_view_explorer_new_sentence_resets_the_word_and_shows_the_translati
 def test_head_view_explorer_controls_are_named_and_announced(state_only):
     import ipywidgets
 
-    v = widgets.head_view_explorer()
+    v = widgets.head_view_explorer(HEAD_VIEW_SENTENCES)
     assert set(v.controls) == {"sentence", "query", "source"}
     for name, control in v.controls.items():
         assert control.description, f"{name} has no accessible name"
@@ -534,10 +542,11 @@ def test_head_view_explorer_controls_are_named_and_announced(state_only):
     ({"query": 10}, "query"),
     ({"sentences": [("long", ["w"] * 17, None, "w")]}, "sentences"),
     ({"sentences": [("x", ["w"])]}, "sentences"),
+    ({"sentences": None}, "sentences"),
 ])
 def test_head_view_explorer_rejects_bad_arguments(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        widgets.head_view_explorer(**kwargs)
+        widgets.head_view_explorer(**{"sentences": HEAD_VIEW_SENTENCES, **kwargs})
 
 
 # --- end of the head view tests
@@ -568,7 +577,7 @@ def test_shape_explorer_in_a_box_shows_the_heads_that_fit_and_pages_through_the_
 
 
 def test_cross_attention_explorer_in_a_box_resizes_one_figure():
-    c = widgets.cross_attention_explorer(n_q=4, n_k=6, box=(740, 540))
+    c = widgets.cross_attention_explorer(n_q=4, n_k=6, box=(740, 540), source_tokens=ENGLISH, target_tokens=FRENCH)
     figure, builds = c.figure, c.canvas.builds
     for n_q, n_k in [(12, 12), (1, 1), (9, 12)]:
         c.controls["n_q"].value, c.controls["n_k"].value = n_q, n_k
@@ -576,7 +585,7 @@ def test_cross_attention_explorer_in_a_box_resizes_one_figure():
         np.testing.assert_allclose(np.ma.filled(c.state["shown"], np.nan), c.state["weights"])
     assert c.canvas.builds > builds and "mha-text-15px" in c.image._dom_classes
     with pytest.raises(ValueError, match="box"):
-        widgets.cross_attention_explorer(box=(740,))
+        widgets.cross_attention_explorer(box=(740,), source_tokens=ENGLISH, target_tokens=FRENCH)
 
 
 def test_cost_explorer_redraws_two_figures_laid_out_once():
@@ -628,7 +637,7 @@ def test_cost_explorer_blits_a_change_to_the_pixels_of_a_fresh_figure(changes):
 def test_shape_explorer_keeps_its_layout_while_the_labels_fit_and_never_cuts_one():
     """A new n relabels the same figure; its margins are laid out again only when a longer token, a title
     line or another label size or angle needs room: every label stays inside the figure."""
-    e = widgets.shape_explorer(d_model=64, h=8, n=5)
+    e = widgets.shape_explorer(d_model=64, h=8, n=5, tokens=TOKENS)
     figure = e.figure
     positions = lambda: [ax.get_position().bounds for ax in figure.axes]  # noqa: E731
     for n in (16, 15, 16, 9, e.controls["n"].max, 3, 12, 1, 11):
@@ -641,8 +650,8 @@ def test_shape_explorer_keeps_its_layout_while_the_labels_fit_and_never_cuts_one
         # Pasted labels (the same layout, a new n): their pixels' boxes, rows from the top.
         panels = [image.axes for image in e.images]
         ticked = [t for t in labels if t.axes in panels]
-        pasted = [] if ticked else list(e.labels.placed(widgets.TOKENS[:n], widgets.TOKENS[:n], figure.dpi, height))
-        assert set(widgets.TOKENS[:n]) <= {t.get_text() for t in labels} | {p[0] for p in pasted}, \
+        pasted = [] if ticked else list(e.labels.placed(TOKENS[:n], TOKENS[:n], figure.dpi, height))
+        assert set(TOKENS[:n]) <= {t.get_text() for t in labels} | {p[0] for p in pasted}, \
             "every token is labelled"
         assert len(pasted) in (0, 6 * n), "each of the 2 rows and 4 columns of panels labels every token"
         for text in [*labels, *figure.texts]:
@@ -700,7 +709,7 @@ def _pixels(png):
 def test_a_new_n_in_the_same_layout_shows_every_token_label_where_a_whole_drawing_puts_it():
     """What a student sees after a new n (the same layout kept): the picture of the figure drawn whole by
     matplotlib, its ticks labelled (how fast it is drawn: ``python -m benchmarks widgets``, its ``n`` row)."""
-    e = widgets.shape_explorer(d_model=512, h=8, n=16)
+    e = widgets.shape_explorer(d_model=512, h=8, n=16, tokens=TOKENS)
     e.controls["n"].value = 15
     e.controls["n"].value = 16
     e.controls["n"].value = 15
@@ -709,7 +718,7 @@ def test_a_new_n_in_the_same_layout_shows_every_token_label_where_a_whole_drawin
     # The same figure drawn whole by matplotlib, its ticks labelled: the labels where the ticks put them.
     from mha_core.figures import grid
 
-    tokens = widgets.TOKENS[:15]
+    tokens = TOKENS[:15]
     figure = e.figure
     grid.relabel_head_grid(figure, e.images, tokens, tokens, figure.get_suptitle())
     e._set_images(e.state)
@@ -725,7 +734,7 @@ def test_a_new_n_in_the_same_layout_shows_every_token_label_where_a_whole_drawin
 def test_every_n_keeps_the_grids_layout_and_labels_in_the_size_its_tokens_need():
     """The margins are made once for the widest labels the n slider reaches: past 16 tokens the labels are
     smaller (6 points, not 8) and no panel moves."""
-    e = widgets.shape_explorer(d_model=512, h=8, n=16)
+    e = widgets.shape_explorer(d_model=512, h=8, n=16, tokens=TOKENS)
     positions = [image.axes.get_position().bounds for image in e.images]
     e.controls["n"].value = 17
     assert [image.axes.get_position().bounds for image in e.images] == positions

@@ -9,11 +9,17 @@ phrases of the message. A tag not in :data:`NAMES` is refused where it is raised
 
 # tag: the name the report shows. In the order the report lists them when counts tie.
 NAMES = {}
+# tag: words (a regular expression) that a labelled choice's option must hold to carry this tag: a tag
+# attached to the wrong option fails tests/test_choices.py.
+OPTION_WORDS = {}
 
 
-def _tag(tag, name):
-    """Declare the misconception ``tag``, named ``name`` in the report; return the tag."""
+def _tag(tag, name, option=None):
+    """Declare the misconception ``tag``, named ``name`` in the report, ``option`` the words of an option
+    showing it (for a tag a labelled choice uses); return the tag."""
     NAMES[tag] = name
+    if option is not None:
+        OPTION_WORDS[tag] = option
     return tag
 
 
@@ -21,18 +27,24 @@ NO_ANSWER = _tag("no-answer", "no answer yet")
 WRONG_KIND = _tag("wrong-kind", "answer of the wrong kind (type or shape)")
 MULTIPLIED_BY_H = _tag("multiplied-by-h", "multiplied by h instead of dividing")
 ROLES_SWAPPED = _tag("roles-swapped", "split h by d_model (roles swapped)")
-HEAD_FULL_WIDTH = _tag("head-full-width", "a head keeps the full width d_model")
+HEAD_FULL_WIDTH = _tag(
+    "head-full-width", "a head keeps the full width d_model",
+    option=r"full width|512 \\times 64|width 64",
+)
 TRANSPOSED = _tag("transposed", "transposed shape")
-ONE_HEAD_FOR_ALL = _tag("one-head-for-all", "one head confused with all heads")
+ONE_HEAD_FOR_ALL = _tag("one-head-for-all", "one head confused with all heads", option=r"only \$1/h\$")
 MATRIX_CONFUSED = _tag("matrix-confused", "a matrix confused with another (weights, scores, projections)")
 QT_K = _tag("qt-k", "Q_i^T K_i instead of Q_i K_i^T")
-HEADS_SUMMED = _tag("heads-summed", "heads summed or stacked instead of concatenated")
-SCALED_BY_D_K = _tag("scaled-by-d-k", "scaled by d_k instead of √d_k")
+HEADS_SUMMED = _tag(
+    "heads-summed", "heads summed or stacked instead of concatenated",
+    option=r"added together|summed",
+)
+SCALED_BY_D_K = _tag("scaled-by-d-k", "scaled by d_k instead of √d_k", option=r"dividing by \$d_k\$")
 NO_SCALING = _tag("no-scaling", "no scaling by √d_k")
 SCALED_WITH_D_MODEL = _tag("scaled-with-d-model", "scaled with d_model instead of d_k")
 MULTIPLIED_BY_SQRT_D_K = _tag("multiplied-by-sqrt-d-k", "multiplied by √d_k instead of dividing")
-SCALING_AS_SOFTMAX = _tag("scaling-as-softmax", "scaling confused with softmax's job")
-SCALE_IS_H = _tag("scale-is-h", "the scale taken for the number of heads")
+SCALING_AS_SOFTMAX = _tag("scaling-as-softmax", "scaling confused with softmax's job", option=r"sum to 1")
+SCALE_IS_H = _tag("scale-is-h", "the scale taken for the number of heads", option=r"number of heads")
 SOFTMAX_LINEAR = _tag("softmax-linear", "softmax as a linear normalisation")
 SOFTMAX_NOT_NORMALISED = _tag("softmax-not-normalised", "softmax not normalised")
 SOFTMAX_OVERFLOWS = _tag("softmax-overflows", "softmax that overflows")
@@ -51,18 +63,42 @@ FORGOT_W_O = _tag("forgot-w-o", "forgot W^O")
 COUNTED_BIASES = _tag("counted-biases", "counted biases")
 TWO_FLOPS = _tag("two-flops", "2 FLOPs per multiply-add (multiply-adds asked)")
 EXAMPLE_NUMBERS_ONLY = _tag("example-numbers-only", "a formula of the example's numbers only")
-HEADS_COST_MORE = _tag("heads-cost-more", "more heads cost more")
-HEADS_FREE = _tag("heads-free", "more heads are free or always better")
-NARROW_HEADS_UNIFORM = _tag("narrow-heads-uniform", "one-number heads taken to attend uniformly")
-HEADS_SPLIT_TOKENS = _tag("heads-split-tokens", "heads taken to split the tokens, not the width")
-SOFTMAX_SETS_WIDTH = _tag("softmax-sets-width", "softmax taken to set the output's width")
-BEYOND_THE_VALUES = _tag("beyond-the-values", "the output taken to leave the range of the values")
-SHARING_BREAKS_SHAPES = _tag("sharing-breaks-shapes", "shared projections taken to break the shapes")
-CROSS_ATTENTION_SQUARE = _tag("cross-attention-square", "cross-attention is square (output follows the keys)")
-CREATES_INFORMATION = _tag("creates-information", "attention creates new information")
+HEADS_COST_MORE = _tag(
+    "heads-cost-more", "more heads cost more",
+    option=r"\$h\$ times the single-head work|\$W\^O\$ grow with \$h\$",
+)
+HEADS_FREE = _tag("heads-free", "more heads are free or always better", option=r"Nothing is lost")
+NARROW_HEADS_UNIFORM = _tag("narrow-heads-uniform", "one-number heads taken to attend uniformly", option=r"uniform")
+HEADS_SPLIT_TOKENS = _tag(
+    "heads-split-tokens", "heads taken to split the tokens, not the width",
+    option=r"slice of the encoder's tokens",
+)
+SOFTMAX_SETS_WIDTH = _tag(
+    "softmax-sets-width", "softmax taken to set the output's width",
+    option=r"[Ss]oftmax normalises.*width",
+)
+BEYOND_THE_VALUES = _tag(
+    "beyond-the-values", "the output taken to leave the range of the values",
+    option=r"beyond the values",
+)
+SHARING_BREAKS_SHAPES = _tag(
+    "sharing-breaks-shapes", "shared projections taken to break the shapes",
+    option=r"shape no longer fits",
+)
+CROSS_ATTENTION_SQUARE = _tag(
+    "cross-attention-square", "cross-attention is square (output follows the keys)",
+    option=r"square again|one row per key",
+)
+CREATES_INFORMATION = _tag(
+    "creates-information", "attention creates new information",
+    option=r"weights alone|number of heads",
+)
 WEIGHTS_NEVER_MATTER = _tag("weights-never-matter", "the weights never matter")
-SHARED_PROJECTIONS_DIFFER = _tag("shared-projections-differ", "shared projections give different heads")
-SYMPTOM_FOR_CAUSE = _tag("symptom-for-cause", "a symptom taken for the cause")
+SHARED_PROJECTIONS_DIFFER = _tag(
+    "shared-projections-differ", "shared projections give different heads",
+    option=r"still differ|average out",
+)
+SYMPTOM_FOR_CAUSE = _tag("symptom-for-cause", "a symptom taken for the cause", option=r"W\^O \\in")
 SPLIT_WITHOUT_TRANSPOSE = _tag(
     "split-without-transpose", "heads split without the transpose (tokens and heads mixed)"
 )
@@ -95,17 +131,29 @@ OUTPUT_NOT_PERMUTED = _tag("output-not-permuted", "equivariance tested without p
 PERMUTATION_INVERTED = _tag("permutation-inverted", "the output permuted with the inverse permutation")
 EXACT_FLOAT_EQUALITY = _tag("exact-float-equality", "floats compared exactly instead of within a tolerance")
 CAUSAL_EQUIVARIANT = _tag("causal-equivariant", "a causal mask taken to keep permutation equivariance")
-PERMUTATION_MIXES_TOKENS = _tag("permutation-mixes-tokens", "permuting the tokens taken to mix them")
-POSITIONS_MAKE_HEADS_DIFFER = _tag("positions-make-heads-differ", "positions taken to make the heads differ")
-POSITIONS_FOR_RANK = _tag("positions-for-rank", "positions taken to lift the rank bottleneck")
+PERMUTATION_MIXES_TOKENS = _tag(
+    "permutation-mixes-tokens", "permuting the tokens taken to mix them",
+    option=r"mixes their rows",
+)
+POSITIONS_MAKE_HEADS_DIFFER = _tag(
+    "positions-make-heads-differ", "positions taken to make the heads differ",
+    option=r"make the heads differ",
+)
+POSITIONS_FOR_RANK = _tag("positions-for-rank", "positions taken to lift the rank bottleneck", option=r"full rank")
 HEADS_SWAPPED = _tag("heads-swapped", "the previous-token and induction heads swapped")
 HEAD_PATTERN_MISREAD = _tag("head-pattern-misread", "a learned head's pattern misread")
 KV_COUNTED_ONCE = _tag("kv-counted-once", "the KV cache counted for the keys or the values only")
 GQA_IGNORED = _tag("gqa-ignored", "a KV cache for every query head (grouped-query attention ignored)")
 BYTES_FORGOTTEN = _tag("bytes-forgotten", "numbers counted where bytes are asked (bytes per number forgotten)")
-DECODE_COMPUTE_BOUND = _tag("decode-compute-bound", "decoding taken to be limited by multiply-adds, not by memory")
-MEMORY_FREE = _tag("memory-free", "reading the GPU's memory taken to cost nothing")
-SOFTMAX_BOTTLENECK = _tag("softmax-bottleneck", "the softmax's exponentials taken for the cost of attention")
+DECODE_COMPUTE_BOUND = _tag(
+    "decode-compute-bound", "decoding taken to be limited by multiply-adds, not by memory",
+    option=r"multiply-adds: attention's cost",
+)
+MEMORY_FREE = _tag("memory-free", "reading the GPU's memory taken to cost nothing", option=r"reading it is free")
+SOFTMAX_BOTTLENECK = _tag(
+    "softmax-bottleneck", "the softmax's exponentials taken for the cost of attention",
+    option=r"exponentials cost more",
+)
 # problems of today's models (autograders.checks.today)
 MASK_AFTER_SOFTMAX = _tag(
     "mask-after-softmax", "a mask applied after the softmax (weights zeroed, not renormalised)"
@@ -128,6 +176,7 @@ ONLINE_SOFTMAX_NO_RESCALE = _tag(
     "online-softmax-no-rescale", "a running sum not rescaled when the running maximum changes"
 )
 LAST_BLOCK_DROPPED = _tag("last-block-dropped", "the last, partial block of keys left out")
+ALL_SCORES_AT_ONCE = _tag("all-scores-at-once", "all the scores at once, no loop over blocks (block_size never read)")
 N2_HALF_COUNTED = _tag(
     "n2-half-counted", "the n² cost counted for the scores alone (the weighted sum forgotten)"
 )

@@ -124,6 +124,46 @@ def _remote_sources(func):
         return None
 
 
+# --- an argument the function was asked to use -------------------------------------------
+
+
+def ignores_argument(func, name, index):
+    """True when the student's function ``name`` never reads its argument number ``index`` (4.7's
+    ``block_size``: never read, the blocks were never made); False when it reads it, or when that cannot be
+    told (no code or source to read, ``*args``, ``locals()``, an inner function using it)."""
+    if _is_remote(func):
+        return _source_ignores(_remote_sources(func), name, index)
+    code = getattr(func, "__code__", None)
+    if not isinstance(code, types.CodeType) or code.co_argcount <= index:
+        return False
+    argument = code.co_varnames[index]
+    if argument in code.co_cellvars or {"locals", "vars"} & set(code.co_names):
+        return False
+    for instruction in dis.get_instructions(code):
+        value = instruction.argval
+        if instruction.opname.startswith("LOAD") and (value == argument or isinstance(value, tuple) and argument in value):
+            return False
+    return True
+
+
+def _source_ignores(sources, name, index):
+    """:func:`ignores_argument` read from the code cells ``sources`` (the last definition of ``name``)."""
+    definition = None
+    for node in _cell_statements(sources):
+        definition = dict(_defines(node)).get(name, definition)
+    if not isinstance(definition, ast.FunctionDef):
+        return False
+    positional = definition.args.posonlyargs + definition.args.args
+    if len(positional) <= index:
+        return False
+    argument = positional[index].arg
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and (node.id in ("locals", "vars") or node.id == argument and
+                                           isinstance(node.ctx, ast.Load)):
+            return False
+    return True
+
+
 # --- the student's source (the re-check) --------------------------------------------------
 
 # Ways to reach a module from a string, or to run code the reader cannot see.
@@ -137,24 +177,14 @@ def source_references(sources, name):
     if sources is None:
         return None
     aliases, definitions = {}, {}
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                module = node.module if isinstance(node, ast.ImportFrom) else None
-                for alias in node.names:
-                    full = f"{module}.{alias.name}" if module else alias.name
-                    if _library_module(full) or _library_module(module):
-                        aliases[alias.asname or alias.name.split(".")[0]] = full
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                definitions[node.name] = node
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        definitions[target.id] = node.value
+    for node in _cell_statements(sources):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            for alias in node.names:
+                full = f"{module}.{alias.name}" if module else alias.name
+                if _library_module(full) or _library_module(module):
+                    aliases[alias.asname or alias.name.split(".")[0]] = full
+        definitions.update(_defines(node))
     if name not in definitions:
         return None
     todo, done = [name], set()
@@ -185,6 +215,26 @@ def source_references(sources, name):
                                                             ast.Lambda)):
                     todo.append(node.id)  # the student's own function (not a value computed elsewhere)
     return None
+
+
+def _cell_statements(sources):
+    """The top-level statements of the code cells ``sources``, in order (a cell that does not parse is skipped)."""
+    for source in sources or ():
+        try:
+            yield from ast.parse(source).body
+        except (SyntaxError, ValueError):
+            continue
+
+
+def _defines(node):
+    """``(name, definition)`` for each name the top-level statement ``node`` defines: a function or class, or
+    a name assigned (its value)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name, node
+    elif isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                yield target.id, node.value
 
 
 def _local_names(definition):

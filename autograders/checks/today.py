@@ -270,5 +270,10 @@ def q4_7_attention_in_blocks(fn, hidden=False):
         raise WrongAnswer(f"{where}, `attention_in_blocks` does not give softmax(K q / √d_k) @ V: keep a running "
                           "maximum m, a running sum of e^(s - m) and a running sum of e^(s - m) v, rescale both sums "
                           "whenever m grows, and divide at the end.")
+    if own_work.ignores_argument(fn, "attention_in_blocks", 3):
+        raise WrongAnswer("`attention_in_blocks` gives the right output but never reads `block_size`: it computes all "
+                          "n_k scores at once, which is what the problem is about avoiding. Read K and V block_size "
+                          "keys at a time, with a running maximum, sum and weighted sum.",
+                          misconception=tags.ALL_SCORES_AT_ONCE)
     correct("One block at a time, the same output as all the scores at once: FlashAttention's idea."
             if not hidden else "Hidden checks passed too: longer inputs, other block sizes.")

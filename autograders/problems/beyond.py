@@ -41,15 +41,20 @@ MODEL_4_5 = Numbers("q4_5", sheet=SHEET_4_5, entries=tuple(
     derive=lambda e: {"d_model": e.n_heads * e.d_head})
 
 
+def _dtype(n):
+    """The numpy type of a cached number of ``n.bytes_per_value`` bytes."""
+    return {1: np.int8, 2: np.float16, 4: np.float32}[n.bytes_per_value]
+
+
 def _cached(n):
     """An independent count: numpy's size in bytes of one layer's K and V caches, times the layers."""
-    dtype = {1: np.int8, 2: np.float16, 4: np.float32}[n.bytes_per_value]
-    one = np.empty((n.n_ctx, n.n_kv_heads * n.d_head), dtype=dtype)  # not written to: nothing is filled
+    one = np.empty((n.n_ctx, n.n_kv_heads * n.d_head), dtype=_dtype(n))  # not written to: nothing is filled
     return n.n_layers * 2 * one.nbytes
 
 
 KV_CACHE_BYTES = Answer(
     "q4_5_kv_cache_bytes", "number", numbers=MODEL_4_5, tolerance=0.5, sheet_mistake=True, hidden=_cached, prefix="",
+    trials=("the size of the cached arrays themselves",),
     answer=lambda n: 2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
     mistakes=(
         Mistake(tags.KV_COUNTED_ONCE, lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
@@ -81,9 +86,8 @@ def _projection_sizes(n):
 def _decode_step(n):
     """An independent count of one generated token's attention in one layer: the multiply-adds of the n_heads
     queries' scores and weighted sums over the cache, over the bytes of the cache they read."""
-    dtype = {1: np.int8, 2: np.float16, 4: np.float32}[n.bytes_per_value]
-    q = np.empty((n.n_heads, n.d_head), dtype=dtype)  # one token's queries, every head
-    K = V = np.empty((n.n_ctx, n.n_kv_heads, n.d_head), dtype=dtype)  # the cache, shared by n_heads / n_kv_heads
+    q = np.empty((n.n_heads, n.d_head), dtype=_dtype(n))  # one token's queries, every head
+    K = V = np.empty((n.n_ctx, n.n_kv_heads, n.d_head), dtype=_dtype(n))  # the cache, shared by n_heads / n_kv_heads
     scores = q.size * n.n_ctx  # each head's query against every cached key: d_head products per key
     weighted = n.n_heads * n.n_ctx * V.shape[-1]  # each head's weights times every cached value
     return (scores + weighted) / (K.nbytes + V.nbytes)
@@ -91,6 +95,7 @@ def _decode_step(n):
 
 KV_PARAMS = Answer(
     "q4_5_kv_params", "int", numbers=MODEL_4_5, hidden=_projection_sizes,  # no sheet_mistake: powers of two collide
+    trials=("the sizes of the matrices themselves",),
     answer=lambda n: 2 * n.d_model * n.n_kv_heads * n.d_head,
     mistakes=(
         Mistake(tags.GQA_IGNORED, lambda n: 2 * n.d_model * n.n_heads * n.d_head,
@@ -108,6 +113,7 @@ KV_PARAMS = Answer(
 )
 MACS_PER_BYTE = Answer(
     "q4_5_macs_per_byte", "number", numbers=MODEL_4_5, tolerance=0.005, sheet_mistake=True, hidden=_decode_step,
+    trials=("one decoding step's arrays",),
     answer=lambda n: n.n_heads / (n.n_kv_heads * n.bytes_per_value),
     mistakes=(
         Mistake(tags.GQA_IGNORED, lambda n: 1 / n.bytes_per_value,
@@ -164,6 +170,7 @@ _N2_WHAT = ("the projections (X W_Q, X W_K, X W_V and Concat W_O: 4 n d_model² 
             "(the scores Q_i K_i^T and the weighted sums, h heads each: 2 n² d_model)")
 PROJECTIONS_OVER_SCORES = Answer(
     "q4_7_projections_over_scores", "number", numbers=COST_4_7, tolerance=0.05, sheet_mistake=True,
+    trials=("mha_core's own stage counts",),
     answer=lambda n: 2 * n.d_model / n.n_short,
     hidden=lambda n: _flop_ratio(n, n.n_short), hidden_right="It matches the ratio of mha_core's own stage counts.",
     mistakes=(

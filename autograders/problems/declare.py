@@ -95,7 +95,8 @@ class Answer:
     visible test). ``prefix``: what a named mistake's message starts with (``{name}``, ``{value}``).
     ``sheet_mistake``: the sheet's answer given for other numbers is named (within ``tolerance``, even when
     ``near`` recognises the misconceptions' answers otherwise). ``fallback``: the message for
-    an unknown wrong answer, ``fallback_tag`` its tag."""
+    an unknown wrong answer, ``fallback_tag`` its tag. ``trials``: the phrases by which the problem's prompt
+    announces what the hidden test tries (tests/test_accepted_forms.py finds each in the prompt)."""
 
     id: str
     kind: str
@@ -122,6 +123,7 @@ class Answer:
     judge: Callable = None           # a hand-written diagnosis for what the declaration cannot say
     convert: Callable = None         # (value, n) -> the value, for a conversion of its own (default: by kind)
     notes: dict = field(default_factory=dict)  # for the pool: "one-answer" when every entry has the same answer
+    trials: tuple = ()               # what the hidden test tries beyond the visible one, in the prompt's words
 
     @property
     def variable(self):
@@ -151,6 +153,7 @@ def choice(id, right_letter, says, **more):
     mistakes = tuple(Mistake(f"{tag or '-'}/{letter}", lambda n, letter=letter: letter, message)
                      for letter, (tag, message) in says.items())
     options = tuple(sorted({*says, right_letter}))
+    more.setdefault("trials", ("the same letter",))
     return Answer(id, "choice", lambda n: right_letter, mistakes=mistakes, options=options, **more)
 
 

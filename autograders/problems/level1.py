@@ -38,6 +38,7 @@ SIZES_1_1 = Numbers("q1_1", sheet={"d_model": 768, "h": 12}, valid=divides, deri
 
 D_K = Answer(
     "q1_1_d_k", "number", lambda n: mha.head_dim(n.d_model, n.h), SIZES_1_1, sheet_mistake=True,
+    trials=("exact, not rounded",),
     prefix="`{name}` gave {value}. ",
     mistakes=(
         Mistake(tags.MULTIPLIED_BY_H, lambda n: n.d_model * n.h, "Multiplied instead of divided: d_model·h. The h heads "
@@ -70,6 +71,7 @@ def _real_output_shape(n):
 
 OUTPUT_SHAPE = Answer(
     "q1_2_output_shape", "shape", lambda n: (n.n, n.d_model), SIZES_1_2, tolerance=0, sheet_mistake=True,
+    trials=("real block run on your $n$ tokens",),
     mistakes=(
         Mistake(tags.HEADS_SUMMED, lambda n: (n.h, n.n, n.d_k), "That is the h heads stacked, each (n, d_k), before they "
                 "are concatenated side by side. The block returns one matrix with one row per token."),

@@ -52,6 +52,7 @@ def _shape(id, answer, mistakes, right, real):
         fallback=lambda n: f"`{id.split('_', 2)[2]}` is {n.value}. Work out d_k = d_model/h first, then follow the "
                            "rows and columns.",
         hidden=lambda n: real(*trace(n.d_model, n.h, n.n)), hidden_right="It matches a real forward pass.",
+        trials=("real forward pass",),
         hidden_says=lambda n: f"`{n.name}` does not match the shape found in a real forward pass.")
 
 
@@ -115,6 +116,7 @@ def _library_score(n):
 
 SCALED_SCORE = Answer(
     "q2_2_scaled_score", "number", lambda n: n.dot / math.sqrt(n.d_k), DOT_2_2, tolerance=1e-3, sheet_mistake=True,
+    trials=("the library's own attention",),
     mistakes=(
         Mistake(tags.SCALED_BY_D_K, lambda n: n.dot / n.d_k, "Divided by d_k instead of √d_k: that over-shrinks the "
                 "score. The typical size of q k^T grows like √d_k, not d_k."),
@@ -224,6 +226,7 @@ def _declare_2_3(numbers):
         # hidden: an independent recomputation with math.exp; any answer this close adds up to 1 in the scores' order
         hidden=lambda n: [math.exp(s) / sum(math.exp(t) for t in n.scores) for s in n.scores],
         hidden_right="The weights add up to 1 and follow the order of the scores.",
+        trials=("recomputes them independently", "add up to 1"),
         hidden_says=lambda n: ("`weights` should add up to 1 and keep the order of the scores."
                                if not close(n.value.sum(), 1.0, 3 * WEIGHT_TOL + 1e-12)
                                or not (np.argsort(n.value) == np.argsort(n.scores)).all()
@@ -242,10 +245,11 @@ def _declare_2_3(numbers):
               for token in range(1, 4)),
         ),
         fallback=lambda n: f"`winner` should be 1, 2 or 3 (the token's number, as in the sheet), got {n.value}.",
-        right=_winner_score, hidden_says="`winner` is not the token with the largest weight.",
+        right=_winner_score, hidden_says="`winner` is not the token with the largest weight.", trials=("the same number",),
     )
     ratio = Answer(
         "q2_3_ratio", "number", lambda n: math.exp(n.s_w - n.s_r), numbers, tolerance=RATIO_TOL, sheet_mistake=True,
+        trials=("recomputes it from the scores",),
         mistakes=(
             Mistake(tags.RATIO_MISREAD + "/scores", lambda n: n.s_w / n.s_r, lambda n: f"That is the ratio of the *scores* "
                     f"({n.s_w:g}/{n.s_r:g}). Softmax exponentiates, so the ratio of the weights is e^(s_{n.win})/"

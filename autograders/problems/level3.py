@@ -71,7 +71,7 @@ HEADS_3_1 = Numbers("q3_1", sheet=SHEET_3_1, valid=_ratio_valid, derive=_derive_
 
 COST_RATIO = Answer(
     "q3_1_cost_ratio", "number", lambda n: attention_cost(n.d_model, n.h, n.n) / attention_cost(n.d_model, n.h_ref, n.n),
-    HEADS_3_1, tolerance=1e-6, prefix="", notes={"one-answer": "the ratio is 1 whatever the numbers: the problem's point"},
+    HEADS_3_1, tolerance=1e-6, prefix="", trials=("real forward passes",), notes={"one-answer": "the ratio is 1 whatever the numbers: the problem's point"},
     mistakes=(
         Mistake(tags.HEADS_COST_MORE, lambda n: n.h / n.h_ref, lambda n: 'That is the misconception "h heads cost h times '
                 f'more": it would hold if each of the {n.h} heads worked at {n.width}. Each works at d_k = '
@@ -135,7 +135,7 @@ def _table_shape(n, name):
 def _block_shape(id, row, index, mistakes, like, fallback, right, name=None):
     return Answer(id, "shape", lambda n: _table_shape(n, row), BLOCK_3_2, tolerance=0, prefix="", name=name,
                   mistakes=mistakes, sheet_mistake=True, fallback=fallback, right=right, hidden_right=HIDDEN_PASSED,
-                  hidden=lambda n: block_shapes(n.d_model, n.h, n.n)[index],
+                  hidden=lambda n: block_shapes(n.d_model, n.h, n.n)[index], trials=("real forward pass",),
                   wrong_ndim=("`{name}` should have 2 numbers (rows, columns), like " + like + "; got {value}.", None))
 
 

@@ -29,6 +29,7 @@ PAPER = Numbers("q5_1", sheet={"d_model": 512, "sweet_d_k": 64})
 
 D_K_LIMIT = Answer(
     "q5_1_d_k_limit", "number", lambda n: mha.head_dim(n.d_model, n.d_model), PAPER, name="d_k_at_limit", prefix="",
+    trials=("real block with $h = d_{\\text{model}}$",),
     mistakes=(
         Mistake(tags.HEAD_FULL_WIDTH, lambda n: n.d_model, "That is d_model, the total width. The misconception: \"more "
                 "heads means wider heads\". The heads share the width, d_k = d_model / h, so d_k shrinks as h grows."),
@@ -51,6 +52,7 @@ D_K_LIMIT = Answer(
 
 SWEET_SPOT = Answer(
     "q5_1_sweet_spot_heads", "number", lambda n: n.d_model // n.sweet_d_k, PAPER, name="sweet_spot_h", prefix="",
+    trials=("divides 512",),
     mistakes=(
         Mistake(tags.HEADS_FREE + "/d_model", lambda n: n.d_model, lambda n: "h = d_model is the misconception \"more heads is "
                 f"always better\": it leaves each head with d_k = 1. Which h gives d_k = {n.sweet_d_k}?"),
@@ -119,7 +121,8 @@ def cross_trace(d_model, h, n_q, n_k):
 def _cross_shape(id, name, answer, mistakes, fallback, right, real, fallback_tag=None):
     return Answer(id, "shape", answer, CROSS, tolerance=0, ndim=2, prefix="", mistakes=mistakes, sheet_mistake=True,
                   fallback=fallback, fallback_tag=fallback_tag, right=right, hidden_right=HIDDEN_PASSED,
-                  hidden=lambda n: real(cross_trace(n.d_model, n.h, n.n_q, n.n_k)), hidden_says=mismatch(name))
+                  hidden=lambda n: real(cross_trace(n.d_model, n.h, n.n_q, n.n_k)), hidden_says=mismatch(name),
+                  trials=("real cross-attention pass",))
 
 
 _SQUARE = ("A square score matrix is the misconception \"cross-attention is still square\". With n_k ≠ n_q, how "

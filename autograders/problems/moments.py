@@ -13,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from .sentences import SENTENCE, TOKENS
+
 
 @dataclass(frozen=True)
 class Moment:
@@ -66,11 +68,10 @@ def _figure(build):
 
 
 def _pronoun_weight():
-    from mha_core.examples import EXAMPLE_TOKENS
     from mha_core.plots import sentence_weights
 
-    weights, _ = sentence_weights(EXAMPLE_TOKENS, ("pronoun",))
-    return round(float(weights[0][EXAMPLE_TOKENS.index("it"), EXAMPLE_TOKENS.index("cat")]), 2)
+    weights, _ = sentence_weights(SENTENCE, ("pronoun",))
+    return round(float(weights[0][SENTENCE.index("it"), SENTENCE.index("cat")]), 2)
 
 
 def _hot_weight():
@@ -88,7 +89,14 @@ def _parameter_growth():
 def _masked_weight():
     from mha_core.widgets import step_state
 
-    return round(float(step_state((1.0, 0.0), 2)["weights"][0]), 2)
+    return round(float(step_state((1.0, 0.0), 2, *_keys_4_2())["weights"][0]), 2)
+
+
+def _keys_4_2():
+    """Problem 4.2's keys and values, (K, V), as its declaration holds them."""
+    from .level4 import SHEET_4_2
+
+    return SHEET_4_2["keys"], SHEET_4_2["values"]
 
 
 LEARNED_HEADS = ((1, 1), (1, 2), (2, 1), (2, 2))  # the options A to D of predict_5_4_most_needed
@@ -142,12 +150,12 @@ MOMENTS = {
         "The block of Problem 1.1 with twice the heads: d_k for d_model = 768 and h = 24?",
         lambda: 768 // 24, "d_k = d_model / h = 768 / 24: twice the heads, each half as wide (the explorer "
         "below starts at Problem 1.1's block; pick h = 24 in its menu).",
-        lambda: _widgets().shape_explorer(d_model=768, h=12, n=6)),
+        lambda: _widgets().shape_explorer(d_model=768, h=12, n=6, tokens=TOKENS)),
     "predict_2_1_weight": Moment(
         "In the row of it, the weight on cat (a number between 0 and 1)?", _pronoun_weight,
         "this head's W_Q and W_K were written so that a pronoun's query matches the keys of the nouns it can "
         "stand for (and in its small lexicon it stands for an animal, never a thing).",
-        _figure(lambda: _plots().sentence_heatmap(pattern="pronoun")),
+        _figure(lambda: _plots().sentence_heatmap(SENTENCE, pattern="pronoun")),
         what="figure s01", tolerance=0.1, bounds=(0, 1)),
     "predict_2_3_weight_t2": Moment(
         "Problem 2.3's scores (4, 2, 5) at temperature T = 2: the largest weight?", _hot_weight,
@@ -165,7 +173,7 @@ MOMENTS = {
         "The query q = (1, 0) moved to position 2: its weight on key 1?", _masked_weight,
         "at position 2 the causal mask leaves keys 1 and 2 only: scaled scores 1/√2 and 0, so "
         "w_1 = e^0.71 / (e^0.71 + 1).",
-        lambda: _widgets().causal_step_explorer(q=(1.0, 0.0), position=2), tolerance=0.03, bounds=(0, 1)),
+        lambda: _widgets().causal_step_explorer((1.0, 0.0), *_keys_4_2(), position=2), tolerance=0.03, bounds=(0, 1)),
     "predict_5_4_most_needed": Moment(
         "Which head, switched off, costs the learned model the most accuracy? \"A\" layer 1 head 1, \"B\" "
         "layer 1 head 2, \"C\" layer 2 head 1, \"D\" layer 2 head 2.", _most_needed,

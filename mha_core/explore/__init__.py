@@ -35,7 +35,7 @@ _MODULES = {  # module: the names it gives
     "cross": "CrossAttentionExplorer cross_attention_explorer cross_state",
     "flops": "FlopExplorer flop_explorer flop_state",
     "head_grid": "HeadGridExplorer head_grid_explorer head_grid_state",
-    "head_view": "HEAD_VIEW_SENTENCES HeadViewExplorer head_view_explorer head_view_state",
+    "head_view": "HeadViewExplorer head_view_explorer head_view_state",
     "parameters": "ParameterExplorer parameter_explorer parameter_state",
     "predict": "PredictFirst figure_view",
     "rank": "RankExplorer rank_explorer rank_state",
@@ -56,7 +56,7 @@ def __getattr__(name):
 __all__ = [
     "CausalStepExplorer", "CostExplorer", "CrossAttentionExplorer", "FlopExplorer", "HeadGridExplorer",
     "HeadViewExplorer", "ParameterExplorer", "RankExplorer", "ShapeExplorer", "SoftmaxPlayground", "SumConcatExplorer",
-    "HEAD_VIEW_SENTENCES", "PredictFirst", "figure_view",
+    "PredictFirst", "figure_view",
     "causal_step_explorer", "cost_explorer", "cross_attention_explorer", "flop_explorer", "head_grid_explorer",
     "head_view_explorer", "parameter_explorer", "rank_explorer", "shape_explorer", "softmax_playground",
     "sum_concat_explorer",

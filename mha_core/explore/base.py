@@ -1,6 +1,6 @@
 """What every explorer shares: the container that keeps its controls apart from its outputs and
-updates once per change (:class:`Explorer`), the controls used by several explorers, and the
-constructed heads' patterns and sentences.
+updates once per change (:class:`Explorer`), the controls used by several explorers, the
+constructed heads' patterns, and the checks of the sentences an explorer is given.
 
 A cell run again replaces its explorers (:func:`made_in_cell`): JupyterLab sends each cell's
 execution with the cell's id, and the explorers an earlier run of that cell made are closed and
@@ -18,9 +18,7 @@ import ipywidgets as widgets
 import traitlets
 from matplotlib.artist import Artist
 
-from .. import heads
 from ..access import aria_script, live
-from ..examples import EXAMPLE_TOKENS
 from .canvas import one_blas_thread
 
 PATTERNS = ("previous", "same word", "first", "pronoun")  # the constructed heads, in order
@@ -35,15 +33,14 @@ MAX_N = 24
 MAX_CROSS = 12
 
 
-# Level 2's sentence, continued so that n can grow past 10 with real words.
-TOKENS = EXAMPLE_TOKENS + "so it slept all afternoon while the dog watched birds outside the window".split()
-
-
-# Cross-attention translates English (source, encoder: keys and values) into French (target, decoder: queries).
-ENCODER_TOKENS = heads.EXAMPLE_SOURCE  # keys, n_k <= 12
-
-
-DECODER_TOKENS = heads.EXAMPLE_TARGET  # queries, n_q <= 12
+def word_list(name, tokens, at_least=1):
+    """``tokens`` as a list of words, at least ``at_least`` of them; a clear ValueError otherwise."""
+    if tokens is None or isinstance(tokens, str) or not hasattr(tokens, "__iter__"):
+        raise ValueError(f"{name} must be a list of words (e.g. 'the cat sat on the mat'.split()), got {tokens!r}")
+    tokens = list(tokens)
+    if len(tokens) < at_least:
+        raise ValueError(f"{name} must hold at least {at_least} words, got {len(tokens)}")
+    return tokens
 
 
 SOURCES = [("random (untrained)", "random"), ("constructed heads", "constructed")]

@@ -18,9 +18,6 @@ from ..markup import render
 from .base import Explorer
 from .canvas import FigureImage
 
-# Problem 4.2's keys and values (row j is k_j, v_j); its query is NOT the explorer's default.
-STEP_K = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (2.0, 0.0))
-STEP_V = ((1.0, 0.0), (0.0, 2.0), (3.0, 0.0), (0.0, 4.0))
 Q_RANGE = 3.0
 STEP_CELL = "padding:2px 14px 2px 0"  # the step table's cells: columns apart, not run together
 
@@ -36,9 +33,10 @@ def step_block(d_k):
     return MultiHeadAttention(W_QK, W_QK, W_V, np.eye(2 * d_k), h=2)
 
 
-def step_state(q, position, K=STEP_K, V=STEP_V):
-    """Every step of one causal query, from the model's trace: which keys it may see, the scores, the
-    scaled scores, the weights, the output; the readout and alt text."""
+def step_state(q, position, K, V):
+    """Every step of one causal query ``q`` over the keys ``K`` and values ``V`` (row j is k_j, v_j), from
+    the model's trace: which keys it may see, the scores, the scaled scores, the weights, the output; the
+    readout and alt text."""
     q, K, V = (np.asarray(a, dtype=np.float64) for a in (q, K, V))
     n, d_k = K.shape
     allowed = np.arange(n) < position  # the causal mask's row for this position
@@ -65,7 +63,10 @@ class CausalStepExplorer(Explorer):
     """A 2-D query q (two sliders) at a position of a causal sequence: the mask, the scores q·k_j,
     the scaled scores q·k_j/√d_k, the weights and the output Σ w_j v_j, one panel each."""
 
-    def __init__(self, q=(0.0, 1.0), K=STEP_K, V=STEP_V, position=None, dpi=80):
+    def __init__(self, q=(0.0, 1.0), K=None, V=None, position=None, dpi=80):
+        for name, given in (("K", K), ("V", V)):
+            if given is None:
+                raise ValueError(f"{name} must be given: one 2-D row per key, e.g. {name}=((1, 0), (0, 1), (1, 1))")
         K = check.array("K", K, ndim=2)
         if K.shape[1] != 2:
             raise ValueError(f"K must have d_k = 2 columns (the query is moved by two sliders), got shape {K.shape}")
@@ -187,10 +188,10 @@ def matplotlib_norm(vmin, vmax):
     return colors.Normalize(vmin, vmax)
 
 
-def causal_step_explorer(q=(0.0, 1.0), K=STEP_K, V=STEP_V, position=None, dpi=80):
-    """Level 4, Problem 4.2: move a 2-D query q with two sliders (it starts at (0, 1), not at
-    the problem's q) and the query's position; see the causal mask, the scores q·k_j, the
-    scaled scores q·k_j/√d_k, the weights and the output Σ w_j v_j. ``K`` and ``V`` default
-    to the problem's keys and values; ``position`` to the last (n)."""
+def causal_step_explorer(q=(0.0, 1.0), K=None, V=None, position=None, dpi=80):
+    """Level 4, Problem 4.2: move a 2-D query q with two sliders (it starts at (0, 1)) and the
+    query's position; see the causal mask, the scores q·k_j, the scaled scores q·k_j/√d_k, the
+    weights and the output Σ w_j v_j. ``K`` and ``V`` are the keys and values (row j is k_j, v_j;
+    the problem's are the workbook's to give); ``position`` defaults to the last (n)."""
     return CausalStepExplorer(q, K, V, position, dpi)
 

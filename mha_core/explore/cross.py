@@ -18,7 +18,7 @@ from ..examples import PATTERN_TITLES, UNTRAINED, example_embeddings
 from ..figures.describe import describe_rows
 from ..layer import MultiHeadAttention
 from ..markup import render
-from .base import CROSS_PATTERNS, DECODER_TOKENS, ENCODER_TOKENS, MAX_CROSS, Explorer, cycled_patterns, source_control
+from .base import CROSS_PATTERNS, MAX_CROSS, Explorer, cycled_patterns, source_control, word_list
 from .canvas import FigureImage
 
 
@@ -30,18 +30,22 @@ def _random(d_model, h, seed):
 
 
 @functools.lru_cache(maxsize=64)
-def _constructed(n_q, n_k, d_model, h, seed):
-    """Constructed heads for the first n_k source and n_q target words (None if d_k is too small)."""
+def _constructed(sources, targets, d_model, h, seed):
+    """Constructed heads for these source and target words (None if d_k is too small)."""
     try:
-        return heads.translation(ENCODER_TOKENS[:n_k], DECODER_TOKENS[:n_q], cycled_patterns(CROSS_PATTERNS, h),
+        return heads.translation(list(sources), list(targets), cycled_patterns(CROSS_PATTERNS, h),
                                  d_model=d_model, seed=seed)
     except ValueError:
         return None
 
 
-def cross_state(n_q, n_k, head=1, source="constructed", d_model=96, h=3, seed=0):
-    """One head's cross-attention weights (n_q, n_k), every head's, the shapes, the readout and alt text."""
-    built = _constructed(n_q, n_k, d_model, h, seed) if source == "constructed" else None
+def cross_state(n_q, n_k, head=1, source="constructed", d_model=96, h=3, seed=0, source_tokens=None,
+                target_tokens=None):
+    """One head's cross-attention weights (n_q, n_k), every head's, the shapes, the readout and alt text:
+    the first n_q words of ``target_tokens`` (queries) over the first n_k of ``source_tokens`` (keys)."""
+    sources = tuple(word_list("source_tokens", source_tokens, n_k)[:n_k])
+    targets = tuple(word_list("target_tokens", target_tokens, n_q)[:n_q])
+    built = _constructed(sources, targets, d_model, h, seed) if source == "constructed" else None
     if built is None:
         block, x_q, x_kv = _random(d_model, h, seed)
         output, weights = block(x_q[:n_q], x_kv[:n_k])  # (n_q, d_model), (h, n_q, n_k)
@@ -51,7 +55,7 @@ def cross_state(n_q, n_k, head=1, source="constructed", d_model=96, h=3, seed=0)
     patterns = cycled_patterns(CROSS_PATTERNS, h)
     name = f"head {head}" + ("" if untrained else f" ({PATTERN_TITLES[patterns[head - 1]]})")
     shown = weights[head - 1]
-    targets, sources = DECODER_TOKENS[:n_q], ENCODER_TOKENS[:n_k]
+    targets, sources = list(targets), list(sources)
     return {
         "n_q": n_q, "n_k": n_k, "head": head, "d_model": d_model, "h": h, "source": source,
         "untrained": untrained, "weights": shown, "all_weights": weights, "name": name,
@@ -68,7 +72,10 @@ def cross_state(n_q, n_k, head=1, source="constructed", d_model=96, h=3, seed=0)
 class CrossAttentionExplorer(Explorer):
     """The view of :func:`cross_state`: n_q, n_k, the head and the source; the readout and the heatmap."""
 
-    def __init__(self, n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed", box=None, text_px=15):
+    def __init__(self, n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed", box=None, text_px=15,
+                 source_tokens=None, target_tokens=None):
+        self.source_tokens = word_list("source_tokens", source_tokens)
+        self.target_tokens = word_list("target_tokens", target_tokens)
         d_model = check.positive_int("d_model", d_model)
         if box is not None:
             box = tuple(check.positive_int("box", v) for v in box)
@@ -78,14 +85,16 @@ class CrossAttentionExplorer(Explorer):
         head_dim(d_model, h)
         n_q = check.positive_int("n_q", n_q)
         n_k = check.positive_int("n_k", n_k)
-        for name, value in (("n_q", n_q), ("n_k", n_k)):
-            if value > MAX_CROSS:
-                raise ValueError(f"{name} must be at most {MAX_CROSS}, got {value}")
+        max_q, max_k = min(MAX_CROSS, len(self.target_tokens)), min(MAX_CROSS, len(self.source_tokens))
+        for name, value, most in (("n_q", n_q, max_q), ("n_k", n_k, max_k)):
+            if value > most:
+                raise ValueError(f"{name} must be at most {most} (at most {MAX_CROSS}, and its sentence's "
+                                 f"length), got {value}")
         self.d_model, self.h, self.dpi, self.seed = d_model, h, dpi, seed
         controls = {
-            "n_q": widgets.IntSlider(value=n_q, min=1, max=MAX_CROSS, description="n_q (decoder)",
+            "n_q": widgets.IntSlider(value=n_q, min=1, max=max_q, description="n_q (decoder)",
                                      continuous_update=False, style={"description_width": "initial"}),
-            "n_k": widgets.IntSlider(value=n_k, min=1, max=MAX_CROSS, description="n_k (encoder)",
+            "n_k": widgets.IntSlider(value=n_k, min=1, max=max_k, description="n_k (encoder)",
                                      continuous_update=False, style={"description_width": "initial"}),
             "head": widgets.Dropdown(options=[(f"head {i + 1}", i + 1) for i in range(h)], value=1,
                                      description="head"),
@@ -100,7 +109,7 @@ class CrossAttentionExplorer(Explorer):
     def update(self, change=None):
         c = self.controls
         state = cross_state(c["n_q"].value, c["n_k"].value, c["head"].value, c["source"].value, self.d_model,
-                            self.h, self.seed)
+                            self.h, self.seed, self.source_tokens, self.target_tokens)
         if self.canvas.drawing:
             self._draw(state)
         self.readout.value = state["readout"]
@@ -148,11 +157,14 @@ class CrossAttentionExplorer(Explorer):
 
 
 def cross_attention_explorer(n_q=3, n_k=5, d_model=96, h=3, seed=0, dpi=80, source="constructed", box=None,
-                             text_px=15):
+                             text_px=15, source_tokens=None, target_tokens=None):
     """Explorer (c), Problem 5.3: n_q and n_k sliders, a head selector and the weights'
     source (constructed heads: translation, same position, first source word; or random,
     untrained projections); the s02 heatmap (French target words, decoder queries, as rows;
     English source words, encoder keys and values, as columns) and the shapes.
     ``dpi`` scales the figure; ``box`` = (width, height) in pixels draws it for a screen instead
-    (every text ``text_px`` pixels, one figure resized for every n_q and n_k)."""
-    return CrossAttentionExplorer(n_q, n_k, d_model, h, seed, dpi, source, box, text_px)
+    (every text ``text_px`` pixels, one figure resized for every n_q and n_k). ``source_tokens`` (English)
+    and ``target_tokens`` (French) are the sentences, lists of words: n_k and n_q go up to their lengths
+    (at most 12)."""
+    return CrossAttentionExplorer(n_q, n_k, d_model, h, seed, dpi, source, box, text_px, source_tokens,
+                                  target_tokens)

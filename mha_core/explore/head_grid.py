@@ -8,11 +8,11 @@ weights' source (constructed or random heads) and for sharing head 1's W_Q, W_K,
 import functools
 
 from .. import heads
-from ..examples import EXAMPLE_TOKENS, PATTERN_TITLES, UNTRAINED
+from ..examples import PATTERN_TITLES, UNTRAINED
 from ..figures.describe import describe_panel
 from ..layer import MultiHeadAttention, shared_projection_attention
 from ..markup import render
-from .base import PATTERNS, Explorer, source_control, switch
+from .base import PATTERNS, Explorer, source_control, switch, word_list
 from .canvas import FigureImage
 
 
@@ -22,8 +22,10 @@ def _blocks(tokens, patterns, seed):
     return built, MultiHeadAttention.from_seed(built.block.d_model, built.block.h, seed)
 
 
-def head_grid_state(source="constructed", shared=False, tokens=EXAMPLE_TOKENS, patterns=PATTERNS, seed=1):
-    """Every head's weights (h, n, n), their names, how many distinct patterns, the title and readout."""
+def head_grid_state(source="constructed", shared=False, tokens=None, patterns=PATTERNS, seed=1):
+    """Every head's weights (h, n, n) over ``tokens`` (a list of words), their names, how many distinct
+    patterns, the title and readout."""
+    tokens = word_list("tokens", tokens)
     built, random = _blocks(tuple(tokens), tuple(patterns), seed)
     block = built.block if source == "constructed" else random
     x, h = built.x, block.h
@@ -53,7 +55,7 @@ class HeadGridExplorer(Explorer):
     def __init__(self, tokens=None, patterns=PATTERNS, source="constructed", shared=False, seed=1, dpi=80):
         import ipywidgets as widgets
 
-        self.tokens, self.patterns, self.seed, self.dpi = list(EXAMPLE_TOKENS if tokens is None else tokens), \
+        self.tokens, self.patterns, self.seed, self.dpi = word_list("tokens", tokens), \
             tuple(patterns), seed, dpi
         self.built, self.random = _blocks(tuple(self.tokens), self.patterns, seed)
         controls = {
@@ -95,7 +97,6 @@ class HeadGridExplorer(Explorer):
 
 
 def head_grid_explorer(tokens=None, patterns=PATTERNS, source="constructed", shared=False, seed=1, dpi=80):
-    """Level 3, Problem 3.3: every head's weights over ``tokens`` (Level 2's sentence by
-    default); switches for random or constructed heads and for all heads sharing head 1's
-    W_Q, W_K, W_V (then every panel is head 1's), with a count of the distinct patterns."""
+    """Level 3, Problem 3.3: every head's weights over ``tokens`` (a list of words); switches for
+    random or constructed heads and for all heads sharing head 1's W_Q, W_K, W_V (then every panel is head 1's), with a count of the distinct patterns."""
     return HeadGridExplorer(tokens, patterns, source, shared, seed, dpi)

@@ -11,24 +11,11 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import heads
-from ..examples import EXAMPLE_TOKENS, PATTERN_TITLES, UNTRAINED
+from ..examples import PATTERN_TITLES, UNTRAINED
 from ..figures.head_view import HEAD_VIEW_MAX_ROWS
 from ..layer import MultiHeadAttention
 from .base import CROSS_PATTERNS, PATTERNS, Explorer, source_control
 from .canvas import FigureImage
-
-# Prepared sentences: (label, query tokens, key tokens or None for self-attention, the word first asked about).
-HEAD_VIEW_SENTENCES = (
-    ("the cat sat on the mat because it was tired", EXAMPLE_TOKENS, None, "it"),
-    ("the animal did not cross the street because it was too tired",
-     "the animal did not cross the street because it was too tired".split(), None, "it"),
-    ("the queen met the king and she thanked him", "the queen met the king and she thanked him".split(), None, "him"),
-    ("the dog saw the cat and the cat saw the dog", "the dog saw the cat and the cat saw the dog".split(), None,
-     "cat"),
-    ("English → French: le chat noir s'assit sur le tapis", "le chat noir s'assit sur le tapis".split(),
-     "the black cat sat on the mat".split(), "noir"),
-)
-
 
 def word_labels(tokens):
     """One label per token; a word seen more than once gets its occurrence: "the (1)", "the (2)"."""
@@ -100,9 +87,9 @@ class HeadViewExplorer(Explorer):
     """A prepared sentence, one of its words and the weights' source -> every head's weights from that word
     (its row of each head's matrix), drawn as lines to the keys, one colour per head."""
 
-    def __init__(self, sentences=HEAD_VIEW_SENTENCES, sentence=0, query=None, source="constructed", seed=1,
+    def __init__(self, sentences=None, sentence=0, query=None, source="constructed", seed=1,
                  dpi=100):
-        sentences = tuple(sentences)
+        sentences = () if sentences is None else tuple(sentences)
         if not sentences:
             raise ValueError("sentences must hold at least one (label, tokens, key_tokens, word) entry")
         for entry in sentences:
@@ -175,9 +162,10 @@ class HeadViewExplorer(Explorer):
                       "drawn": self.parts["weights"] if self.canvas.drawing else state["rows"]}
 
 
-def head_view_explorer(sentences=HEAD_VIEW_SENTENCES, sentence=0, query=None, source="constructed", seed=1,
+def head_view_explorer(sentences=None, sentence=0, query=None, source="constructed", seed=1,
                        dpi=100):
-    """Where does this word look? Pick a prepared sentence (Dropdown), one of its words (radio buttons)
+    """Where does this word look? ``sentences`` are the prepared sentences, (label, query tokens, key tokens
+    or None for self-attention, the word first asked about) each. Pick one (Dropdown), one of its words (radio buttons)
     and the weights (constructed heads: previous token, same word, first token, pronoun → noun; for the
     English → French pair, translation, same position, first; or random, untrained projections); every
     head's weights from that word are drawn as lines to the keys, one colour and dash per head

@@ -20,7 +20,7 @@ from ..figures.describe import describe_panel
 from ..figures.fit import fit_head_grid
 from ..layer import MultiHeadAttention
 from ..markup import render
-from .base import MAX_N, PATTERNS, TOKENS, Explorer, cycled_patterns, nearest, source_control, switch
+from .base import MAX_N, PATTERNS, Explorer, cycled_patterns, nearest, source_control, switch
 from .canvas import FigureImage, lay_out
 
 MAX_PANELS = 16  # heads drawn in a notebook; more are summarised, not drawn
@@ -55,21 +55,27 @@ def shape_table_html(rows):
     return render("shape_table.html", rows=cells, td=TD)
 
 
+def positions(n):
+    """Labels for ``n`` tokens when no sentence is given: their positions, "1" to "n"."""
+    return [str(k) for k in range(1, n + 1)]
+
+
 def heads_pages(h, shown):
     """The "show" choices: pages of ``shown`` heads (the last page ends at head h), as (label, first head)."""
     starts = sorted({min(start, h - shown + 1) for start in range(1, h + 1, shown)})
     return [(f"heads {a} to {a + shown - 1} of {h}" if shown > 1 else f"head {a} of {h}", a) for a in starts]
 
 
-def shape_state(d_model, h, n, causal=False, seed=0, source="random", tokens=TOKENS, box=None, text_px=15,
+def shape_state(d_model, h, n, causal=False, seed=0, source="random", tokens=None, box=None, text_px=15,
                 page=1):
     """What the shape explorer shows for these controls: d_k, the shape table, every head's weights and
     the panels drawn (masked arrays: the causal mask's hidden cells), their names, the note and readout.
+    ``tokens`` are the words of the n rows (the first n are used; default: the positions 1 to n).
 
     With ``box`` = (width, height) pixels, the panels are those that fit it with every token labelled
     (``fit``), a page of heads: the one holding head ``page``."""
     d_k = head_dim(d_model, h)
-    tokens = tuple(tokens[:n])
+    tokens = tuple(positions(n) if tokens is None else tokens)[:n]
     built = constructed_heads(tokens, h, d_model, seed) if source == "constructed" else None
     if built is None:
         x = example_embeddings(n, d_model, seed)  # (n, d_model)
@@ -124,7 +130,7 @@ class ShapeExplorer(Explorer):
         self.box, self.text_px, self.grid = box, text_px, None
         head_dim(d_model, h)
         n = check.positive_int("n", n)
-        tokens = list(TOKENS if tokens is None else tokens)
+        tokens = positions(max(n, MAX_N)) if tokens is None else list(tokens)
         if len(tokens) < n:
             raise ValueError(f"tokens must hold at least n={n} tokens, got {len(tokens)}")
         self.tokens = tokens
@@ -273,7 +279,8 @@ def shape_explorer(d_model=256, h=4, n=8, causal=False, tokens=None, seed=0, fig
     """Explorer (a): sliders for d_model and n, h (divisors of d_model only), a causal
     switch and the weights' source (random, untrained projections or constructed heads:
     previous token, same word, first token, pronoun, then random); the d_k readout, the
-    shape table and the per-head weights (at most 16 panels).
+    shape table and the per-head weights (at most 16 panels). ``tokens`` (a list of words) label
+    the rows, and n goes up to their number (at most 24); without them the rows are numbered.
 
     ``figure_width`` (inches) and ``dpi`` size the heads' figure: the same pixels at a
     smaller width and a higher dpi give larger lettering. ``box`` = (width, height) in pixels

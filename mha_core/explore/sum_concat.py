@@ -11,10 +11,10 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import heads
-from ..examples import EXAMPLE_TOKENS, PATTERN_TITLES, UNTRAINED
+from ..examples import PATTERN_TITLES, UNTRAINED
 from ..layer import MultiHeadAttention, summed_heads_attention
 from ..markup import render
-from .base import PATTERNS, Explorer, source_control, switch
+from .base import PATTERNS, Explorer, source_control, switch, word_list
 from .canvas import FigureImage
 
 
@@ -40,9 +40,11 @@ def head_outputs(tokens, source, swapped, seed=1):
     return trace.concat, summed, names
 
 
-def sum_concat_state(swapped, token="it", source="constructed", tokens=EXAMPLE_TOKENS, seed=1):
-    """Both outputs, how many entries of each changed with the swap, what each head found, the readout."""
-    tokens = tuple(tokens)
+def sum_concat_state(swapped, token=None, source="constructed", tokens=None, seed=1):
+    """Both outputs, how many entries of each changed with the swap, what each head found for ``token``
+    (default: the first of ``tokens``, a list of words), the readout."""
+    tokens = tuple(word_list("tokens", tokens))
+    token = tokens[0] if token is None else token
     concat, summed, names = head_outputs(tokens, source, swapped, seed)
     plain, plain_sum, _ = head_outputs(tokens, source, False, seed)
     n, d_model = concat.shape
@@ -72,8 +74,9 @@ def sum_concat_state(swapped, token="it", source="constructed", tokens=EXAMPLE_T
 class SumConcatExplorer(Explorer):
     """The view of :func:`sum_concat_state`: the head order, a token, the source; two heatmaps."""
 
-    def __init__(self, tokens=None, token="it", source="constructed", seed=1, dpi=80):
-        tokens = list(EXAMPLE_TOKENS if tokens is None else tokens)
+    def __init__(self, tokens=None, token=None, source="constructed", seed=1, dpi=80):
+        tokens = word_list("tokens", tokens)
+        token = tokens[0] if token is None else token
         if token not in tokens:
             raise ValueError(f"token must be one of the tokens {tokens}, got {token!r}")
         self.tokens, self.seed, self.dpi = tokens, seed, dpi
@@ -146,8 +149,9 @@ class SumConcatExplorer(Explorer):
         self.canvas.show(figure, [*self.images, *self.marks, *self.block_texts])
 
 
-def sum_concat_explorer(tokens=None, token="it", source="constructed", seed=1, dpi=80):
+def sum_concat_explorer(tokens=None, token=None, source="constructed", seed=1, dpi=80):
     """Level 3, Problem 3.2: the heads' outputs concatenated (n, h·d_k) against summed
     (n, d_k); a switch swaps heads 1 and 2 (the concatenation changes, the sum cannot),
-    a token selector says which word each constructed head found for that token."""
+    a token selector says which word each constructed head found for that token. ``tokens`` is the
+    sentence (a list of words), ``token`` the one selected first (default: its first word)."""
     return SumConcatExplorer(tokens, token, source, seed, dpi)

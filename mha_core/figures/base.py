@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .. import drawing
-from ..examples import EXAMPLE_TOKENS, PATTERN_TITLES, UNTRAINED, example_embeddings, head_options  # noqa: F401
+from ..examples import PATTERN_TITLES, UNTRAINED, example_embeddings, head_options  # noqa: F401
 from ..markup import render
 
 CMAP = "viridis"  # colour-blind safe and readable in greyscale

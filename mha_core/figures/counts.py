@@ -3,7 +3,8 @@ numeric log2 axis of h. ``draw_*`` lays a figure's axes out, ``update_*`` gives 
 place (new bars for a new d_model), so an explorer lays a figure out once."""
 
 import numpy as np
-from matplotlib import ticker
+from matplotlib import rcParams, ticker
+from matplotlib.font_manager import FontProperties
 
 from .. import _validate as check
 from ..counting import flop_count, parameter_count
@@ -57,7 +58,7 @@ def flop_plot(d_model=512, n=10, hs=None):
 
 
 def _h_axis(ax, hs):
-    """h on a numeric log2 axis, ticks at the h shown (every other one when crowded)."""
+    """h on a numeric log2 axis, ticks at the h shown (powers of 2 when crowded; no two labels touching)."""
     ax.set_xscale("log", base=2)
     _h_ticks(ax, hs)
     ax.xaxis.set_minor_locator(ticker.NullLocator())
@@ -68,7 +69,40 @@ def _h_axis(ax, hs):
 def _h_ticks(ax, hs):
     ax.set_xlim(min(hs) / 1.5, max(hs) * 1.5)
     ticks = hs if len(hs) <= 10 else sorted({h for h in hs if h & (h - 1) == 0} | {max(hs)})  # crowded: powers of 2
-    ax.set_xticks(ticks, [str(h) for h in ticks])
+    ax.xaxis.set_major_locator(SpacedTicks(ticks))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda h, _: f"{h:g}"))
+
+
+class SpacedTicks(ticker.Locator):
+    """Ticks at ``hs`` whose labels do not touch, measured when the axis is drawn (in its final layout):
+    the largest h first, then the powers of 2, then the others, each kept if its label leaves room to the
+    labels kept (at d_model = 304, 19 goes: its label ran into 16's, "1619")."""
+
+    GAP_PX = 3  # the least room between two labels
+
+    def __init__(self, hs):
+        self.hs = [float(h) for h in hs]
+
+    def __call__(self):
+        axis = self.axis
+        renderer = axis.figure.canvas.get_renderer()
+        size = axis.get_tick_params(which="major").get("labelsize", rcParams["xtick.labelsize"])
+        font = FontProperties(size=size)
+        xs = axis.axes.transData.transform([(h, 1) for h in self.hs])[:, 0]
+        half = [renderer.get_text_width_height_descent(f"{h:g}", font, ismath=False)[0] / 2 for h in self.hs]
+        order = sorted(range(len(xs)), key=lambda i: (i != len(xs) - 1, not _power_of_2(self.hs[i]), i))
+        kept = []
+        for i in order:
+            if all(abs(xs[i] - xs[j]) >= half[i] + half[j] + self.GAP_PX for j in kept):
+                kept.append(i)
+        return [self.hs[i] for i in sorted(kept)]
+
+    def tick_values(self, vmin, vmax):
+        return self.hs
+
+
+def _power_of_2(h):
+    return h == 2 ** round(np.log2(h))
 
 
 BAR_HALF = 2**0.15  # a bar spans h / BAR_HALF .. h * BAR_HALF on the log axis

@@ -117,33 +117,6 @@ def load():
         return TinyModel.from_arrays(dict(arrays))
 
 
-def head_scores(model, data=None):
-    """``{head: (previous-token score, induction score)}`` from one run over the evaluation set:
-    the mean weight a head puts on position i - 1 (over positions i > 0), and the mean weight its
-    last query puts on B's position j + 1, the token after A's first occurrence."""
-    tokens, _, j = evaluation_set() if data is None else data
-    weights = model.run(tokens)[1]  # [(batch, h, n, n)] per layer
-    n = tokens.shape[1]
-    rows = np.arange(1, n)
-    scores = {}
-    for layer, head in model.heads:
-        w = weights[layer - 1][:, head - 1]
-        scores[layer, head] = (float(w[:, rows, rows - 1].mean()), float(w[np.arange(len(j)), -1, j + 1].mean()))
-    return scores
-
-
-def previous_token_score(model, head, data=None):
-    """The mean weight head ``(layer, head)`` puts on position i - 1, over positions i > 0 of the evaluation set."""
-    (head,) = model._check_heads([head])
-    return head_scores(model, data)[head][0]
-
-
-def induction_score(model, head, data=None):
-    """The mean weight head ``(layer, head)``'s last query puts on B's position j + 1 (the token after A)."""
-    (head,) = model._check_heads([head])
-    return head_scores(model, data)[head][1]
-
-
 def patterns(model, tokens):
     """Every head's weights on one sequence, stacked: (layers · h, n, n), in the order of ``model.heads``."""
     weights = model.run(np.asarray(tokens).reshape(-1))[1]

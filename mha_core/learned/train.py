@@ -40,7 +40,9 @@ def _concat(x):  # (B, h, n, d_k) -> (B, n, d)
     return x.transpose(0, 2, 1, 3).reshape(B, n, h * d_k)
 
 
-def _attention_forward(x, weights, h):
+def attention_forward(x, weights, h):
+    """One causal attention layer on a batch ``x`` (B, n, d), written out for training: ``(output, cache)``,
+    the cache holding what the backward pass needs (its weights at index 4)."""
     W_Q, W_K, W_V, W_O = weights
     n = x.shape[1]
     Q, K, V = (_split(x @ W, h) for W in (W_Q, W_K, W_V))
@@ -78,7 +80,7 @@ def loss_and_gradients(model, tokens, targets):
     x = model.E[tokens] + model.P[:n]
     caches = []
     for weights in model.layers:
-        out, cache = _attention_forward(x, weights, model.h)
+        out, cache = attention_forward(x, weights, model.h)
         caches.append(cache)
         x = x + out
     scored = x[:, 1:]  # positions 1 .. n - 1
