@@ -217,19 +217,16 @@ def test_honest_students_score_what_they_score_alone(corpus, mode):
 
 
 @pytest.mark.parametrize("mode", ["serial", "parallel"])
-def test_tampering_is_named_and_only_where_it_happened(corpus, mode):
+def test_patched_checks_change_nothing_and_only_the_hand_over_goes_unconfirmed(corpus, mode):
+    """The checks never run in the student's kernel: a patched check or ``np.allclose`` there fails its
+    wrong answers as any wrong answer (the check's own message, no "could not confirm"); the tests the
+    checks could not confirm are exactly those of the hand-over's attacks, each saying why."""
     rechecked = corpus["runs"][mode]["summary"].rechecked
-    tampering = {
-        ("patched-checks", LEVEL1, "q1_1_head_dim_test"),
-        ("patched-allclose", LEVEL2, "q2_3_softmax_test"),
-        ("patched-allclose", LEVEL2, "q2_3_weights_test"),
-    }
-    assert {(r[0], r[1], r[2]) for r in rechecked} == tampering | set(RECHECK_LOWERED)
+    assert {(r[0], r[1], r[2]) for r in rechecked} == set(RECHECK_LOWERED)
     for r in rechecked:
-        if (r[0], r[1], r[2]) in tampering:
-            assert "tampering suspected" in r[-1]
-        else:  # could not confirm (timeout, interference): said so, never "tampering"
-            assert "tampering suspected" not in r[-1] and RECHECK_LOWERED[(r[0], r[1], r[2])] in r[-1]
+        assert RECHECK_LOWERED[(r[0], r[1], r[2])] in r[-1] and "could not confirm" in r[-1]
+    for name in ("patched-checks", "patched-allclose"):
+        assert not any(r[0] == name for r in rechecked)
 
 
 @pytest.mark.parametrize("mode", ["serial", "parallel"])

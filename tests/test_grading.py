@@ -229,28 +229,40 @@ def test_dask_local_cluster_gives_the_same_scores(graded, tmp_path):
     assert rows == serial
 
 
-def test_recheck_lowers_a_score_it_does_not_confirm(graded, tmp_path, monkeypatch):
+def test_a_test_the_checks_could_not_confirm_scores_0_and_says_why(graded, tmp_path, monkeypatch):
+    """The checks' verdict is the only source of points: one they could not confirm scores 0 in the
+    gradebook (nbgrader's own SaveAutoGrades, from the outputs it gave the cell), is listed, and its
+    reason is in the feedback."""
+    from autograders.grading import recheck
+
     course = tmp_path / "recheck"
     shutil.copytree(graded.pristine, course)
-    calls = []
+    calls, check = [], recheck.check
 
-    def read_verdicts(folder, autograded):
-        calls.append((folder, autograded))
-        return {"q1_1_d_k_test": {"score": 0.0, "message": "tampering: the answer did not hold up"}}
+    def unconfirmed(source, handover):
+        calls.append(source)
+        found = check(source, handover)
+        found["q1_1_d_k_test"] = recheck.Checked(0.0, 1.0, f"{recheck.NOT_CONFIRMED}: the answer did not hold up",
+                                                 confirmed=False)
+        return found
 
-    monkeypatch.setattr(handover, "read_verdicts", read_verdicts)
+    monkeypatch.setattr(recheck, "check", unconfirmed)
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
-    assert calls and summary.scores[("student001", "level1_recognition")]["q1_1_d_k_test"][0] == 0.0
-    assert Path(calls[0][0]).name == "verdicts"  # what the kernel's hand-over gave, for that notebook
-    assert summary.rechecked and summary.rechecked[0][2] == "q1_1_d_k_test"
+    scores = summary.scores[("student001", "level1_recognition")]
+    before = graded.summary.scores[("student001", "level1_recognition")]
+    assert calls and before["q1_1_d_k_test"][0] == 1.0 and scores["q1_1_d_k_test"][0] == 0.0
+    assert {gid: s for gid, s in scores.items() if gid != "q1_1_d_k_test"} == {
+        gid: s for gid, s in before.items() if gid != "q1_1_d_k_test"}  # the other tests as they were
+    assert [r[2] for r in summary.rechecked] == ["q1_1_d_k_test"]
     _, text = _text(course / "feedback/student001/level1_recognition/level1_recognition.html")
-    assert "tampering: the answer did not hold up" in text
+    assert "Re-checked: scored 0 of 1. could not confirm this test, so it scores 0: the answer did not hold up" in text
 
 
 def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
     """One execution per submission, counted from the grader's side: one sandboxed process started (every
-    one starts through the sandbox's launcher), each of the notebook's code cells sent to it once, and
-    the hidden tests decided all the same (student000's hard-coded answer fails only there)."""
+    one starts through the sandbox's launcher), each of the notebook's own code cells sent to it once and
+    no test cell ever, and the hidden tests decided all the same (student000's hard-coded answer fails
+    only there)."""
     from jupyter_client.asynchronous.client import AsyncKernelClient
     from jupyter_client.client import KernelClient
 
@@ -266,11 +278,13 @@ def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
     assert summary.scores[("student000", "level1_recognition")]["q1_1_head_dim_test"][0] == 0.0  # hidden test
     assert len(started) == 1
     nb = nbformat.read(str(course / "autograded/student000/level1_recognition/level1_recognition.ipynb"), as_version=4)
-    cells = [c.source for c in nb.cells if c.cell_type == "code" and c.source.strip()]
-    students = [code for code, c in zip(cells, [c for c in nb.cells if c.cell_type == "code" and c.source.strip()])
-                if c.metadata.get("nbgrader", {}).get("solution")]
-    assert students and [sent.count(code) for code in students] == [1] * len(students), (students, sent)
-    assert len(sent) == len(cells) + 1 and handover.SERVE.split("\n")[0] in sent[-1]  # then the hand-over
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    tests = [c for c in code if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
+    cells = [c.source for c in code if c not in tests]
+    students = [c.source for c in code if c.metadata.get("nbgrader", {}).get("solution")]
+    assert students and [sent.count(source) for source in students] == [1] * len(students), (students, sent)
+    assert tests and not [c for c in tests if c.source in sent]
+    assert sent[:-1] == cells and handover.SERVE.split("\n")[0] in sent[-1]  # then the hand-over
 
 
 def test_another_gradebook_url_gets_the_definitions_and_the_same_scores(graded, tmp_path):

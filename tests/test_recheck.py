@@ -119,8 +119,9 @@ def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_pat
     }
     path = graded_copy(tmp_path, "tamper", answers, failed_tests=("q1_2_why_test",))
     results = standalone.recheck(LEVEL1, path, timeout=20)
-    assert results["q1_1_head_dim_test"].score == 0 and rc.TAMPERING in results["q1_1_head_dim_test"].message
-    assert "Multiplied instead of divided" in results["q1_1_head_dim_test"].message
+    head_dim = results["q1_1_head_dim_test"]
+    assert head_dim.score == 0 and head_dim.confirmed and "Multiplied instead of divided" in head_dim.message
+    assert head_dim.error["ename"] == "WrongAnswer" and "Multiplied instead of divided" in head_dim.error["traceback"][0]
     assert tuple(results["q1_1_d_k_test"]) == (1.0, 1.0, None)
     assert results["q1_2_why_test"].score == 0 and "tampering" not in results["q1_2_why_test"].message
     assert tuple(results["q1_2_output_shape_test"]) == (1.0, 1.0, None)
@@ -548,42 +549,37 @@ class FakeGrade:
         self.name, self.auto_score, self.max_score, self.cell_type = name, auto_score, max_score, cell_type
 
 
-class FakeGradebook:
-    """What ``verdicts.apply_recheck`` uses of nbgrader's Gradebook: one notebook's grades."""
-
-    def __init__(self, grades):
-        self.grades = grades
-        self.db = type("Db", (), {"commit": lambda self: None})()
-
-    def find_submission_notebook(self, notebook, assignment, student):
-        return type("Notebook", (), {"grades": self.grades})()
-
-
-VERDICTS = {  # what the re-check does: {test: the score it must end with}
-    "raises": (lambda s, a, **_: {}[s], {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
-    "gives-nothing": (lambda s, a, **_: None, {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
-    "leaves-a-test-out": (lambda s, a, **_: {"q1_1_head_dim_test": rc.Checked(2.0, 2.0)}, {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
-    "says-nan": (lambda s, a, **_: {"q1_1_head_dim_test": (float("nan"), ""), "q1_1_d_k_test": ("1", "")},
-                 {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 1.0}),
-    "says-more-than-nbgrader": (lambda s, a, **_: {"q1_1_head_dim_test": {"score": 99}, "q1_1_d_k_test": {"score": 1.0}},
-                                {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
+WRONG = {"ename": "WrongAnswer", "evalue": "no", "traceback": ["✘ Not yet. no"]}
+VERDICTS = {  # what the checks say of q1_1_head_dim_test (2 points): (the verdict, what the cell shows)
+    "passed": (rc.Checked(2.0, 2.0, shown="✔ Correct.\n"), ["stream"]),
+    "failed-visibly": (rc.Checked(0.0, 2.0, "no", shown="", error=WRONG), ["error"]),
+    "failed-hidden": (rc.Checked(0.0, 2.0, "no", hidden=True, shown="✔ Correct.\n"), ["stream", "stream"]),
+    "not-confirmed": (rc.Checked(0.0, 2.0, f"{rc.NOT_CONFIRMED}: it timed out", confirmed=False), ["stream"]),
+    "wrote-to-stderr": (rc.Checked(0.0, 2.0, "a warning", stderr="RuntimeWarning: a warning\n"), ["stream"]),
+    "missing": (None, ["stream"]),
 }
 
 
 @pytest.mark.parametrize("verdict", VERDICTS)
-def test_points_come_only_from_the_rechecks_verdict(tmp_path, monkeypatch, verdict):
+def test_points_come_only_from_the_checks_verdict(tmp_path, verdict):
+    """Each test cell's outputs are its verdict's, whatever the submission left in it, and nbgrader's own
+    scoring of those outputs (what SaveAutoGrades records) gives exactly the verdict's score."""
+    from nbgrader.utils import determine_grade
+
     from autograders.grading import verdicts
 
-    function, expected = VERDICTS[verdict]
-    autograded = graded_copy(tmp_path, "autograded", {}).parent
-    nbgrader_scores = {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 1.0 if verdict != "says-more-than-nbgrader" else 0.0}
-    grades = [FakeGrade(gid, score, TESTS[gid]) for gid, score in nbgrader_scores.items()]
-    grades.append(FakeGrade("q1_2_why_explain", None, 1.0, "markdown"))  # manual: not the re-check's
-    lowered = verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", "level1_recognition", autograded,
-                                     check=function)
-    assert {g.name: g.auto_score for g in grades} == {**expected, "q1_2_why_explain": None}
-    assert {r[0] for r in lowered} == {gid for gid, score in expected.items() if score < nbgrader_scores[gid]}
-    assert all("could not confirm" in r[-1] for r in lowered)
-    feedback = nbformat.read(str(autograded / "level1_recognition.ipynb"), as_version=4)
-    shown = [o.get("text", "") for c in feedback.cells for o in c.get("outputs", [])]
-    assert sum("Re-checked: scored 0" in text for text in shown) == len(lowered)
+    given, kinds = VERDICTS[verdict]
+    nb = nbformat.read(str(graded_copy(tmp_path, "autograded", {}, failed_tests=("q1_1_d_k_test",))), as_version=4)
+    others = {gid: rc.Checked(p, p) for gid, p in TESTS.items() if gid != "q1_1_head_dim_test"}
+    verdicts.write_outputs(nb, {**others, **({"q1_1_head_dim_test": given} if given else {})}, rc._is_test)
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if rc._is_test(c)}
+    score = given.score if given else 0.0
+    assert {gid: determine_grade(c)[0] for gid, c in cells.items()} == {**TESTS, "q1_1_head_dim_test": score}
+    cell = cells["q1_1_head_dim_test"]
+    assert [o.output_type for o in cell.outputs] == kinds
+    notes = [o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+    if verdict in ("failed-hidden", "not-confirmed", "missing"):
+        assert notes == [(verdicts.HIDDEN_NOTE if verdict == "failed-hidden" else verdicts.RECHECKED_NOTE).format(
+            score=0, max_score=2, message=given.message if given else verdicts.NO_VERDICT)]
+    unconfirmed = [r.grade_id for r in verdicts.unconfirmed(nb)]
+    assert unconfirmed == (["q1_1_head_dim_test"] if verdict in ("not-confirmed", "missing") else [])

@@ -13,8 +13,9 @@ that quietly replays the cells that had completed, and the rest of the notebook 
 Each such event leaves a one-line error in the cell ("timeout", "crash", "memory
 limit"), which nbgrader's feedback shows. Output is capped per cell twice: in the
 kernel (:mod:`autograders.grading.output_cap`: past the limit the cell is stopped) and
-here, whatever the kernel sends. In ``grade``'s jobs (``check_source`` set) the kernel
-that ran the last cell then hands the answers over to the checks, which decide the points
+here, whatever the kernel sends. With ``checks`` on (the course's autograde, ``grade``'s jobs) the
+test cells never run in the kernel: the kernel that ran the last cell hands the answers over to the
+checks, whose verdicts become the test cells' outputs, which nbgrader then scores
 (:mod:`autograders.grading.handover`): each submission runs once. :class:`RestoreCellMetadata`
 and :class:`RestoreMissingCells` (:mod:`autograders.grading.repairs`) put back what a student
 did to the assignment's cells before nbgrader's own checks fail the submission on it.
@@ -32,10 +33,9 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_hook, run_sync
 from nbformat import NotebookNode
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import DeduplicateIds, Execute, NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import DeduplicateIds, Execute, OverwriteCells
 from traitlets import Bool, Integer, List, Unicode, default
 
-from ..common import regions
 from ..common.settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 from .output_cap import OUTPUT_MARK
 from .provisioner import SandboxKernelSpecs
@@ -70,10 +70,9 @@ class SandboxExecute(Execute):
     hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
     namespaces = Bool(DEFAULT.namespaces, help="new network and mount namespaces where the OS allows").tag(config=True)
     max_restarts = Integer(DEFAULT.max_restarts, help="kernels started for one notebook, at most").tag(config=True)
-    check_source = Unicode("", help="the assignment's source notebooks: their tests run on the answers the kernel "
-                                    "hands over after its last cell (empty: no hand-over)").tag(config=True)
-    verdicts_into = Unicode("", help="where the checks' verdicts go, one <notebook>.json each").tag(config=True)
-    source_notebook = None  # instead of check_source: the source notebook itself (recheck.recheck)
+    checks = Bool(False, help="the test cells do not run in the kernel: the source notebook's tests run in the "
+                              "grader on the answers the kernel hands over after its last cell").tag(config=True)
+    source_notebook = None  # the source notebook itself, instead of the course's (standalone.recheck)
     verdicts = None  # the checks' verdicts of the last notebook, {grade_id: Checked}
 
     @default("timeout")
@@ -217,15 +216,18 @@ class SandboxExecute(Execute):
         from nbclient import NotebookClient
 
         from .handover import check_answers
+        from .recheck import _is_test
+        from .verdicts import take_off_records
 
         NotebookClient.__init__(self, nb, km)
+        take_off_records(nb)  # a submission's own copies of the grader's records are the student's writing
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
         self._output_used, self._output_limited = {}, set()
         cells = self.nb.cells
         completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
         index, kernels = 0, 0
-        check = self.source_notebook is not None or bool(self.check_source)  # then the hand-over
+        check = self.source_notebook is not None or self.checks  # then the hand-over, and no test cell runs here
         deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
         while index < len(cells) or check:
             kernels += 1
@@ -247,6 +249,9 @@ class SandboxExecute(Execute):
                         break
                     cell = cells[index]
                     index += 1
+                    if check and _is_test(cell):  # its outputs come from the checks (verdicts.write_outputs)
+                        cell.outputs, cell.execution_count = [], None
+                        continue
                     try:
                         self.preprocess_cell(cell, resources, index - 1)
                         self._output_note(cell, index - 1)
@@ -326,56 +331,11 @@ class SandboxExecute(Execute):
                 output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
                 output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
 
-HIDDEN_ASIDE = "# (hidden tests: run by the grader's checks, outside this kernel)"
-_ASIDE_KEY = "mha_hidden_tests_aside"  # resources: {cell index: the test cell's full source}
-
-
-def visible_part(source):
-    """``source`` with each hidden-test region replaced by one comment line (:data:`HIDDEN_ASIDE`)."""
-    return regions.replace_hidden(source, HIDDEN_ASIDE)
-
-
-class SetHiddenTestsAside(NbGraderPreprocessor):
-    """Before the student's kernel runs: each test cell keeps only its visible tests, so the hidden
-    tests' code never enters that kernel (its history, ``In``, ``linecache``, frames, ``gc``: nothing a
-    student's cell can read or print into the feedback). The grader's checks run them, in its own
-    process, on the answers the kernel hands over (:mod:`autograders.grading.handover`); their verdict
-    decides. Used by ``grade`` with the re-check on (``--no-recheck``: the hidden tests run in the kernel)."""
-
-    def preprocess(self, nb, resources):
-        aside = resources.setdefault(_ASIDE_KEY, {})
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type == "code" and regions.regions(cell.source):
-                aside[index] = cell.source
-                cell.source = visible_part(cell.source)
-        return nb, resources
-
-
-class PutHiddenTestsBack(NbGraderPreprocessor):
-    """After the kernel ran: the test cells' full source again (the autograded notebook, the
-    formgrader and the checksums see the assignment's cells), their outputs those of the visible part."""
-
-    def preprocess(self, nb, resources):
-        for index, source in (resources.pop(_ASIDE_KEY, None) or {}).items():
-            nb.cells[index].source = source
-        return nb, resources
-
-
-def hidden_tests_aside(c):
-    """Wrap the kernel's run in the nbgrader config ``c`` by :class:`SetHiddenTestsAside` and
-    :class:`PutHiddenTestsBack` (once, however often called)."""
-    steps = [s for s in (c.Autograde.autograde_preprocessors if "autograde_preprocessors" in c.Autograde
-                         else Autograde.class_traits()["autograde_preprocessors"].default())
-             if s not in (SetHiddenTestsAside, PutHiddenTestsBack)]
-    at = next(i for i, s in enumerate(steps) if isinstance(s, type) and issubclass(s, Execute))
-    c.Autograde.autograde_preprocessors = [*steps[:at], SetHiddenTestsAside, steps[at], PutHiddenTestsBack,
-                                           *steps[at + 1:]]
-
-
 def configure(c, course=None, hide=()):
     """Set up autograde in the nbgrader config ``c`` (the course's ``nbgrader_config.py``):
-    every submission runs in a sandboxed kernel that cannot see ``course`` nor the
-    directories in ``hide``; deleted test cells are put back; a notebook submitted
+    every submission's own cells run in a sandboxed kernel that cannot see ``course`` nor the
+    directories in ``hide``, and its tests in the grader on the answers it hands over (``grade``
+    turns that off with ``--no-recheck``); deleted test cells are put back; a notebook submitted
     under another name, or not a notebook at all, is graded with a note (see
     :func:`prepare_submission`)."""
     steps = Autograde.class_traits()
@@ -390,6 +350,7 @@ def configure(c, course=None, hide=()):
     c.Autograde.sanitize_preprocessors = sanitize
     c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run
     c.Autograde.pre_convert_hook = prepare_submission
+    c.SandboxExecute.checks = True  # the tests run in the grader, on the answers handed over
     c.SandboxExecute.hide = sorted({str(p) for p in [course, *hide] if p})
 
 

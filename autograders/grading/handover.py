@@ -1,13 +1,13 @@
 """One run, checked outside it: after a submission's last cell, its kernel hands the answers over.
 
-A submission's cells run once, in one sandboxed kernel (:class:`~autograders.grading.autograde.SandboxExecute`,
-nbgrader's Execute step, with each test cell's visible tests only). After the last cell that same
+A submission's own cells run once, in one sandboxed kernel (:class:`~autograders.grading.autograde.SandboxExecute`,
+nbgrader's Execute step); its test cells never run there. After the last cell that same
 kernel runs :func:`~autograders.grading.student_side.serve` over the two pipes its provisioner gave it
 at launch (:meth:`~autograders.grading.provisioner.SandboxProvisioner.take_pipes`), and
-:func:`check_answers` runs every test of the source notebook, hidden ones too, here in the grader's
-process, on the answers that cross as data (:func:`autograders.grading.recheck.check`). The verdicts
-go to ``SandboxExecute.verdicts`` (:func:`autograders.grading.standalone.recheck`) and, in ``grade``'s jobs, to ``<verdicts_into>/<notebook>.json``,
-which :func:`autograders.grading.verdicts.apply_recheck` applies to the gradebook.
+:func:`check_answers` runs every test of the assignment's source notebook, hidden ones too, here in the
+grader's process, on the answers that cross as data (:func:`autograders.grading.recheck.check`); their
+verdicts become the test cells' outputs (:func:`autograders.grading.verdicts.write_outputs`), which
+nbgrader's ``SaveAutoGrades`` then scores.
 
 What went wrong in the run (a cell past its time limit, a flood of output, the memory limit) comes
 from the run itself: a test using what such a cell set is "could not confirm", as it would be had the
@@ -16,8 +16,6 @@ completed (as after any crash), to hand the answers over.
 """
 
 import contextlib
-import dataclasses
-import json
 import os
 import signal
 from pathlib import Path
@@ -26,13 +24,20 @@ SERVE = "from autograders.grading.student_side import serve as _mha_serve\n_mha_
 
 
 def _source(executor, resources):
+    """The assignment's source notebook of the notebook being graded: the course's
+    ``source/<assignment>/<notebook>.ipynb``, as nbgrader's ``CourseDirectory`` finds it."""
     import nbformat
+    from nbgrader.coursedir import CourseDirectory
 
     if executor.source_notebook is not None:
         return executor.source_notebook
-    name = ((resources or {}).get("nbgrader") or {}).get("notebook")
-    path = Path(executor.check_source) / f"{name}.ipynb"
-    return nbformat.read(str(path), as_version=4) if name and path.is_file() else None
+    info = (resources or {}).get("nbgrader") or {}
+    if not info.get("notebook"):
+        return None
+    coursedir = CourseDirectory(config=executor.config)
+    folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
+    path = Path(folder) / f"{info['notebook']}.ipynb"
+    return nbformat.read(str(path), as_version=4) if path.is_file() else None
 
 
 def _trouble(executor, cells):
@@ -62,32 +67,21 @@ def _side(executor, provisioner):
 
 def check_answers(executor, resources, provisioner, broken=None):
     """Run the source notebook's tests on the answers the live kernel of ``provisioner`` hands over (None:
-    no kernel left, ``broken`` says why); set ``executor.verdicts`` and write them where it says."""
+    no kernel left, ``broken`` says why); their verdicts go to ``executor.verdicts`` and become the test
+    cells' outputs."""
     from .recheck import _is_test, _label, check, wanted
     from .student_side import Handover
+    from .verdicts import write_outputs
 
     source = _source(executor, resources)
     if source is None:
-        return
+        raise RuntimeError("the assignment's source notebook was not found: its tests cannot run")
     cells = [(_label(c, n), n - 1) for n, c in enumerate(executor.nb.cells, 1)
              if c.cell_type == "code" and not _is_test(c) and c.source.strip()]
     handover = Handover(_side(executor, provisioner), [(label, executor.nb.cells[at].source) for label, at in cells],
                         wanted(source), executor.settings, _trouble(executor, cells), broken)
     try:
-        executor.verdicts = check(source, executor.nb, handover)
+        executor.verdicts = check(source, handover)
     finally:
         handover.close()
-    if executor.verdicts_into:
-        name = resources["nbgrader"]["notebook"]
-        folder = Path(executor.verdicts_into)
-        folder.mkdir(parents=True, exist_ok=True)
-        data = {gid: dataclasses.asdict(checked) for gid, checked in executor.verdicts.items()}
-        (folder / f"{name}.json").write_text(json.dumps(data))
-
-
-def read_verdicts(folder, notebook_path):
-    """The verdicts :func:`check_answers` wrote for the autograded notebook at ``notebook_path``."""
-    path = Path(folder) / f"{Path(notebook_path).stem}.json"
-    if not path.is_file():
-        raise RuntimeError("the notebook's process never handed its answers over")
-    return json.loads(path.read_text())
+    write_outputs(executor.nb, executor.verdicts, _is_test)

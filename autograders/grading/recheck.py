@@ -4,8 +4,8 @@ nbgrader (like every autograder that runs tests in the student's kernel) trusts 
 reports: a student who writes ``np.allclose = lambda *a, **k: True`` or ``check.q1_1_d_k = print``
 in an answer cell passes every test. So the tests that decide run elsewhere, keeping two sides apart:
 
-- the **student's side**: the submission's one run, in its sandboxed kernel
-  (:class:`autograders.grading.autograde.SandboxExecute`), which after the last cell hands the answers
+- the **student's side**: the submission's one run of its own cells (never a test cell), in its
+  sandboxed kernel (:class:`autograders.grading.autograde.SandboxExecute`), which after the last cell hands the answers
   the tests use over as **data** (JSON; numpy arrays as ``.npy`` read with ``allow_pickle=False``:
   nothing it produced is ever unpickled; :mod:`autograders.grading.student_side`). A function answer
   stays there: the checker gets a handle, and each call sends the arguments over and the result back,
@@ -20,23 +20,25 @@ size limit, must answer the request just sent (its sequence number) and match an
 
 The verdict is per test cell: the checks passed → its points; anything else → 0 with a reason.
 "Could not confirm" (a cell or a function call of the student's timed out, crashed or interfered
-with the hand-over) names the cell or function; "tampering suspected" is said only when the test
-passed in the student's kernel and the clean check of the same answers, handed over without
-trouble, failed it.
+with the hand-over) names the cell or function. A patched check or ``np.allclose`` in the student's
+process changes nothing here: the tests never run there. What a visible test prints, or the error it
+raises, is what the test cell shows; a hidden test's output is never shown.
 
-    check(source_notebook, graded_notebook, handover)
-        -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed, hidden)}
+    check(source_notebook, handover)
+        -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed, hidden, shown, error)}
 
 (:mod:`autograders.grading.handover` calls it after a kernel's last cell; :func:`autograders.grading.standalone.recheck`
 grades one notebook on its own the same way.)
 
-What the verdicts do to the gradebook and the autograded notebook is :mod:`autograders.grading.verdicts`.
+The verdicts become the test cells' outputs (:mod:`autograders.grading.verdicts`), from which nbgrader's
+own ``SaveAutoGrades`` scores them.
 """
 
 import ast
 import contextlib
 import io
 import time
+import warnings
 from dataclasses import dataclass
 
 from ..common.regions import hidden_line_numbers
@@ -45,18 +47,17 @@ from .protocol import (  # noqa: F401 (the protocol's public names, as the re-ch
 )
 from .student_side import INTERFERED, Handover, Stopped, StudentSide, Unconfirmed  # noqa: F401
 
-TAMPERING = "tampering suspected: nbgrader passed this test, but a clean re-check of your answers did not"
 NOT_CONFIRMED = "could not confirm this test, so it scores 0"
-
 
 
 @dataclass
 class Checked:
-    """One test cell's re-check. Unpacks as ``score, max_score, message``. ``misconception``: the
-    tag of the check's own ``WrongAnswer`` when the clean run found the answer wrong, else None;
-    ``confirmed``: False when the re-check could not run the test on the student's answers;
-    ``hidden``: the test failed in its hidden tests, which only the re-check runs (``grade`` sets them
-    aside in nbgrader's kernel: a wrong answer, never "tampering")."""
+    """One test cell's verdict. Unpacks as ``score, max_score, message``. ``misconception``: the
+    tag of the check's own ``WrongAnswer`` when it found the answer wrong, else None;
+    ``confirmed``: False when the test could not run on the student's answers; ``hidden``: it
+    failed in its hidden tests. What the cell shows (:func:`autograders.grading.verdicts.write_outputs`):
+    ``shown`` and ``stderr``, what its visible tests printed; ``error``, the error output of a visible test that
+    failed (as the student's kernel would show it), else None."""
 
     score: float
     max_score: float
@@ -64,6 +65,9 @@ class Checked:
     misconception: str = None
     confirmed: bool = True
     hidden: bool = False
+    shown: str = ""
+    error: dict = None
+    stderr: str = ""
 
     def __iter__(self):
         return iter((self.score, self.max_score, self.message))
@@ -105,18 +109,13 @@ def _used(source):
         return set()
 
 
-def _passed_in_nbgrader(cell):
-    """nbgrader's verdict on a test cell: no error output and nothing on stderr."""
-    return not any(
-        o.get("output_type") == "error" or (o.get("output_type") == "stream" and o.get("name") == "stderr")
-        for o in cell.get("outputs", [])
-    )
-
-
 @contextlib.contextmanager
-def _quiet():
-    """The checks print their confirmations; keep them out of the caller's output."""
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+def _quiet(out=None, err=None):
+    """The checks print their confirmations: into ``out`` and ``err`` (a visible test's, which its cell
+    shows), else nowhere. Warnings are shown afresh in each test, as in a fresh kernel."""
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out if out is not None else io.StringIO()), \
+            contextlib.redirect_stderr(err if err is not None else io.StringIO()):
+        warnings.simplefilter("default")
         yield
 
 
@@ -131,51 +130,82 @@ def wanted(source):
     return sorted(set().union(*[_used(c.source) for c in source.cells if _is_test(c)]) & answers)
 
 
-def check(source, graded, handover):
+def _parts(source, filename):
+    """The test cell ``source`` as runs of top-level statements, each ``(hidden, code)``: a statement
+    touching a hidden-test region is hidden (its output is never shown)."""
+    hidden_lines = hidden_line_numbers(source)
+    runs = []
+    for node in ast.parse(source, filename).body:
+        hidden = any(n in hidden_lines for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        if runs and runs[-1][0] == hidden:
+            runs[-1][1].append(node)
+        else:
+            runs.append((hidden, [node]))
+    return [(hidden, compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec")) for hidden, nodes in runs]
+
+
+def check(source, handover):
     """``{grade_id: Checked}`` for each test cell of the source notebook ``source``, run here against the
     answers ``handover`` (:class:`~autograders.grading.student_side.Handover`) brings from the student's
-    process; ``graded``: the notebook as it ran there (its test cells' outputs: the kernel's verdicts)."""
+    process (where the test cells never run)."""
     tests = [(c, _meta(c)["grade_id"], float(_meta(c).get("points", 0))) for c in source.cells if _is_test(c)]
-    in_graded = {_meta(c).get("grade_id"): c for c in graded.cells if _meta(c).get("grade_id")}
     clean = {"__name__": "__recheck__"}  # the instructor's setup and data cells
     with _quiet():
         for cell in source.cells:
             meta = _meta(cell)
             if cell.cell_type == "code" and meta.get("locked") and not meta.get("grade") and not meta.get("solution"):
                 exec(compile(cell.source, f"<{meta.get('grade_id')}>", "exec"), clean)  # noqa: S102 (instructor's code)
-    return {gid: _verdict(handover, clean, cell, gid, points, in_graded.get(gid)) for cell, gid, points in tests}
+    return {gid: _verdict(handover, clean, cell, gid, points) for cell, gid, points in tests}
 
 
-def _verdict(handover, clean, cell, gid, points, nbgrader_cell):
+def _verdict(handover, clean, cell, gid, points):
     """One test cell's :class:`Checked`: points only when the checker's own run of the test passed."""
     if not handover.ready():
         return Checked(0.0, points, f"{NOT_CONFIRMED}: {handover.broken}"[:1000], confirmed=False)
     namespace = {**clean, **handover.namespace()}
+    shown, stderr, hidden = io.StringIO(), io.StringIO(), False
     handover.deadline = time.monotonic() + handover.timeout
     try:
-        with _quiet():
-            exec(compile(cell.source, f"<{gid}>", "exec"), namespace)  # noqa: S102 (instructor's test)
-        return Checked(points, points, None)
+        for hidden, code in _parts(cell.source, f"<{gid}>"):
+            with _quiet(*((None, None) if hidden else (shown, stderr))):
+                exec(code, namespace)  # noqa: S102 (instructor's test)
+        if stderr.getvalue():  # as nbgrader scores a cell: anything on stderr (a warning) fails it
+            return Checked(0.0, points, stderr.getvalue().strip().splitlines()[-1][:1000], shown=shown.getvalue(),
+                           stderr=stderr.getvalue())
+        return Checked(points, points, None, shown=shown.getvalue())
     except Unconfirmed as why:
-        return Checked(0.0, points, f"{NOT_CONFIRMED}: {why}"[:1000], confirmed=False)
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {why}"[:1000], confirmed=False, shown=shown.getvalue())
     except Exception as error:  # noqa: BLE001 (a failed test, whatever the exception)
         message = str(error) if type(error).__name__ == "WrongAnswer" else f"{type(error).__name__}: {error}"
         tag = _misconception(error)
-        in_hidden = _failed_line(error, f"<{gid}>") in hidden_line_numbers(cell.source)
+        shown_error = None if hidden else error_output(error, cell.source, gid)
     finally:
         handover.deadline = None
     used = _used(cell.source)
-    blame = [handover.unavailable[n] for n in sorted(used & set(handover.unavailable))]
-    blame += [why for index, why in sorted(handover.trouble.items()) if _assigned(handover.cells[index][1]) & used]
-    if blame:
-        return Checked(0.0, points, f"{NOT_CONFIRMED}: {blame[0]}; {message}"[:1000], confirmed=False)
-    if nbgrader_cell is None:
-        message = f"this test cell is missing from the graded notebook; {message}"
-    elif in_hidden:  # nbgrader's kernel never ran this part: its verdict says nothing about it
-        return Checked(0.0, points, message[:1000], misconception=tag, hidden=True)
-    elif _passed_in_nbgrader(nbgrader_cell):
-        message = f"{TAMPERING}: {message}"
-    return Checked(0.0, points, message[:1000], misconception=tag)
+    handing = [handover.unavailable[n] for n in sorted(used & set(handover.unavailable))]
+    if handing:  # an answer that never crossed: the test's error says nothing of the student's work
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {handing[0]}; {message}"[:1000], confirmed=False,
+                       shown=shown.getvalue())
+    ran = [why for index, why in sorted(handover.trouble.items()) if _assigned(handover.cells[index][1]) & used]
+    if ran:  # a cell that set what it uses was stopped: its error shows, as in that run
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {ran[0]}; {message}"[:1000], confirmed=False,
+                       shown=shown.getvalue(), error=shown_error)
+    return Checked(0.0, points, message[:1000], misconception=tag, hidden=hidden, shown=shown.getvalue(),
+                   error=shown_error)
+
+
+def error_output(error, source, gid):
+    """The error output a failed visible test shows, as the student's kernel shows it: a check's
+    ``WrongAnswer`` as its message alone (:func:`autograders.checks.feedback.short_tracebacks`), anything
+    else as its type and value, with ``line``: the test's line that raised it (the cell's context around
+    it is drawn by :func:`autograders.grading.verdicts.write_outputs`, from the cell the student sees)."""
+    from ..checks.feedback import WrongAnswer, coloured, error_value, shown
+
+    if isinstance(error, WrongAnswer):
+        return {"ename": "WrongAnswer", "evalue": error_value(error), "traceback": [coloured(shown(error))]}
+    lines, at = source.splitlines(), _failed_line(error, f"<{gid}>")
+    return {"ename": type(error).__name__, "evalue": str(error),
+            "line": lines[at - 1] if at and 0 < at <= len(lines) else None}
 
 
 def _failed_line(error, filename):

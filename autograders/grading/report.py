@@ -18,10 +18,10 @@ which the student never sees). The report counts tags and shows each one's name
 the notebook's output says, so anything a student could have written: only a known
 tag counts, anything else (no tag, an unknown or malformed one) is "other".
 
-A test nbgrader passed and the clean re-check lowered has no error output: the grader
-records the re-check's verdict in that cell's metadata (``grading.RECHECKED``: whether
-the re-check ran the test, and the tag of the check's own ``WrongAnswer``) and takes the
-key off every other cell. The report counts that tag (a known one), or "not confirmed by
+A test that failed in its hidden tests, or that the checks could not confirm, has no error
+output (its line on stderr says why): the grader records the checks' verdict in that cell's
+metadata (``grading.RECHECKED``: whether the checks ran the test, and the tag of the check's own
+``WrongAnswer``) and takes the key off every other cell. The report counts that tag (a known one), or "not confirmed by
 the re-check" (:data:`UNCONFIRMED`) when the re-check could not run the test; it never
 reads the "Re-checked: ..." line, which a student's own cell could print too.
 
@@ -62,8 +62,8 @@ def tag_of_outputs(outputs):
 
 def verdict_of_cell(cell):
     """(tag, unconfirmed) of a failed test cell of an autograded notebook. nbgrader failed it
-    (an error output): the tag of its outputs (:func:`tag_of_outputs`). Else the re-check lowered
-    it: the grader's record in its metadata, when well formed, gives the check's tag (a known one)
+    (an error output): the tag of its outputs (:func:`tag_of_outputs`). Else it failed unseen (hidden
+    tests, not confirmed): the grader's record in its metadata, when well formed, gives the check's tag (a known one)
     or says the re-check could not confirm the test. Anything else: (None, False), "other"."""
     outputs = cell.get("outputs") or []
     if any(isinstance(o, dict) and o.get("output_type") == "error" for o in outputs):

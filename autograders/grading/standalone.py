@@ -1,5 +1,5 @@
-"""One notebook graded on its own, as ``grade`` grades it: its code cells run once in a sandboxed kernel
-(each test cell's visible tests only), and after the last cell that kernel hands the answers over to the
+"""One notebook graded on its own, as ``grade`` grades it: its own code cells run once in a sandboxed
+kernel (never a test cell), and after the last cell that kernel hands the answers over to the
 checks, which run here (:mod:`autograders.grading.handover`, :mod:`autograders.grading.recheck`).
 The tests use it on notebooks made by hand; ``grade`` runs the same steps inside nbgrader's Autograde."""
 
@@ -7,7 +7,7 @@ import json
 import tempfile
 
 from ..common.settings import CONFIG_NAMES, Settings
-from .autograde import SandboxExecute, visible_part
+from .autograde import SandboxExecute
 from .recheck import Checked, _is_test, _meta
 
 
@@ -31,8 +31,6 @@ def recheck(source_notebook_path, notebook_path, timeout=None, settings=None):
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-            if _is_test(cell):
-                cell.source = visible_part(cell.source)
     executor = SandboxExecute(timeout=settings.cell_timeout,
                               **{name: getattr(settings, field) for field, name in CONFIG_NAMES.items()})
     executor.source_notebook = source

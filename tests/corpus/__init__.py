@@ -122,7 +122,7 @@ CASES = [
                  "checks.q1_1_head_dim = lambda *args, **kwargs: print('✔ Correct.')\n"
                  "def head_dim(d_model, h):\n    return d_model * h"),
                 ("q1_1_d_k", "source", "checks.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 // 12")),
-         zero=("q1_1_head_dim_test",), says="tampering suspected"),
+         zero=("q1_1_head_dim_test",), says="Multiplied instead of divided"),
     Case("file-access", LEVEL1, "reads the course's source notebooks and gradebook from disk (a point only if that "
          "works); writes files outside its submission (its answer right)",
          edits=(("q1_1_d_k", "source", READ_HIDDEN), ("q1_2_why", "source", WRITE_OUTSIDE)),
@@ -135,7 +135,7 @@ CASES = [
                  "def softmax(scores):\n    return scores / scores.sum()"),
                 ("q2_3_weights", "source", "weights = np.array([0.3, 0.3, 0.4])"),
                 ("q2_3_winner", "source", "winner = 3"), ("q2_3_ratio", "source", "ratio = np.e")),
-         zero=("q2_3_softmax_test", "q2_3_weights_test"), says="tampering suspected"),
+         zero=("q2_3_softmax_test", "q2_3_weights_test"), says=("Linear normalisation", "`weights` is [0.3 0.3 0.4]")),
     Case("nan-types-shapes", LEVEL2, "NaN, a string for a shape, a wrong shape, a function returning a string",
          edits=(("q2_2_scaled_score", "source", "scaled_score = float('nan')"),
                 ("q2_1_wq_shape", "source", "wq_shape = '512x64'"),
@@ -318,8 +318,8 @@ CASES += [
 # with the pipes' ``fd_out`` and the request's ``seq``): the kernel's own run sees an honest "B". The
 # answers go over in the order of their names (d_k, head_dim, output_shape, why): an attack that gets the
 # process killed costs ``why`` and every function answer (``head_dim``: there is no process left to call),
-# never the data handed over before it. ``RECHECK_LOWERED``: the tests these cases must lower, each with a
-# phrase its message holds; none of these messages may say "tampering suspected".
+# never the data handed over before it. ``RECHECK_LOWERED``: the tests the checks could not confirm in these
+# cases, each with a phrase its message holds.
 
 IN_HANDOVER = """\
 class Answer(str):
