@@ -4,7 +4,8 @@ backend (``backends``), nbgrader's autograde as the course runs it (``autograde`
 the isolation of students' code (the launcher ``sandbox``, which runs it in bubblewrap, the
 kernel's output cap ``output_cap`` and its provisioner ``provisioner``), the hand-over of the
 answers after the last cell (``handover``; ``student_side``; their wire ``protocol``) to the checks
-(``recheck``) and what their verdicts do (``verdicts``), the gradebooks (``gradebooks``), the feedback pages (``feedback_html``)
+(``recheck``; no test cell runs in the student's kernel) and the test cells' outputs their verdicts
+write, which nbgrader scores (``verdicts``), the gradebooks (``gradebooks``), the feedback pages (``feedback_html``)
 and the class report (``report``). The settings, the hidden-test regions and the rubric format
 it shares with the editions are in :mod:`autograders.common`."""
 
