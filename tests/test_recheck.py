@@ -583,3 +583,37 @@ def test_points_come_only_from_the_checks_verdict(tmp_path, verdict):
             score=0, max_score=2, message=given.message if given else verdicts.NO_VERDICT)]
     unconfirmed = [r.grade_id for r in verdicts.unconfirmed(nb)]
     assert unconfirmed == (["q1_1_head_dim_test"] if verdict in ("not-confirmed", "missing") else [])
+
+
+class _Answers:
+    """A hand-over whose answers are already here (no process): what ``check`` reads of one."""
+
+    def __init__(self, values):
+        self.values, self.unavailable, self.trouble, self.cells = values, {}, {}, []
+        self.timeout, self.deadline, self.broken = 10, None, None
+
+    def ready(self):
+        return True
+
+    def namespace(self):
+        return dict(self.values)
+
+
+def _test_cell(grade_id, source):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": grade_id, "locked": True, "points": 1, "solution": False}
+    return cell
+
+
+def test_what_a_test_cell_shows_is_its_visible_part_and_stderr_fails_it_every_time():
+    """As in a kernel: a warning on stderr fails the test (each time, not once per process), and only the
+    visible part's print is shown; a hidden test's print never is."""
+    source = nbformat.v4.new_notebook(cells=[
+        _test_cell("warns", "import numpy as np\nprint('seen')\nnp.float64(answer) / 0\n"),
+        _test_cell("prints", "print('seen', answer)\n### BEGIN HIDDEN TESTS\nprint('secret')\n### END HIDDEN TESTS\n"),
+    ])
+    for _ in range(2):
+        found = rc.check(source, _Answers({"answer": 1.0}))
+        warns, prints = found["warns"], found["prints"]
+        assert (warns.score, warns.shown, warns.error) == (0.0, "seen\n", None) and "RuntimeWarning" in warns.stderr
+        assert (prints.score, prints.shown, prints.stderr) == (1.0, "seen 1.0\n", "")

@@ -37,6 +37,7 @@ own ``SaveAutoGrades`` scores them.
 import ast
 import contextlib
 import io
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -112,11 +113,17 @@ def _used(source):
 @contextlib.contextmanager
 def _quiet(out=None, err=None):
     """The checks print their confirmations: into ``out`` and ``err`` (a visible test's, which its cell
-    shows), else nowhere. Warnings are shown afresh in each test, as in a fresh kernel."""
+    shows), else nowhere. Warnings are shown afresh in each test (entering ``catch_warnings`` forgets which
+    were shown), with the filters of a kernel: Python's, and IPython's for the test's own code."""
     with warnings.catch_warnings(), contextlib.redirect_stdout(out if out is not None else io.StringIO()), \
             contextlib.redirect_stderr(err if err is not None else io.StringIO()):
-        warnings.simplefilter("default")
+        warnings.filterwarnings("default", category=DeprecationWarning, module="__recheck__")
+        warnings.showwarning = _show_warning  # to this test's stderr, whoever hosts the grader (pytest records them)
         yield
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def _label(cell, number):
