@@ -330,9 +330,9 @@ class Sandbox:
     and removes the directory.
     """
 
-    def __init__(self, settings=DEFAULT, copy_from=None, fonts=None):
+    def __init__(self, settings=DEFAULT, copy_from=None, fonts=None, under=None):
         self.settings = settings  # the limits, the directories to hide (autograders.common.settings)
-        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
+        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-", dir=under))  # under: a warm parent's jobs
         self.work = self.root / "work"
         self.work.mkdir()
         self.uid = pick_uid() if os.geteuid() == 0 else None
