@@ -165,7 +165,9 @@ def _limits(settings, dropping):
     if dropping:  # counted per user: only meaningful for a user of its own
         limits.append((resource.RLIMIT_NPROC, settings.processes))
     for which, value in limits:
+        hard = resource.getrlimit(which)[1]  # a warm kernel's parent may not raise it (no CAP_SYS_RESOURCE)
         if value and value > 0:
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(which, (value, value))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # too large a file: an error, not death
 
