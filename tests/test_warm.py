@@ -51,7 +51,7 @@ print(json.dumps({
     "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "tmp": sorted(os.listdir("/tmp")), "jobs": sorted(os.listdir(os.path.dirname(job))), "job": job,
     "etc": attempt(lambda: open("/etc/mha-probe", "w")), "python": attempt(lambda: open(sys.prefix + "/mha-probe", "w")),
-    "net": attempt(connect), "userns": attempt(new_userns),
+    "net": attempt(connect), "userns": attempt(new_userns), "init": attempt(lambda: os.listdir("/proc/1/root/tmp")),
     "report": json.loads(os.environ["MHA_SANDBOX"]),
 }), flush=True)
 sys.stdin.readline()
@@ -95,7 +95,8 @@ def test_two_warm_children_side_by_side_are_isolated(parent, listener):  # noqa:
             assert probe["uid"] == box.uid and sandbox.UID_RANGE[0] <= probe["uid"] < sandbox.UID_RANGE[1]
             assert probe["groups"] == [] and probe["caps"] == dict.fromkeys(probe["caps"], "0000000000000000")
             assert probe["nnp"] == "1" and probe["seccomp"] == "2" and probe["userns"] == "EPERM"
-            assert probe["pid"] == 1 and probe["ppid"] == 0 and probe["pids"] == [1]  # not the parent, not the grader
+            assert probe["pid"] == 2 and probe["ppid"] == 1 and probe["pids"] == [1, 2]  # not the parent, not the grader
+            assert probe["init"] == "EACCES"  # its init's root, as bubblewrap's: not the kernel's to reach
             assert probe["job"] == str(box.root) and probe["jobs"] == [box.root.name]  # its siblings' directories hidden
             assert [t for t in probe["tmp"] if t.startswith("mine-")] == [f"mine-{box.uid}"]  # its own /tmp
             assert probe["etc"] in ("EROFS", "EACCES") and probe["python"] in ("EROFS", "EACCES")
@@ -182,11 +183,11 @@ def test_a_graded_notebook_runs_in_a_warm_kernel(tmp_path, kernels):
         "import json, os\nreport = json.loads(os.environ['MHA_SANDBOX'])\n"
         "status = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
         "print(report['start'], os.getuid() == report['user'], os.getpid(), status['CapEff'].strip(), "
-        "status['NoNewPrivs'].strip(), sorted(os.listdir('/proc/1/task')) != [])"),
+        "status['NoNewPrivs'].strip(), sorted(os.listdir('/proc/2/task')) != [])"),
         nbformat.v4.new_code_cell("import numpy as np\nprint(np.arange(4).sum(), json.loads(os.environ['MHA_VARIANTS_HANDED'])['assignment'])")]
     executor = autograde.SandboxExecute(timeout=30)
     with current.handing({"assignment": "level1_recognition", "numbers": {}}):  # the student's numbers reach the kernel
         nb, _ = executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     text = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells]
-    assert text[0].split() == ["warm", "True", "1", "0000000000000000", "1", "True"], text
+    assert text[0].split() == ["warm", "True", "2", "0000000000000000", "1", "True"], text
     assert text[1].split() == ["6", "level1_recognition"], text

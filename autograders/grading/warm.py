@@ -15,8 +15,8 @@ grading process, and the part written here does per kernel what it cannot:
   capabilities in :data:`CAPS`. Inside, :func:`serve` imports :data:`PRELOAD`, freezes the collector and
   forks one child per request.
 - **each kernel** (:func:`_isolate` and :func:`_child`, about 100 lines, against about 600 in the
-  hand-written launcher bubblewrap replaced): its own session, new mount and PID namespaces (the kernel is pid 1 of
-  its own; an intermediate waits for it), ``/`` private, fresh ``/tmp``, ``/var/tmp`` and ``/dev/shm``, the
+  hand-written launcher bubblewrap replaced): its own session, new mount and PID namespaces (their pid 1 an init that
+  makes the mounts as root there, then waits for the kernel and reaps, as bubblewrap's does), ``/`` private, fresh ``/tmp``, ``/var/tmp`` and ``/dev/shm``, the
   warm directory covered (its siblings' job directories and the socket vanish) and its own job directory
   bound back, a new ``/proc``; the launcher's limits; bounding and ambient capabilities dropped, no groups,
   a throwaway uid, every capability set emptied, ``no_new_privs``, a seccomp filter refusing new user
@@ -182,7 +182,7 @@ def _warm_tracebacks():
 
 def _kill(pid, signum=signal.SIGKILL):
     try:
-        os.killpg(pid, signum)  # the intermediate and the kernel (its death ends its namespace)
+        os.killpg(pid, signum)  # the child, its namespace's init and the kernel (the init's death ends them all)
     except OSError:
         pass
 
@@ -228,18 +228,20 @@ def _child(request, fds, connection, inherited, sandbox, home):
             os.close(fd)
         connection.close()
         _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare")
-        pid = os.fork()
-        if pid:  # the intermediate: holds nothing of the kernel's, exits as pid 1 of its namespace does
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is the kernel's (sent to the group)
-            os.closerange(0, 1 << 16)
-            code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-            code = code if code >= 0 else 128 - code
-        else:
+        init = os.fork()
+        if init:  # waits for the namespace's init, which waits for the kernel
+            code = _wait(init)
+        else:  # pid 1 of the new namespace, as root there: the mounts, then the kernel as its only child
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             args, command = sandbox.parse(request["argv"])
-            request["report"] = json.loads(os.environ.get("MHA_WARM_REPORT") or "{}")
-            env = _isolate(args, request, sandbox, home)
-            _run(command, env)
-            code = 0
+            job = _mounts(args, sandbox, home)
+            kernel = os.fork()
+            if kernel:
+                code = _wait(kernel)
+            else:
+                report = json.loads(os.environ.get("MHA_WARM_REPORT") or "{}")
+                _run(command, _drop(args, request, report, sandbox, job))
+                code = 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     except BaseException:  # noqa: BLE001 (say why on the kernel's stderr, then die)
@@ -255,10 +257,19 @@ def _child(request, fds, connection, inherited, sandbox, home):
         os._exit(code)
 
 
-def _isolate(args, request, sandbox, home):
-    """In pid 1 of a new PID namespace, in a new mount namespace: see the module's docstring. Returns the
-    kernel's environment (the launcher's, :func:`~autograders.grading.sandbox._environment`)."""
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _wait(pid):
+    """Reap every child (an init's orphans too) until ``pid`` exits; its exit code (128 + N: killed by N)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is the kernel's (sent to the group)
+    os.closerange(0, 1 << 16)  # nothing of the kernel's held here: its pipes end when it does
+    while True:
+        done, status = os.waitpid(-1, 0)
+        if done == pid:
+            code = os.waitstatus_to_exitcode(status)
+            return code if code >= 0 else 128 - code
+
+
+def _mounts(args, sandbox, home):
+    """The kernel's file system, made by pid 1 of its namespaces (see the module's docstring); its job directory."""
     job = os.path.realpath(args.keep or args.workdir)
     if args.uid is None or not sandbox._under(job, home) or job == home:
         raise OSError(f"a warm kernel needs a throwaway uid and a job directory under {home}")
@@ -272,6 +283,12 @@ def _isolate(args, request, sandbox, home):
     _mount(f"/proc/self/fd/{held}", job, None, MS_BIND)
     os.close(held)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this namespace's processes only
+    return job
+
+
+def _drop(args, request, report, sandbox, job):
+    """In the kernel's process: limits, then no capability, no group, a throwaway uid, no_new_privs, the seccomp
+    filter, no descriptor but its own. Returns its environment (the launcher's: ``sandbox._environment``)."""
     sandbox._limits(args.settings, True)
     cap = 0
     while _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
@@ -288,16 +305,15 @@ def _isolate(args, request, sandbox, home):
     program = seccomp_filter()
     if program:
         _apply_seccomp(program)
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # again: a change of uid cleared it
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # its init gone: so is it
     keep = sorted({0, 1, 2, *request["fds"]})
     for low, high in zip([-1, *keep], [*keep, 1 << 16]):
         if low + 1 < high:  # (os.closerange(0, 0) closes every descriptor)
             os.closerange(low + 1, high)  # nothing of the parent's in the kernel: its socket, its pipes
     os.makedirs(MPLCONFIG, 0o700, exist_ok=True)
     os.chdir(args.workdir)
-    report = {**request["report"], "memory": args.settings.memory,
-              "file_size": args.settings.file_size, "user": args.uid, "writable": [job, *sandbox.PRIVATE_DIRS],
-              "start": "warm", "seccomp": "no new user namespaces" if program else "none (unknown machine)"}
+    report.update(memory=args.settings.memory, file_size=args.settings.file_size, user=args.uid, start="warm",
+                  writable=[job, *sandbox.PRIVATE_DIRS], seccomp="no new user namespaces" if program else "none")
     os.environ.clear()
     os.environ.update(request["env"])
     env = sandbox._environment(args, report)
