@@ -40,6 +40,14 @@ libc = ctypes.CDLL(None, use_errno=True)
 def new_userns():
     if libc.unshare(0x10000000) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
+held = []
+def abstract():  # the same name in both kernels: taken twice only in two network namespaces
+    held.append(socket.socket(socket.AF_UNIX))
+    held[-1].bind("\0mha-warm-probe")
+def sysv():  # the same key: created twice only in two IPC namespaces
+    libc.shmget.restype = ctypes.c_int
+    if libc.shmget(0x4D4841, 4096, 0o1600 | 0o2000) < 0:  # IPC_CREAT | IPC_EXCL
+        raise OSError(ctypes.get_errno(), "shmget")
 def connect():
     s = socket.socket(); s.settimeout(3); s.connect(("127.0.0.1", PORT))
 open(os.path.join(os.getcwd(), "mine"), "w").write("x")
@@ -52,6 +60,7 @@ print(json.dumps({
     "tmp": sorted(os.listdir("/tmp")), "jobs": sorted(os.listdir(os.path.dirname(job))), "job": job,
     "etc": attempt(lambda: open("/etc/mha-probe", "w")), "python": attempt(lambda: open(sys.prefix + "/mha-probe", "w")),
     "net": attempt(connect), "userns": attempt(new_userns), "init": attempt(lambda: os.listdir("/proc/1/root/tmp")),
+    "abstract": attempt(abstract), "sysv": attempt(sysv),
     "report": json.loads(os.environ["MHA_SANDBOX"]),
 }), flush=True)
 sys.stdin.readline()
@@ -96,6 +105,7 @@ def test_two_warm_children_side_by_side_are_isolated(parent, listener):  # noqa:
             assert probe["groups"] == [] and probe["caps"] == dict.fromkeys(probe["caps"], "0000000000000000")
             assert probe["nnp"] == "1" and probe["seccomp"] == "2" and probe["userns"] == "EPERM"
             assert probe["pid"] == 2 and probe["ppid"] == 1 and probe["pids"] == [1, 2]  # not the parent, not the grader
+            assert probe["abstract"] == "done" and probe["sysv"] == "done"  # a network and an IPC namespace of its own
             assert probe["init"] == "EACCES"  # its init's root, as bubblewrap's: not the kernel's to reach
             assert probe["job"] == str(box.root) and probe["jobs"] == [box.root.name]  # its siblings' directories hidden
             assert [t for t in probe["tmp"] if t.startswith("mine-")] == [f"mine-{box.uid}"]  # its own /tmp

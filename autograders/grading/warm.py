@@ -15,8 +15,9 @@ grading process, and the part written here does per kernel what it cannot:
   capabilities in :data:`CAPS`. Inside, :func:`serve` imports :data:`PRELOAD`, freezes the collector and
   forks one child per request.
 - **each kernel** (:func:`_isolate` and :func:`_child`, about 100 lines, against about 600 in the
-  hand-written launcher bubblewrap replaced): its own session, new mount and PID namespaces (their pid 1 an init that
-  makes the mounts as root there, then waits for the kernel and reaps, as bubblewrap's does), ``/`` private, fresh ``/tmp``, ``/var/tmp`` and ``/dev/shm``, the
+  hand-written launcher bubblewrap replaced): its own session, new mount, PID, network, IPC and UTS namespaces (no
+  interface up: bubblewrap's had a loopback; their pid 1 an init that makes the mounts as root there, then
+  waits for the kernel and reaps, as bubblewrap's does), ``/`` private, fresh ``/tmp``, ``/var/tmp`` and ``/dev/shm``, the
   warm directory covered (its siblings' job directories and the socket vanish) and its own job directory
   bound back, a new ``/proc``; the launcher's limits; bounding and ambient capabilities dropped, no groups,
   a throwaway uid, every capability set emptied, ``no_new_privs``, a seccomp filter refusing new user
@@ -53,6 +54,7 @@ PRELOAD = ("numpy", "IPython", "ipykernel.kernelapp", "ipykernel.ipkernel", "mat
 CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # the parent's: to isolate its children
 MPLCONFIG = "/tmp/mha-warm-matplotlib"  # the parent's (matplotlib keeps the path): each kernel's own, in its /tmp
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER = 0x20000, 0x20000000, 0x10000000
+CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_SECCOMP, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 22, 24, 38, 47
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -227,7 +229,7 @@ def _child(request, fds, connection, inherited, sandbox, home):
             os.dup2(fd, target)
             os.close(fd)
         connection.close()
-        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare")
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
         init = os.fork()
         if init:  # waits for the namespace's init, which waits for the kernel
             code = _wait(init)
