@@ -314,6 +314,7 @@ def _drop(args, request, report, sandbox, job):
             os.closerange(low + 1, high)  # nothing of the parent's in the kernel: its socket, its pipes
     os.makedirs(MPLCONFIG, 0o700, exist_ok=True)
     os.chdir(args.workdir)
+    report["hidden"] = sorted({*report.get("hidden", ()), *args.settings.hide})  # the course's too, as the launcher says
     report.update(memory=args.settings.memory, file_size=args.settings.file_size, user=args.uid, start="warm",
                   writable=[job, *sandbox.PRIVATE_DIRS], seccomp="no new user namespaces" if program else "none")
     os.environ.clear()

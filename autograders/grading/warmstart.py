@@ -65,9 +65,9 @@ def run(path, fds, launcher):
 # --- the grader's side: this process's warm sandbox ------------------------------------------
 
 _lock = threading.Lock()
-_parents = {}  # settings.hide -> Parent
+_parents = {}  # the directories it hides (_shaping) -> Parent
 _told = set()  # the reasons already logged
-_failed = {}  # settings.hide -> why its parent failed to start
+_failed = {}  # the directories it would hide -> why its parent failed to start
 
 
 def _user_namespace():
@@ -176,12 +176,22 @@ def _refused(settings):
         return "namespaces off"
     if os.geteuid() != 0:
         return "the grader is not root: no throwaway uids to map"
-    return _failed.get(settings.hide)
+    return None
+
+
+def _shaping(hide):
+    """The directories of ``hide`` that change the sandbox's file system: those inside a directory it shows
+    (the others, a job's private course say, are not in it anyway). One parent serves every course alike."""
+    from .sandbox import _root_file_system, _under
+
+    _, shown, _ = _root_file_system("/", "/", ())
+    return tuple(path for path in hide if any(_under(path, s) for s in shown))
 
 
 def parent(settings):
-    """This process's warm parent for ``settings`` (started on first use, again if it died), or None: then
-    kernels start cold, and a log line (once per reason) says why."""
+    """This process's warm parent for ``settings`` (started on first use, again if it died; one per set of
+    directories to hide inside the sandbox's file system, in practice one), or None: then kernels start cold, and a log line
+    (once per reason) says why."""
     import atexit
     import logging
 
@@ -189,18 +199,18 @@ def parent(settings):
 
     with _lock:
         why = _refused(settings)
-        found = _parents.get(settings.hide)
+        hide = _shaping(settings.hide) if why is None else ()
+        found = _parents.get(hide)
         if why is None and found is not None and found.alive():
             return found
-        if why is None:
-            why = _bubblewrap([*NAMESPACES, "--die-with-parent", "--new-session"])
+        why = why or _failed.get(hide) or _bubblewrap([*NAMESPACES, "--die-with-parent", "--new-session"])
         if why is None:
             try:
-                found = _parents[settings.hide] = Parent(settings.hide)
+                found = _parents[hide] = Parent(hide)
                 atexit.register(found.stop)
                 return found
             except OSError as error:
-                why = _failed[settings.hide] = str(error)  # not tried again in this process
+                why = _failed[hide] = str(error)  # not tried again in this process
         if why not in _told:
             _told.add(why)
             logging.getLogger(__name__).warning("warm kernels unavailable (%s): each kernel starts cold", why)
