@@ -201,3 +201,11 @@ def test_a_graded_notebook_runs_in_a_warm_kernel(tmp_path, kernels):
     text = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells]
     assert text[0].split() == ["warm", "True", "2", "0000000000000000", "1", "True"], text
     assert text[1].split() == ["6", "level1_recognition"], text
+
+
+def test_one_parent_serves_every_course_whose_directories_lie_outside_what_it_shows(tmp_path):
+    """A job's private course is hidden by lying outside the sandbox's file system: it starts no parent of
+    its own (one did per job, 1.5 s of CPU each); a directory inside one shown must be covered: it does."""
+    inside = os.path.join(sys.prefix, "a-course")
+    assert warmstart._shaping((str(tmp_path / "course"), "/home/teacher/course")) == ()
+    assert warmstart._shaping((str(tmp_path / "course"), inside)) == (inside,)
