@@ -8,28 +8,30 @@ give such a process: every sandbox starts by exec'ing its command; it maps one u
 ``--disable-userns`` cannot be combined with ``--userns``. So bubblewrap draws the outer boundary once per
 grading process, and the part written here does per kernel what it cannot:
 
-- **the sandbox** (:class:`~autograders.grading.warmstart.Parent`): bubblewrap with the launcher's allow-list root file system, read-only
-  (:func:`~autograders.grading.sandbox._root_file_system`), new PID, network, IPC and UTS namespaces,
-  ``--die-with-parent``, ``--new-session``, entered with ``--userns`` of a user namespace prepared here
-  (uid and gid 0 and :data:`~autograders.grading.sandbox.UID_RANGE` mapped to themselves) and only the
-  capabilities in :data:`CAPS`. Inside, :func:`serve` imports :data:`PRELOAD`, freezes the collector and
-  forks one child per request.
-- **each kernel** (:func:`_isolate` and :func:`_child`, about 100 lines, against about 600 in the
-  hand-written launcher bubblewrap replaced): its own session, new mount, PID, network, IPC and UTS namespaces (no
-  interface up: bubblewrap's had a loopback; their pid 1 an init that makes the mounts as root there, then
-  waits for the kernel and reaps, as bubblewrap's does), ``/`` private, fresh ``/tmp``, ``/var/tmp`` and ``/dev/shm``, the
-  warm directory covered (its siblings' job directories and the socket vanish) and its own job directory
-  bound back, a new ``/proc``; the launcher's limits; bounding and ambient capabilities dropped, no groups,
-  a throwaway uid, every capability set emptied, ``no_new_privs``, a seccomp filter refusing new user
-  namespaces (:func:`seccomp_filter`); then ipykernel runs in place (any other command is exec'ed).
+- **the sandbox** (:class:`~autograders.grading.warmstart.Parent`): bubblewrap with the launcher's
+  allow-list root file system, read-only (:func:`~autograders.grading.sandbox._root_file_system`), new
+  PID, network, IPC and UTS namespaces, ``--die-with-parent``, ``--new-session``, entered with
+  ``--userns`` of a user namespace prepared by the grader (uid and gid 0 and
+  :data:`~autograders.grading.sandbox.UID_RANGE` mapped to themselves) and only the capabilities in
+  :data:`~autograders.grading.warmstart.CAPS`. Inside, :func:`serve` imports :data:`PRELOAD`, freezes the
+  collector and forks one child per request.
+- **each kernel** (:func:`_child`, :func:`_mounts`, :func:`_drop`: about 100 lines, against about 600 in
+  the hand-written launcher bubblewrap replaced): its own session; new mount, PID, network, IPC and UTS
+  namespaces (no interface up: bubblewrap's had a loopback), whose pid 1 is an init that makes the mounts
+  as root there, then waits for the kernel and reaps, as bubblewrap's does; ``/`` private, fresh
+  ``/tmp``, ``/var/tmp`` and ``/dev/shm``, the warm directory covered (its siblings' job directories and
+  the socket vanish) and its own job directory bound back, a new ``/proc``; in the kernel, the launcher's
+  limits, bounding and ambient capabilities dropped, no groups, a throwaway uid, every capability set
+  emptied, ``no_new_privs``, a seccomp filter refusing new user namespaces (:func:`seccomp_filter`); then
+  ipykernel runs in place (any other command is exec'ed).
 
 Callers see an ordinary process: the provisioner's command line is a small proxy's
 (:mod:`autograders.grading.warmstart`, which starts the parent too; the standard library only), which
-hands its standard streams and the hand-over pipes to the parent over a Unix socket (SCM_RIGHTS), forwards
-signals to the kernel's process group and exits as the kernel does; when the proxy dies, the parent kills
-the kernel. Where the warm parent cannot run (not root, no bubblewrap,
-namespaces off, ``MHA_WARM=0``, the parent failed to start), kernels start cold through the launcher, and a
-log line says why.
+hands its standard streams and the hand-over pipes to the parent over a Unix socket (SCM_RIGHTS), has it
+send signals on to the kernel's process group and exits as the kernel does; when the proxy dies, the
+parent kills the kernel. Where the warm parent cannot run (not root, no bubblewrap, namespaces off,
+``MHA_WARM=0``, the parent failed to start), kernels start cold through the launcher, and a log line
+says why.
 
     python -m autograders.grading.warm serve SOCKET   # inside bubblewrap, started by warmstart.Parent
 """
@@ -44,15 +46,13 @@ import socket
 import struct
 import sys
 
-from .warmstart import FORWARDED, MESSAGE
+from .warmstart import FORWARDED, MESSAGE, MPLCONFIG
 
 PRELOAD = ("numpy", "IPython", "ipykernel.kernelapp", "ipykernel.ipkernel", "matplotlib", "matplotlib.pyplot",
            "mha_core", "mha_core.plots", "mha_core.explore.predict", "autograders.variants", "autograders.problems.moments",
            "autograders.checks.feedback", "autograders.checks.level1", "autograders.checks.level2", "autograders.checks.level3",
            "autograders.checks.level4", "autograders.checks.level5", "autograders.checks.beyond",
            "autograders.grading.student_side", "autograders.grading.output_cap")
-CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # the parent's: to isolate its children
-MPLCONFIG = "/tmp/mha-warm-matplotlib"  # the parent's (matplotlib keeps the path): each kernel's own, in its /tmp
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER = 0x20000, 0x20000000, 0x10000000
 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
