@@ -34,6 +34,7 @@ from traitlets import Dict
 
 from .prepared import font_list
 from .sandbox import Sandbox
+from .warmstart import parent
 from ..common.settings import Settings
 
 PROVISIONER = "mha-sandbox"  # its entry point's name (pyproject.toml)
@@ -84,7 +85,9 @@ class SandboxProvisioner(LocalProvisioner):
         if self.sandbox is not None:  # a restart: a fresh directory (and user) for the new kernel
             self.sandbox.close()
         settings = Settings.from_dict(self.settings)
-        self.sandbox = Sandbox(settings, copy_from=kwargs.get("cwd"), fonts=font_list(settings))
+        warm = parent(settings)  # this process's warm sandbox, or None (cold: the launcher's, said in a log line)
+        fonts = None if warm else font_list(settings)  # a warm kernel has the parent's
+        self.sandbox = Sandbox(settings, copy_from=kwargs.get("cwd"), fonts=fonts, under=warm and warm.jobs)
         km = self.parent  # where LocalProvisioner, too, reads and writes the connection's details
         km.transport = "ipc"
         km.ip = str(self.sandbox.root / "kernel")
@@ -98,6 +101,8 @@ class SandboxProvisioner(LocalProvisioner):
         self_read, from_kernel = os.pipe()
         self.pipes, self.kernel_ends = (self_write, self_read), (to_kernel, from_kernel)
         self.kernel_numbers = self.kernel_ends
+        if warm:  # forked by the warm parent, through a proxy that hands it the pipes
+            kwargs["cmd"] = warm.command(kwargs["cmd"], fds=self.kernel_ends)
         kwargs["pass_fds"] = self.kernel_ends  # the same numbers in the kernel (subprocess keeps them)
         return kwargs
 

@@ -165,7 +165,9 @@ def _limits(settings, dropping):
     if dropping:  # counted per user: only meaningful for a user of its own
         limits.append((resource.RLIMIT_NPROC, settings.processes))
     for which, value in limits:
+        hard = resource.getrlimit(which)[1]  # a warm kernel's parent may not raise it (no CAP_SYS_RESOURCE)
         if value and value > 0:
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(which, (value, value))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # too large a file: an error, not death
 
@@ -330,9 +332,9 @@ class Sandbox:
     and removes the directory.
     """
 
-    def __init__(self, settings=DEFAULT, copy_from=None, fonts=None):
+    def __init__(self, settings=DEFAULT, copy_from=None, fonts=None, under=None):
         self.settings = settings  # the limits, the directories to hide (autograders.common.settings)
-        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
+        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-", dir=under))  # under: a warm parent's jobs
         self.work = self.root / "work"
         self.work.mkdir()
         self.uid = pick_uid() if os.geteuid() == 0 else None
