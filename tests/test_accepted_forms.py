@@ -408,8 +408,6 @@ FUNCTION_TRIALS = {
     "q3_5_permutation_test": ["other inputs and permutations", "4 to 9 tokens"],
     "q4_4_previous_token": ["other sentences of 6 of these words", "plain numpy"],
     "q4_4_average_query": ["recomputes the output with plain Python"],
-    "q5_4_previous_token_head": ["the training code's own forward pass"],
-    "q5_4_induction_head": ["the training code's own forward pass"],
     "q4_6_masked_softmax": ["other batches, lengths and shapes"],
     "q4_7_attention_in_blocks": ["longer inputs and other block sizes"],
 }

@@ -112,7 +112,8 @@ class Mistake:
 class Answer:
     """One graded answer cell: what is right, what is accepted, what each known wrong answer means.
 
-    ``kind``: "number", "int", "shape", "vector" or "choice". ``answer``: the right answer from the numbers
+    ``kind``: "number", "int", "shape", "vector", "choice" or "head" (a pair (layer, head) among a model's heads,
+    read by its ``convert``). ``answer``: the right answer from the numbers
     (a choice: its letter). ``right``: the confirmation; ``hidden_right`` the hidden test's (None: the same).
     ``hidden``: the hidden test's own recomputation, from the numbers (None: ``answer``) within
     ``hidden_tolerance``; ``hidden_says``: its message when the answer fails it (None: named as in the
