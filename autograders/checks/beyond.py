@@ -21,7 +21,8 @@ from ..problems.engine import checks
 from . import misconceptions as tags
 from . import own_work
 from .today import q4_6_masked_softmax, q4_7_attention_in_blocks  # noqa: F401 (4.6 and 4.7's functions)
-from .feedback import WrongAnswer, as_array, as_int, call, close, mismatch, named, passed, tag_of, unanswered
+from .feedback import (WrongAnswer, as_array, as_int, call, close, mismatch, named, passed, tag_of, tries,
+                       unanswered)
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
 
@@ -55,6 +56,7 @@ def _rank_of_scores(n, d_k, seed):
     return int(np.linalg.matrix_rank(Q @ K.T))
 
 
+@tries("other $n$ and $d_k$", "from $n = d_k = 1$ to $n = 1000$", "the rank numpy finds")
 def q3_4_max_rank(fn, hidden=False):
     """Problem 3.4: max_rank(n, d_k), the largest rank of one head's score matrix: min(n, d_k)."""
     for n, d_k in RANK_HIDDEN if hidden else RANK_VISIBLE:
@@ -143,6 +145,7 @@ def _diagnose_3_5(fn):
     return PERMUTATION_MISTAKES["inverted" if on_swap else "not-permuted"]
 
 
+@tries("other inputs and permutations", "4 to 9 tokens")
 def q3_5_permutation_test(fn, hidden=False):
     """Problem 3.5: permutation_test(f, X, perm) says whether f(X[perm]) == f(X)[perm] (within rounding)."""
     for f, X, perm, expected in _cases_3_5(hidden):
@@ -217,6 +220,7 @@ def _pattern_mistake(weights, scores=None):
             f"position i - 1, for every i > 0).")
 
 
+@tries("other sentences of 6 of these words", "plain numpy")
 def q4_4_previous_token(head, hidden=False):
     """Problem 4.4 (a): ``head = (W_Q, W_K)`` so that the head puts >= 0.9 on position i - 1 for every i > 0."""
     unanswered("head", head)
@@ -260,6 +264,7 @@ def _target():
     return (by_hand.VALUES[a - 1] + by_hand.VALUES[b - 1]) / 2
 
 
+@tries("recomputes the output with plain Python")
 def q4_4_average_query(value, hidden=False):
     """Problem 4.4 (b): a query q whose output over KEYS, VALUES is within 0.05 of (v_2 + v_4) / 2."""
     q = as_array("query", value)

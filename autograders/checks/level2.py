@@ -14,7 +14,7 @@ from ..problems.engine import checks, recognise
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, close, correct, named, tag_of
+from .feedback import WrongAnswer, close, correct, named, tag_of, tries
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -52,6 +52,7 @@ _SHIFT = named(tags.SOFTMAX_SHIFT_NOT_MAX, "e^(s - c) still overflows when the s
               "the largest term is e^0 = 1, however far apart the scores are.")
 
 
+@tries("large scores", "other lengths (one to four", "equal and negative scores", "underflows")
 def q2_3_softmax(softmax, hidden=False):
     """Problem 2.3: ``softmax(scores)`` returns the attention weights of a 1-D array of scores."""
     # The visible test tries one large-score case and one far-apart case too, so that a naive

@@ -15,7 +15,7 @@ from ..problems.engine import checks
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_of
+from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_of, tries
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -64,6 +64,8 @@ def warm():
     problems.block_shapes(D_MODEL, H, N)
 
 
+@tries("other $d_{\\text{model}}$, $h$ and $n$", "$h = 1$", "$h = d_{\\text{model}}$", "real forward",
+       "does not change with $h$")
 def q3_1_attention_cost(fn, hidden=False):
     cases = [(D_MODEL, H, N)]
     if hidden:
@@ -132,6 +134,7 @@ def _distinct_cases(hidden):
     ]
 
 
+@tries("1 to 8 heads", "not next to each other")
 def q3_3_count_distinct_heads(fn, hidden=False):
     for weights, expected in _distinct_cases(hidden):
         h = weights.shape[0]

@@ -17,7 +17,7 @@ from ..problems.engine import checks, numbers, recognise
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_number, close, correct, name_mistake, named, passed
+from .feedback import WrongAnswer, as_number, close, correct, name_mistake, named, passed, tries
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -31,6 +31,8 @@ D_MODEL, H = 512, 8  # the sheet's example
 
 PARAM_CASES = [(512, 1), (512, 2), (512, 16), (512, 64), (512, 512), (768, 12), (1024, 16), (64, 4), (12, 3),
                (1, 1), (2048, 32), (96, 6)]
+@tries("other $d_{\\text{model}}$ and $h$", "$h = 1$", "$h = d_{\\text{model}}$", "count matrix by matrix",
+       "does not change with $h$")
 def q4_1_parameter_count(fn, hidden=False):
     cases = [(D_MODEL, H)] + (PARAM_CASES if hidden else [])
     values = {}
@@ -392,6 +394,7 @@ def _mha_close(value, expected):
     return close(value, expected, MHA_RTOL * max(1.0, float(np.abs(expected).max())))
 
 
+@tries("batch dimension", "other shapes", "`causal` on and off")
 def q4_3_multi_head_attention(fn, hidden=False):
     """Problem 4.3: the student's ``multi_head_attention`` against mha_core's, on random inputs."""
     cases = MHA_CASES + (MHA_HIDDEN_CASES if hidden else [])
