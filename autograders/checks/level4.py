@@ -353,8 +353,7 @@ def _mha_output(value, X, h, causal):
     if isinstance(value, tuple) and len(value) == 2 and np.shape(value[0]) == X.shape:
         raise WrongAnswer(f"{where}, `multi_head_attention` returned a pair (like mha_core's (output, weights)): "
                           "return the output array alone.")
-    unanswered = value is None
-    if unanswered:
+    if value is None:
         raise WrongAnswer("`multi_head_attention` returned None: end it with `return` and the output array.")
     try:
         array = np.asarray(value, dtype=float)
@@ -363,7 +362,7 @@ def _mha_output(value, X, h, causal):
                           f"{type(value).__name__}.") from None
     shape = array.shape
     if shape != X.shape:
-        named = "(batch, n, d_model)" if batch else "(n, d_model)"
+        layout = "(batch, n, d_model)" if batch else "(n, d_model)"
         if h > 1 and shape == (*batch, n, d_k):
             raise WrongAnswer(f"{where}, the output has shape {shape} = (n, d_k), one head's width: the heads are "
                               "concatenated, not summed (nor one kept), into (n, d_model), then multiplied by W_O.",
@@ -373,12 +372,12 @@ def _mha_output(value, X, h, causal):
                               "side (concatenated, not summed) into (n, d_model), then multiply by W_O.",
                               misconception=tags.HEADS_SUMMED)
         if batch:
-            raise WrongAnswer(f"With a leading batch dimension, X of shape {X.shape} = {named}, `multi_head_attention` "
+            raise WrongAnswer(f"With a leading batch dimension, X of shape {X.shape} = {layout}, `multi_head_attention` "
                               f"should return shape {X.shape}, got {shape}. Write it for X of shape (..., n, d_model): "
                               "take n and d_model from X.shape[-2:], keep X.shape[:-2] (or use -1, `...` in "
                               "np.einsum, np.swapaxes(A, -2, -3)) in every reshape and transpose.",
                               misconception=tags.BATCH_DIMENSION)
-        raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of shape {X.shape} = {named}, got "
+        raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of shape {X.shape} = {layout}, got "
                           f"{shape}.")
     if not np.isfinite(array).all():
         if causal:
