@@ -26,11 +26,11 @@ TOL = problems.TOL
 
 # --- Problem 4.1: the parameter count -------------------------------------------
 
-D_MODEL, H = 512, 8  # the sheet's example
-
-
+D_MODEL, H = problems.SHEET_4_1["d_model"], problems.SHEET_4_1["h"]  # the sheet's example
 PARAM_CASES = [(512, 1), (512, 2), (512, 16), (512, 64), (512, 512), (768, 12), (1024, 16), (64, 4), (12, 3),
                (1, 1), (2048, 32), (96, 6)]
+
+
 @tries("other $d_{\\text{model}}$ and $h$", "$h = 1$", "$h = d_{\\text{model}}$", "count matrix by matrix",
        "does not change with $h$")
 def q4_1_parameter_count(fn, hidden=False):
