@@ -19,7 +19,7 @@ from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
-D_MODEL, H, N = 512, 8, 10  # the sheet's running example
+D_MODEL, H, N = (problems.SHEET_3_1[name] for name in ("d_model", "h", "n"))  # the sheet's running example
 attention_cost_expected = problems.attention_cost
 _traced_cost = problems.traced_cost
 
