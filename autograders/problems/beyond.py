@@ -231,13 +231,29 @@ def _model():
     return learned.load()
 
 
-def head_scores(model, data):
+def patterns(model, tokens, independent=False):
+    """Each layer's attention weights, (batch, h, n, n), on ``tokens``: from mha_core's run of the model, or with
+    ``independent``, from the training code's own forward pass."""
+    if not independent:
+        return model.run(tokens)[1]
+    from mha_core.learned.train import attention_forward
+
+    x = model.E[tokens] + model.P[: tokens.shape[1]]
+    found = []
+    for weights in model.layers:
+        out, cache = attention_forward(x, weights, model.h)
+        found.append(cache[4])  # the weights A: (batch, h, n, n)
+        x = x + out
+    return found
+
+
+def head_scores(model, data, independent=False):
     """``{head: (previous-token score, induction score)}`` from one run over ``data`` (an evaluation set): the
     mean weight a head puts on position i - 1 (over positions i > 0), and the mean weight its last query puts
     on B's position j + 1, the token after A's first occurrence. Problem 5.4's answer: kept here, with its
     declaration, not in the library the student imports."""
     tokens, _, j = data
-    weights = model.run(tokens)[1]  # [(batch, h, n, n)] per layer
+    weights = patterns(model, tokens, independent)
     rows = np.arange(1, tokens.shape[1])
     return {(layer, head): (float(weights[layer - 1][:, head - 1][:, rows, rows - 1].mean()),
                             float(weights[layer - 1][:, head - 1][np.arange(len(j)), -1, j + 1].mean()))
@@ -250,24 +266,9 @@ def roles(model, independent=False):
     ``independent``, the patterns come from the training code's own forward pass, not from mha_core."""
     from mha_core.learned import evaluation_set
 
-    data = evaluation_set(size=ROLE_SEQUENCES)
+    scores = head_scores(model, evaluation_set(size=ROLE_SEQUENCES), independent)
     last_layer = [hd for hd in model.heads if hd[0] == len(model.layers)]
-    if not independent:
-        scores = head_scores(model, data)
-        return (max(model.heads, key=lambda hd: scores[hd][0]), max(last_layer, key=lambda hd: scores[hd][1]))
-    from mha_core.learned.train import attention_forward
-
-    tokens, _, j = data
-    x = model.E[tokens] + model.P[: tokens.shape[1]]
-    patterns = []
-    for weights in model.layers:
-        out, cache = attention_forward(x, weights, model.h)
-        patterns.append(cache[4])  # the weights A: (batch, h, n, n)
-        x = x + out
-    rows = np.arange(1, tokens.shape[1])
-    previous = max(model.heads, key=lambda hd: patterns[hd[0] - 1][:, hd[1] - 1, rows, rows - 1].mean())
-    induction = max(last_layer, key=lambda hd: patterns[-1][np.arange(len(j)), hd[1] - 1, -1, j + 1].mean())
-    return previous, induction
+    return max(model.heads, key=lambda hd: scores[hd][0]), max(last_layer, key=lambda hd: scores[hd][1])
 
 
 @functools.cache
