@@ -20,8 +20,6 @@ from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
 D_MODEL, H, N = (problems.SHEET_3_1[name] for name in ("d_model", "h", "n"))  # the sheet's running example
-attention_cost_expected = problems.attention_cost
-_traced_cost = problems.traced_cost
 
 
 TWO_FLOPS = ("You counted 2 FLOPs per multiply-add (a multiplication and an addition): a legitimate convention, "
@@ -30,7 +28,7 @@ TWO_FLOPS = ("You counted 2 FLOPs per multiply-add (a multiplication and an addi
 
 def _cost_misconception(value, d_model, h, n):
     """The misconception behind a known wrong cost, or None."""
-    expected = attention_cost_expected(d_model, h, n)
+    expected = problems.attention_cost(d_model, h, n)
     d_k = d_model // h
     known = [
         (h * expected, named(tags.HEADS_COST_MORE, 'That is the misconception "h heads cost h times more": your count gives every head the '
@@ -60,7 +58,7 @@ HIDDEN_COST_CASES = [(512, 1, 10), (512, 2, 10), (512, 64, 10), (512, 512, 10), 
 def warm():
     """Fill the caches of the traced references (the grading zygote calls this once)."""
     for case in [(D_MODEL, H, N), (D_MODEL, 1, N), *HIDDEN_COST_CASES]:
-        _traced_cost(*case)
+        problems.traced_cost(*case)
     problems.block_shapes(D_MODEL, H, N)
 
 
@@ -74,7 +72,7 @@ def q3_1_attention_cost(fn, hidden=False):
     for d_model, h, n in cases:
         value = as_number(f"attention_cost({d_model}, {h}, {n})", own_work.call("attention_cost", fn, d_model, h, n))
         values[d_model, h, n] = value
-        expected = _traced_cost(d_model, h, n) if hidden else attention_cost_expected(d_model, h, n)
+        expected = problems.traced_cost(d_model, h, n) if hidden else problems.attention_cost(d_model, h, n)
         if close(value, expected, 1e-9 * expected):
             continue
         if close(value, 2 * expected, 2e-9 * expected):  # a legitimate convention, but not this problem's

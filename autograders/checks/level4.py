@@ -74,16 +74,6 @@ def vectors_4_2():
     return problems.arrays(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
 
 
-def expected_4_2():
-    """(scaled scores, weights, output) of this student's query at position 4, as the last row of a causal pass."""
-    return problems.answers(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
-
-
-def _by_hand():
-    """The same three answers with plain Python floats (the hidden checks' recomputation)."""
-    return problems.by_hand(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
-
-
 # --- Problem 4.3: multi-head attention, written with numpy (part of Level 4) ----
 
 # (batch, n, d_model, h, causal, seed); batch None = X of shape (n, d_model), else (batch, n, d_model).
