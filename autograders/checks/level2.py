@@ -20,7 +20,6 @@ checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
 WEIGHT_TOL = problems.WEIGHT_TOL
 SCORES = problems.SHEET_2_3["scores"]
-SUM_TOL = len(SCORES) * WEIGHT_TOL + 1e-12  # weights each within WEIGHT_TOL add up to within this of 1
 LARGE_SCORES = [1000.0, 1001.0, 1002.0]  # the prompt's large scores: e^1000 overflows a float
 SPREAD_SCORES = [-1000.0, 0.0, 1000.0]  # far apart: e^(s - min(s)) reaches e^2000 (only the maximum is a safe shift)
 SPREAD = 700  # a spread of scores beyond which e^(s - c) overflows unless c is the largest score

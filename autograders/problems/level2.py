@@ -154,6 +154,7 @@ WHY = choice(
 
 SHEET_2_3 = {"scores": (4.0, 2.0, 5.0)}
 WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals (3 decimals pass too)
+SUM_TOL = 3 * WEIGHT_TOL + 1e-12  # three weights each within WEIGHT_TOL add up to within this of 1
 RATIO_TOL = 0.02  # "roughly": ratios of rounded weights are accepted
 
 # Where the winner (w), the runner-up (r) and the last token (l) stand, tokens 1, 2, 3: the winner at each
@@ -228,7 +229,7 @@ def _declare_2_3(numbers):
         hidden_right="The weights add up to 1 and follow the order of the scores.",
         trials=("recomputes them independently", "add up to 1"),
         hidden_says=lambda n: ("`weights` should add up to 1 and keep the order of the scores."
-                               if not close(n.value.sum(), 1.0, 3 * WEIGHT_TOL + 1e-12)
+                               if not close(n.value.sum(), 1.0, SUM_TOL)
                                or not (np.argsort(n.value) == np.argsort(n.scores)).all()
                                else "`weights` is not the softmax of the scores to 4 decimals."),
     )
