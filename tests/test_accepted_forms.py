@@ -284,7 +284,7 @@ def test_a_shape_with_a_fraction_in_it_is_not_a_whole_number(check, value, hidde
 def test_weights_to_three_decimals_pass_and_their_sum_tolerance_follows_from_the_entries():
     three = np.round(WEIGHTS, 3)
     assert abs(three.sum() - 1) >= 1e-3  # 0.999: the hidden check's old sum tolerance (1e-3) rejected it
-    assert level2.SUM_TOL >= len(SCORES) * level2.WEIGHT_TOL
+    assert level2.problems.SUM_TOL >= len(SCORES) * level2.WEIGHT_TOL  # the hidden check's tolerance on the sum
     for hidden in (False, True):
         level2.q2_3_weights(three, hidden=hidden)
     # off by more than the tolerance in one entry: rejected by both
@@ -389,30 +389,12 @@ def _prompts_and_answers():
 
 PROMPTS, ANSWERS, HIDDEN_TESTED = _prompts_and_answers()
 
-LETTER = ["the same letter"]
-# What each answer's hidden test tries beyond the visible one, as its prompt words it: the functions' and
-# matrices' here (their checks are written by hand), a declared answer's in its declaration (``trials``;
-# a labelled choice's: "the same letter"). An empty list: the hidden test only recomputes the same answer
-# independently (nothing new is tried).
-FUNCTION_TRIALS = {
-    "q1_1_head_dim": ["other widths and numbers of heads", "$h = 1$", "$h = d_{\\text{model}}$"],
-    "q2_3_softmax": ["large scores", "other lengths (one to four", "equal and negative scores", "underflows"],
-    "q3_1_attention_cost": ["other $d_{\\text{model}}$, $h$ and $n$", "$h = 1$", "$h = d_{\\text{model}}$",
-                            "real forward", "does not change with $h$"],
-    "q3_3_count_distinct_heads": ["1 to 8 heads", "not next to each other"],
-    "q4_1_parameter_count": ["other $d_{\\text{model}}$ and $h$", "$h = 1$", "$h = d_{\\text{model}}$",
-                             "count matrix by matrix", "does not change with $h$"],
-    "q4_3_multi_head_attention": ["batch dimension", "other shapes", "`causal` on and off"],
-    "q5_2_attention_output": ["non-square weights", "from 1 to 5", "one-hot"],
-    "q3_4_max_rank": ["other $n$ and $d_k$", "from $n = d_k = 1$ to $n = 1000$", "the rank numpy finds"],
-    "q3_5_permutation_test": ["other inputs and permutations", "4 to 9 tokens"],
-    "q4_4_previous_token": ["other sentences of 6 of these words", "plain numpy"],
-    "q4_4_average_query": ["recomputes the output with plain Python"],
-    "q5_4_previous_token_head": ["the training code's own forward pass"],
-    "q5_4_induction_head": ["the training code's own forward pass"],
-    "q4_6_masked_softmax": ["other batches, lengths and shapes"],
-    "q4_7_attention_in_blocks": ["longer inputs and other block sizes"],
-}
+# What each answer's hidden test tries beyond the visible one, as its prompt words it: a function's or a
+# matrix's in its check (``@tries(...)``: their checks are written by hand), a declared answer's in its
+# declaration (``trials``; a labelled choice's: "the same letter"). An empty list: the hidden test only
+# recomputes the same answer independently (nothing new is tried).
+FUNCTION_TRIALS = {name: list(check.trials) for module in (level1, level2, level3, level4, level5, beyond)
+                   for name, check in vars(module).items() if hasattr(check, "trials") and not hasattr(check, "answer")}
 HIDDEN_TRIALS = {**FUNCTION_TRIALS, **{answer.id: list(answer.trials) for module in LEVELS.values()
                                        for answer in module.ANSWERS}}  # a declared answer's: its ``trials``
 

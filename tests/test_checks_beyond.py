@@ -8,7 +8,7 @@ import pytest
 import mha_core as mha
 from autograders.checks import beyond as check
 from autograders.checks.feedback import WrongAnswer
-from autograders.problems import by_hand
+from autograders.problems import beyond as problems, by_hand
 from mha_core import learned
 from tests.checking import accepts, rejects
 from tests.fixtures import beyond_the_sheet
@@ -145,8 +145,8 @@ def test_the_average_query(capsys):
 def test_the_shipped_model_solves_the_task_and_its_roles_are_found_twice_alike():
     model = learned.load()
     assert model.accuracy() >= 0.99
-    assert check.roles(model) == check.roles(model, independent=True) == ((1, 2), (2, 2))
-    scores = check.head_scores(model, learned.evaluation_set())
+    assert problems.roles(model) == problems.roles(model, independent=True) == ((1, 2), (2, 2))
+    scores = problems.head_scores(model, learned.evaluation_set())
     assert scores[1, 2][0] > 0.7 and scores[2, 2][1] > 0.95  # clear-cut: most of each head's weight
     assert not hasattr(learned, "head_scores")  # 5.4's answer in one call is not in the library students import
     # the task needs both: switching either off costs more than half the accuracy; the others cost little

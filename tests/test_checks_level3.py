@@ -18,10 +18,10 @@ def right_cost(d_model, h, n):
 
 
 def test_expected_cost_is_flat_in_h_and_matches_a_traced_pass():
-    costs = {check.attention_cost_expected(512, h, 10) for h in mha.plots.head_options(512)}
+    costs = {problems.attention_cost(512, h, 10) for h in mha.plots.head_options(512)}
     assert costs == {2 * 10 * 10 * 512}
     for d_model, h, n in [(512, 8, 10), (24, 3, 5), (64, 64, 2)]:
-        assert check._traced_cost(d_model, h, n) == check.attention_cost_expected(d_model, h, n)
+        assert problems.traced_cost(d_model, h, n) == problems.attention_cost(d_model, h, n)
     sheet = problems.HEADS_3_1.view(problems.HEADS_3_1.sheet)
     assert problems.COST_RATIO.answer(sheet) == 1
 

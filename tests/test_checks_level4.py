@@ -8,6 +8,7 @@ import pytest
 import mha_core as mha
 from autograders.checks import level4 as check
 from autograders.checks.feedback import WrongAnswer
+from autograders.problems import level4 as problems
 from tests.checking import accepts as _accepts
 from tests.checking import rejects as _rejects
 
@@ -94,16 +95,16 @@ def test_parameter_count_hidden_wrong_at_the_example_never_claims_it_right_there
 
 
 def test_expected_values_agree_with_the_plain_python_recomputation_and_the_sheet():
-    for mine, by_hand in zip(check.expected_4_2(), check._by_hand()):
+    for mine, by_hand in zip(problems.answers(problems.SHEET_4_2), problems.by_hand(problems.SHEET_4_2)):
         np.testing.assert_allclose(mine, by_hand, atol=1e-12)
-    scaled, weights, output = check.expected_4_2()
+    scaled, weights, output = problems.answers(problems.SHEET_4_2)
     assert np.round(scaled, 4).tolist() == [0.7071, 0.0, 0.7071, 1.4142]
     assert np.round(weights, 4).tolist() == [0.2212, 0.1091, 0.2212, 0.4486]
     assert np.round(output, 4).tolist() == [0.8847, 2.0124]
 
 
 def _known():
-    scaled, weights, output = check.expected_4_2()
+    scaled, weights, output = problems.answers(problems.SHEET_4_2)
     return scaled, weights, output
 
 

@@ -246,7 +246,7 @@ def _cost(d_model, h, n):
 
 def test_problem_3_1_attention_cost():
     level3.q3_1_attention_cost(lambda d_model, h, n: 2 * n * n * d_model, hidden=True)
-    for answer in (_cost, lambda d, h, n: level3.attention_cost_expected(d, h, n)):
+    for answer in (_cost, lambda d, h, n: level3.problems.attention_cost(d, h, n)):
         for hidden in (False, True):
             with pytest.raises(own_work.NotOwnWork, match=SAYS):
                 level3.q3_1_attention_cost(answer, hidden=hidden)

@@ -19,7 +19,7 @@ import pytest
 from autograders.checks.feedback import WrongAnswer
 from autograders.problems import LEVELS
 from autograders.problems.declare import text
-from autograders.problems.engine import check, pool
+from autograders.problems.engine import check, pool, recognise
 from autograders.variants import current, prompt
 from tests.conftest import NOTEBOOKS, is_test_cell
 
@@ -54,7 +54,7 @@ def forms(answer, right):
     """``right`` in the forms a student may write it."""
     if answer.kind == "choice":
         return [right, right.lower(), f" {right} "]
-    if answer.kind == "shape":
+    if answer.kind in ("shape", "head"):
         return [tuple(right), list(right), np.array(right), tuple(np.int64(d) for d in right),
                 tuple(float(d) for d in right), np.zeros(right).shape]
     if answer.kind == "vector":
@@ -174,6 +174,8 @@ WRONG_KINDS = {  # kind: [(a value of the wrong kind, what the message says it s
     "vector": [("0.1, 0.2", "should be an array of numbers"), ([[1.0, 2.0, 3.0]] * 2, "should have shape"),
                ([float("nan")], "should have shape")],
     "choice": [(2, "should be one of"), ("E", "should be one of"), (["A"], "should be one of")],
+    "head": [("(1, 2)", "should be a whole number pair"), (512, "should be a whole number pair"),
+             ((1.5, 2), "should be a whole number pair"), ((1, 2, 1), "should be a whole number pair")],
 }
 KINDS = [pytest.param(assignment, answer, value, says, id=f"{answer.id}-{value!r}")
          for assignment, answer in ANSWERS for value, says in WRONG_KINDS[answer.kind]]
@@ -201,6 +203,10 @@ def unknown(answer, right):
         return None
     if answer.kind == "shape":
         return tuple(d + 97 for d in right)
+    if answer.kind == "head":  # another head of the model, which no misconception names
+        from autograders.problems.beyond import _model
+
+        return next(hd for hd in _model().heads if hd != right and recognise(answer, hd, {}) is None)
     return np.asarray(right, float) * 3.7 + 11 if answer.kind == "vector" else round(float(right) * 3.7 + 11)
 
 

@@ -232,3 +232,21 @@ def test_level5_cross_attention_shapes_for_each_students_own_numbers(d_model, h,
         assert _message(level5.q5_3_output_shape, (n_q, d_model // h)).misconception == "one-head-for-all"
         assert _message(level5.q5_3_score_shape, (4, 6)).misconception == "example-numbers-only"
         assert _message(level5.q5_3_output_shape, (4, 64)).misconception == "example-numbers-only"
+
+
+def test_a_kernel_importing_the_checks_vets_no_pool():
+    """2.3's pool is vetted when first read (the grader deciding numbers, the tests), not by ``import``: a student's
+    kernel reads its numbers from its document, and a check judging 2.3 reads no entry."""
+    import subprocess
+    import sys
+
+    code = ("from autograders.checks import level2\n"
+            "from autograders.variants import current\n"
+            "from autograders.variants.levels import POOLS\n"
+            "doc = {'student': 'ann', 'assignment': 'level2_application', 'generation': {'q2_3': 0},\n"
+            "       'numbers': {'q2_3': {'scores': [1.0, 3.0, 2.0]}}}\n"
+            "with current.handing(doc):\n"
+            "    level2.q2_3_winner(2)  # token 2 has the largest of these scores\n"
+            "print('entries' in vars(level2.problems.SCORES_2_3.entries))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("✔ Correct.") and out.split()[-1] == "False", out

@@ -1,15 +1,13 @@
 """Checks for the problems beyond the sheet: 3.4 (the rank bottleneck), 3.5 (permutation
-equivariance), 4.4 (build a head) and 5.4 (learned heads); 4.6 (masks in a batch) and 4.7 (attention
-in blocks) from :mod:`.today`.
+equivariance) and 4.4 (build a head); 4.6 (masks in a batch) and 4.7 (attention in blocks) from
+:mod:`.today`; the declared answers (4.5, 4.7 (b), 5.4's learned heads...) from :mod:`autograders.problems.beyond`.
 
 One function per autograded answer cell, named after its grade_id. Expected values come from
-:mod:`mha_core` (its attention, :mod:`autograders.problems.by_hand`'s data, :mod:`mha_core.learned`'s shipped
-model); with ``hidden=True`` a check tries further inputs or recomputes the answer another way, and
+:mod:`mha_core` (its attention, :mod:`autograders.problems.by_hand`'s data); with ``hidden=True`` a check tries further inputs or recomputes the answer another way, and
 its messages never give the answer away. The known wrong answers are data: each table maps what a
 wrong answer does to its message, tagged with its misconception (:mod:`.misconceptions`).
 """
 
-import functools
 import math
 
 import numpy as np
@@ -23,7 +21,8 @@ from ..problems.engine import checks
 from . import misconceptions as tags
 from . import own_work
 from .today import q4_6_masked_softmax, q4_7_attention_in_blocks  # noqa: F401 (4.6 and 4.7's functions)
-from .feedback import WrongAnswer, as_array, as_int, call, close, mismatch, named, passed, tag_of, unanswered
+from .feedback import (WrongAnswer, as_array, as_int, call, close, mismatch, named, passed, tag_of, tries,
+                       unanswered)
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # the declared answers of notebooks/beyond_the_sheet.ipynb
 
@@ -57,6 +56,7 @@ def _rank_of_scores(n, d_k, seed):
     return int(np.linalg.matrix_rank(Q @ K.T))
 
 
+@tries("other $n$ and $d_k$", "from $n = d_k = 1$ to $n = 1000$", "the rank numpy finds")
 def q3_4_max_rank(fn, hidden=False):
     """Problem 3.4: max_rank(n, d_k), the largest rank of one head's score matrix: min(n, d_k)."""
     for n, d_k in RANK_HIDDEN if hidden else RANK_VISIBLE:
@@ -145,6 +145,7 @@ def _diagnose_3_5(fn):
     return PERMUTATION_MISTAKES["inverted" if on_swap else "not-permuted"]
 
 
+@tries("other inputs and permutations", "4 to 9 tokens")
 def q3_5_permutation_test(fn, hidden=False):
     """Problem 3.5: permutation_test(f, X, perm) says whether f(X[perm]) == f(X)[perm] (within rounding)."""
     for f, X, perm, expected in _cases_3_5(hidden):
@@ -219,6 +220,7 @@ def _pattern_mistake(weights, scores=None):
             f"position i - 1, for every i > 0).")
 
 
+@tries("other sentences of 6 of these words", "plain numpy")
 def q4_4_previous_token(head, hidden=False):
     """Problem 4.4 (a): ``head = (W_Q, W_K)`` so that the head puts >= 0.9 on position i - 1 for every i > 0."""
     unanswered("head", head)
@@ -262,6 +264,7 @@ def _target():
     return (by_hand.VALUES[a - 1] + by_hand.VALUES[b - 1]) / 2
 
 
+@tries("recomputes the output with plain Python")
 def q4_4_average_query(value, hidden=False):
     """Problem 4.4 (b): a query q whose output over KEYS, VALUES is within 0.05 of (v_2 + v_4) / 2."""
     q = as_array("query", value)
@@ -301,115 +304,3 @@ def q4_4_average_query(value, hidden=False):
         message = "The weights are not split half and half between k_2 and k_4."
     raise WrongAnswer(f"With that query the output is {shown}, not within {AVERAGE_TOL} of (v_2 + v_4) / 2. {message}",
                       misconception=tag_of(message))
-
-
-# --- Problem 5.4: learned heads ------------------------------------------------------
-
-
-def _learned():
-    from mha_core import learned
-
-    return learned.load()
-
-
-def _head(name, value, model):
-    unanswered(name, value)
-    try:
-        layer, head = (int(v) if float(v) == int(v) else None for v in value)
-    except (TypeError, ValueError):
-        layer = head = None
-    if layer is None or head is None or isinstance(value, str):
-        raise WrongAnswer(f"`{name}` should be a whole number pair (layer, head), each counted from 1, got "
-                          f"{type(value).__name__} {value!r:.60}.", misconception=tags.WRONG_KIND)
-    if (layer, head) not in model.heads:
-        counted_from_0 = (layer + 1, head + 1) in model.heads
-        message = (named(tags.COUNTED_FROM_0, "Layers and heads are counted from 1 here: (1, 1) is the first head of "
-                         "the first layer.") if counted_from_0 else "")
-        raise WrongAnswer(f"`{name}` = {(layer, head)} is not a head of the model, which has heads {model.heads}. "
-                          f"{message}".rstrip(), misconception=tag_of(message) or tags.WRONG_KIND)
-    return layer, head
-
-
-ROLE_SEQUENCES = 400  # the evaluation sequences the roles are read from (enough: the heads are clear-cut)
-
-
-def head_scores(model, data):
-    """``{head: (previous-token score, induction score)}`` from one run over ``data`` (an evaluation set): the
-    mean weight a head puts on position i - 1 (over positions i > 0), and the mean weight its last query puts
-    on B's position j + 1, the token after A's first occurrence. Problem 5.4's answer: kept here, with its
-    check, not in the library the student imports."""
-    tokens, _, j = data
-    weights = model.run(tokens)[1]  # [(batch, h, n, n)] per layer
-    rows = np.arange(1, tokens.shape[1])
-    return {(layer, head): (float(weights[layer - 1][:, head - 1][:, rows, rows - 1].mean()),
-                            float(weights[layer - 1][:, head - 1][np.arange(len(j)), -1, j + 1].mean()))
-            for layer, head in model.heads}
-
-
-def roles(model, independent=False):
-    """``(previous-token head, induction head)`` of ``model``: the head that puts most weight on position
-    i - 1, and the last-layer head whose last query puts most weight on the token after α (the repeated letter). With
-    ``independent``, the patterns come from the training code's own forward pass, not from mha_core."""
-    from mha_core.learned import evaluation_set
-
-    data = evaluation_set(size=ROLE_SEQUENCES)
-    last_layer = [hd for hd in model.heads if hd[0] == len(model.layers)]
-    if not independent:
-        scores = head_scores(model, data)
-        return (max(model.heads, key=lambda hd: scores[hd][0]), max(last_layer, key=lambda hd: scores[hd][1]))
-    from mha_core.learned.train import attention_forward
-
-    tokens, _, j = data
-    x = model.E[tokens] + model.P[: tokens.shape[1]]
-    patterns = []
-    for weights in model.layers:
-        out, cache = attention_forward(x, weights, model.h)
-        patterns.append(cache[4])  # the weights A: (batch, h, n, n)
-        x = x + out
-    rows = np.arange(1, tokens.shape[1])
-    previous = max(model.heads, key=lambda hd: patterns[hd[0] - 1][:, hd[1] - 1, rows, rows - 1].mean())
-    induction = max(last_layer, key=lambda hd: patterns[-1][np.arange(len(j)), hd[1] - 1, -1, j + 1].mean())
-    return previous, induction
-
-
-@functools.lru_cache(maxsize=None)
-def _roles(hidden):
-    """The shipped model and its roles, read once per process (the weights never change)."""
-    model = _learned()
-    return model, roles(model, independent=hidden)
-
-
-def q5_4_previous_token_head(value, hidden=False):
-    """Problem 5.4: which head of the learned model is its previous-token head, as (layer, head)."""
-    model, (previous, induction) = _roles(hidden)
-    head = _head("previous_token_head", value, model)
-    if head == previous:
-        return passed("Its pattern is the diagonal just below the main one: each token looks at the one before.", hidden)
-    if hidden:
-        raise WrongAnswer(mismatch("previous_token_head"))
-    if head == induction:
-        raise WrongAnswer(named(tags.HEADS_SWAPPED, "That is the induction head: its last row looks at the token after "
-                                "α's first occurrence (α: the letter that comes again). The previous-token head's rows each look one "
-                                "position back."))
-    raise WrongAnswer(named(tags.HEAD_PATTERN_MISREAD, f"Head {head}'s rows do not look one position back: find the head "
-                            "whose pattern is the diagonal just below the main one (in rows 2 to 6, where the task can put the "
-                            "answer)."))
-
-
-def q5_4_induction_head(value, hidden=False):
-    """Problem 5.4: which head of the learned model is its induction head, as (layer, head)."""
-    model, (previous, induction) = _roles(hidden)
-    head = _head("induction_head", value, model)
-    if head == induction:
-        return passed("Its last query looks at the token that followed α (the repeated letter) the first time, and "
-                      "copies it.", hidden)
-    if hidden:
-        raise WrongAnswer(mismatch("induction_head"))
-    if head == previous:
-        raise WrongAnswer(named(tags.HEADS_SWAPPED, "That is the previous-token head: it looks one position back from "
-                                "every token. The induction head's last row looks at the token after α's first occurrence."))
-    if head[0] != len(model.layers):
-        raise WrongAnswer(named(tags.HEAD_PATTERN_MISREAD, f"Head {head} is in layer {head[0]}: an induction head needs "
-                                "what a previous-token head wrote before it, so it sits in a later layer."))
-    raise WrongAnswer(named(tags.HEAD_PATTERN_MISREAD, f"Head {head}'s last row does not look at the token after α's "
-                            "first occurrence: compare the last row of each second-layer head with the sequence."))

@@ -85,6 +85,16 @@ def passed(message, hidden):
     correct(HIDDEN_PASSED if hidden else message)
 
 
+def tries(*phrases):
+    """Declare what a function's hidden test tries beyond the visible one, in the words of the problem's prompt
+    (``@tries("other widths", "$h = 1$")`` on its check; tests/test_accepted_forms.py finds each in the prompt,
+    as it finds a declared answer's ``trials``)."""
+    def declared(check):
+        check.trials = phrases
+        return check
+    return declared
+
+
 def mismatch(name):
     """What a hidden test that names nothing says of ``name``."""
     return f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again."

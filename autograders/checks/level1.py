@@ -13,7 +13,7 @@ from ..problems.engine import checks, recognise
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_number, close, correct
+from .feedback import WrongAnswer, as_number, close, correct, tries
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)  # q1_1_d_k, q1_2_output_shape, q1_2_why
 
@@ -23,6 +23,7 @@ VISIBLE_SIZES = [(768, 12), (512, 4)]
 HIDDEN_SIZES = [(512, 8), (1024, 16), (96, 3), (64, 64), (300, 1), (4096, 32)]
 
 
+@tries("other widths and numbers of heads", "$h = 1$", "$h = d_{\\text{model}}$")
 def q1_1_head_dim(head_dim, hidden=False):
     """Problem 1.1: ``head_dim(d_model, h)`` returns d_k = d_model / h."""
     for d_model, h in HIDDEN_SIZES if hidden else VISIBLE_SIZES:

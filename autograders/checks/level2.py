@@ -14,13 +14,12 @@ from ..problems.engine import checks, recognise
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, close, correct, named, tag_of
+from .feedback import WrongAnswer, close, correct, named, tag_of, tries
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
 WEIGHT_TOL = problems.WEIGHT_TOL
 SCORES = problems.SHEET_2_3["scores"]
-SUM_TOL = len(SCORES) * WEIGHT_TOL + 1e-12  # weights each within WEIGHT_TOL add up to within this of 1
 LARGE_SCORES = [1000.0, 1001.0, 1002.0]  # the prompt's large scores: e^1000 overflows a float
 SPREAD_SCORES = [-1000.0, 0.0, 1000.0]  # far apart: e^(s - min(s)) reaches e^2000 (only the maximum is a safe shift)
 SPREAD = 700  # a spread of scores beyond which e^(s - c) overflows unless c is the largest score
@@ -52,6 +51,7 @@ _SHIFT = named(tags.SOFTMAX_SHIFT_NOT_MAX, "e^(s - c) still overflows when the s
               "the largest term is e^0 = 1, however far apart the scores are.")
 
 
+@tries("large scores", "other lengths (one to four", "equal and negative scores", "underflows")
 def q2_3_softmax(softmax, hidden=False):
     """Problem 2.3: ``softmax(scores)`` returns the attention weights of a 1-D array of scores."""
     # The visible test tries one large-score case and one far-apart case too, so that a naive

@@ -15,13 +15,11 @@ from ..problems.engine import checks
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_of
+from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_of, tries
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
-D_MODEL, H, N = 512, 8, 10  # the sheet's running example
-attention_cost_expected = problems.attention_cost
-_traced_cost = problems.traced_cost
+D_MODEL, H, N = (problems.SHEET_3_1[name] for name in ("d_model", "h", "n"))  # the sheet's running example
 
 
 TWO_FLOPS = ("You counted 2 FLOPs per multiply-add (a multiplication and an addition): a legitimate convention, "
@@ -30,7 +28,7 @@ TWO_FLOPS = ("You counted 2 FLOPs per multiply-add (a multiplication and an addi
 
 def _cost_misconception(value, d_model, h, n):
     """The misconception behind a known wrong cost, or None."""
-    expected = attention_cost_expected(d_model, h, n)
+    expected = problems.attention_cost(d_model, h, n)
     d_k = d_model // h
     known = [
         (h * expected, named(tags.HEADS_COST_MORE, 'That is the misconception "h heads cost h times more": your count gives every head the '
@@ -60,10 +58,12 @@ HIDDEN_COST_CASES = [(512, 1, 10), (512, 2, 10), (512, 64, 10), (512, 512, 10), 
 def warm():
     """Fill the caches of the traced references (the grading zygote calls this once)."""
     for case in [(D_MODEL, H, N), (D_MODEL, 1, N), *HIDDEN_COST_CASES]:
-        _traced_cost(*case)
+        problems.traced_cost(*case)
     problems.block_shapes(D_MODEL, H, N)
 
 
+@tries("other $d_{\\text{model}}$, $h$ and $n$", "$h = 1$", "$h = d_{\\text{model}}$", "real forward",
+       "does not change with $h$")
 def q3_1_attention_cost(fn, hidden=False):
     cases = [(D_MODEL, H, N)]
     if hidden:
@@ -72,7 +72,7 @@ def q3_1_attention_cost(fn, hidden=False):
     for d_model, h, n in cases:
         value = as_number(f"attention_cost({d_model}, {h}, {n})", own_work.call("attention_cost", fn, d_model, h, n))
         values[d_model, h, n] = value
-        expected = _traced_cost(d_model, h, n) if hidden else attention_cost_expected(d_model, h, n)
+        expected = problems.traced_cost(d_model, h, n) if hidden else problems.attention_cost(d_model, h, n)
         if close(value, expected, 1e-9 * expected):
             continue
         if close(value, 2 * expected, 2e-9 * expected):  # a legitimate convention, but not this problem's
@@ -132,6 +132,7 @@ def _distinct_cases(hidden):
     ]
 
 
+@tries("1 to 8 heads", "not next to each other")
 def q3_3_count_distinct_heads(fn, hidden=False):
     for weights, expected in _distinct_cases(hidden):
         h = weights.shape[0]

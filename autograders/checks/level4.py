@@ -17,7 +17,7 @@ from ..problems.engine import checks, numbers, recognise
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, as_number, close, correct, name_mistake, named, passed
+from .feedback import WrongAnswer, as_number, close, correct, name_mistake, named, passed, tries
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -26,11 +26,13 @@ TOL = problems.TOL
 
 # --- Problem 4.1: the parameter count -------------------------------------------
 
-D_MODEL, H = 512, 8  # the sheet's example
-
-
+D_MODEL, H = problems.SHEET_4_1["d_model"], problems.SHEET_4_1["h"]  # the sheet's example
 PARAM_CASES = [(512, 1), (512, 2), (512, 16), (512, 64), (512, 512), (768, 12), (1024, 16), (64, 4), (12, 3),
                (1, 1), (2048, 32), (96, 6)]
+
+
+@tries("other $d_{\\text{model}}$ and $h$", "$h = 1$", "$h = d_{\\text{model}}$", "count matrix by matrix",
+       "does not change with $h$")
 def q4_1_parameter_count(fn, hidden=False):
     cases = [(D_MODEL, H)] + (PARAM_CASES if hidden else [])
     values = {}
@@ -70,16 +72,6 @@ def q4_1_parameter_count(fn, hidden=False):
 def vectors_4_2():
     """(q, K, V, d_k) of this student's Problem 4.2 as arrays (row j of K is k_j, of V is v_j): the data cell's."""
     return problems.arrays(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
-
-
-def expected_4_2():
-    """(scaled scores, weights, output) of this student's query at position 4, as the last row of a causal pass."""
-    return problems.answers(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
-
-
-def _by_hand():
-    """The same three answers with plain Python floats (the hidden checks' recomputation)."""
-    return problems.by_hand(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
 
 
 # --- Problem 4.3: multi-head attention, written with numpy (part of Level 4) ----
@@ -351,8 +343,7 @@ def _mha_output(value, X, h, causal):
     if isinstance(value, tuple) and len(value) == 2 and np.shape(value[0]) == X.shape:
         raise WrongAnswer(f"{where}, `multi_head_attention` returned a pair (like mha_core's (output, weights)): "
                           "return the output array alone.")
-    unanswered = value is None
-    if unanswered:
+    if value is None:
         raise WrongAnswer("`multi_head_attention` returned None: end it with `return` and the output array.")
     try:
         array = np.asarray(value, dtype=float)
@@ -361,7 +352,7 @@ def _mha_output(value, X, h, causal):
                           f"{type(value).__name__}.") from None
     shape = array.shape
     if shape != X.shape:
-        named = "(batch, n, d_model)" if batch else "(n, d_model)"
+        layout = "(batch, n, d_model)" if batch else "(n, d_model)"
         if h > 1 and shape == (*batch, n, d_k):
             raise WrongAnswer(f"{where}, the output has shape {shape} = (n, d_k), one head's width: the heads are "
                               "concatenated, not summed (nor one kept), into (n, d_model), then multiplied by W_O.",
@@ -371,12 +362,12 @@ def _mha_output(value, X, h, causal):
                               "side (concatenated, not summed) into (n, d_model), then multiply by W_O.",
                               misconception=tags.HEADS_SUMMED)
         if batch:
-            raise WrongAnswer(f"With a leading batch dimension, X of shape {X.shape} = {named}, `multi_head_attention` "
+            raise WrongAnswer(f"With a leading batch dimension, X of shape {X.shape} = {layout}, `multi_head_attention` "
                               f"should return shape {X.shape}, got {shape}. Write it for X of shape (..., n, d_model): "
                               "take n and d_model from X.shape[-2:], keep X.shape[:-2] (or use -1, `...` in "
                               "np.einsum, np.swapaxes(A, -2, -3)) in every reshape and transpose.",
                               misconception=tags.BATCH_DIMENSION)
-        raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of shape {X.shape} = {named}, got "
+        raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of shape {X.shape} = {layout}, got "
                           f"{shape}.")
     if not np.isfinite(array).all():
         if causal:
@@ -392,6 +383,7 @@ def _mha_close(value, expected):
     return close(value, expected, MHA_RTOL * max(1.0, float(np.abs(expected).max())))
 
 
+@tries("batch dimension", "other shapes", "`causal` on and off")
 def q4_3_multi_head_attention(fn, hidden=False):
     """Problem 4.3: the student's ``multi_head_attention`` against mha_core's, on random inputs."""
     cases = MHA_CASES + (MHA_HIDDEN_CASES if hidden else [])

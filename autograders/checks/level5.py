@@ -13,7 +13,7 @@ from ..problems.engine import checks
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import HIDDEN_PASSED, WrongAnswer, close, correct
+from .feedback import HIDDEN_PASSED, WrongAnswer, close, correct, tries
 
 checks(globals(), problems.ASSIGNMENT, problems.ANSWERS)
 
@@ -79,6 +79,7 @@ def _diagnose_output(result, weights, values, where):
     )
 
 
+@tries("non-square weights", "from 1 to 5", "one-hot")
 def q5_2_attention_output(func, hidden=False):
     """``attention_output(weights, values)`` returns ``weights @ values``; with identical values, v."""
     name = "attention_output"

@@ -281,22 +281,15 @@ def references(func, _seen=None):
         call_method = getattr(type(func), "__call__", None)
         return references(call_method, seen) if isinstance(call_method, types.FunctionType) else None
     bound = func.__globals__
-    builtins = bound.get("__builtins__", {})
-    builtins = vars(builtins) if isinstance(builtins, types.ModuleType) else builtins
     helpers = []
     for code in _code_objects(func.__code__):
         for instruction in dis.get_instructions(code):
             if instruction.opname == "IMPORT_NAME" and _library_module(instruction.argval):
                 return f"imports {instruction.argval}"
-            if instruction.opname not in _LOADS:
-                continue
             name = instruction.argval
-            if name in bound:
-                value = bound[name]
-            elif name in builtins:
+            if instruction.opname not in _LOADS or name not in bound:  # a builtin, or a name never bound
                 continue
-            else:
-                continue
+            value = bound[name]
             found = library_name(value)
             if found:
                 return f"refers to {found}" + (f" (as `{name}`)" if not found.endswith(name) else "")

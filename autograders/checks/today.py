@@ -13,7 +13,7 @@ import numpy as np
 
 from . import misconceptions as tags
 from . import own_work
-from .feedback import WrongAnswer, correct, name_mistake, named, tag_of
+from .feedback import WrongAnswer, correct, name_mistake, named, tag_of, tries
 
 # --- Problem 4.6: a key-padding mask and the causal mask, for a batch of sequences ------------------------
 
@@ -139,6 +139,7 @@ def _mask_output(value, shape, where, no_key, large):
     return array
 
 
+@tries("other batches, lengths and shapes")
 def q4_6_masked_softmax(fn, hidden=False):
     """Problem 4.6: masked_softmax(scores, valid_lens, causal) against the reference, every kind of case."""
     for case in MASK_CASES + (MASK_HIDDEN_CASES if hidden else []):
@@ -242,6 +243,7 @@ BLOCK_MISTAKES = {
 }
 
 
+@tries("longer inputs and other block sizes")
 def q4_7_attention_in_blocks(fn, hidden=False):
     """Problem 4.7: attention_in_blocks(q, K, V, block_size) against the full computation, every kind of case."""
     for case in BLOCK_CASES + (BLOCK_HIDDEN_CASES if hidden else []):

@@ -1,17 +1,19 @@
 """Beyond the sheet, notebooks/beyond_the_sheet.ipynb: Problem 3.5 (b)'s labelled choice;
-Problem 4.5, the KV cache's size, the key-value projections' parameters, what a generated token reads; Problem 4.7 (b), where attention's n² starts to matter; declared once.
+Problem 4.5, the KV cache's size, the key-value projections' parameters, what a generated token reads; Problem 4.7 (b),
+where attention's n² starts to matter; Problem 5.4, the learned model's previous-token and induction heads; declared once.
 
-The notebook's problems that moved from the levels (3.4, 3.5, 4.4, 5.4: a function, constructions, picks among a
-model's heads) keep their own checks (:mod:`autograders.checks.beyond`) and have no per-student numbers
+The notebook's problems that moved from the levels (3.4, 3.5, 4.4: a function, constructions) keep their own checks
+(:mod:`autograders.checks.beyond`). 3.5 (b) and 5.4 have no per-student numbers
 (:data:`autograders.variants.levels.FIXED`)."""
 
+import functools
 import itertools
 
 import numpy as np
 
 from ..checks import misconceptions as tags
-from ..checks.feedback import HIDDEN_PASSED
-from .declare import Answer, Mistake, Numbers, choice
+from ..checks.feedback import HIDDEN_PASSED, WrongAnswer, mismatch, named, tag_of, unanswered
+from .declare import NO_NUMBERS, Answer, Mistake, Numbers, choice
 
 ASSIGNMENT = "beyond_the_sheet"
 
@@ -215,4 +217,119 @@ EVEN_N = Answer(
                     "stages the larger cost.",
 )
 
-ANSWERS = (WHY_POSITIONS, KV_CACHE_BYTES, KV_PARAMS, MACS_PER_BYTE, DECODE_LIMIT, PROJECTIONS_OVER_SCORES, EVEN_N)
+
+
+# --- Problem 5.4: which heads of the learned model (mha_core.learned's shipped weights) do what ---------------
+
+ROLE_SEQUENCES = 400  # the evaluation sequences the roles are read from (enough: the heads are clear-cut)
+
+
+@functools.cache
+def _model():
+    from mha_core import learned
+
+    return learned.load()
+
+
+def patterns(model, tokens, independent=False):
+    """Each layer's attention weights, (batch, h, n, n), on ``tokens``: from mha_core's run of the model, or with
+    ``independent``, from the training code's own forward pass."""
+    if not independent:
+        return model.run(tokens)[1]
+    from mha_core.learned.train import attention_forward
+
+    x = model.E[tokens] + model.P[: tokens.shape[1]]
+    found = []
+    for weights in model.layers:
+        out, cache = attention_forward(x, weights, model.h)
+        found.append(cache[4])  # the weights A: (batch, h, n, n)
+        x = x + out
+    return found
+
+
+def head_scores(model, data, independent=False):
+    """``{head: (previous-token score, induction score)}`` from one run over ``data`` (an evaluation set): the
+    mean weight a head puts on position i - 1 (over positions i > 0), and the mean weight its last query puts
+    on B's position j + 1, the token after A's first occurrence. Problem 5.4's answer: kept here, with its
+    declaration, not in the library the student imports."""
+    tokens, _, j = data
+    weights = patterns(model, tokens, independent)
+    rows = np.arange(1, tokens.shape[1])
+    return {(layer, head): (float(weights[layer - 1][:, head - 1][:, rows, rows - 1].mean()),
+                            float(weights[layer - 1][:, head - 1][np.arange(len(j)), -1, j + 1].mean()))
+            for layer, head in model.heads}
+
+
+def roles(model, independent=False):
+    """``(previous-token head, induction head)`` of ``model``: the head that puts most weight on position
+    i - 1, and the last-layer head whose last query puts most weight on the token after α (the repeated letter). With
+    ``independent``, the patterns come from the training code's own forward pass, not from mha_core."""
+    from mha_core.learned import evaluation_set
+
+    scores = head_scores(model, evaluation_set(size=ROLE_SEQUENCES), independent)
+    last_layer = [hd for hd in model.heads if hd[0] == len(model.layers)]
+    return max(model.heads, key=lambda hd: scores[hd][0]), max(last_layer, key=lambda hd: scores[hd][1])
+
+
+@functools.cache
+def _roles(independent=False):
+    """The shipped model's roles, read once per process (the weights never change)."""
+    return roles(_model(), independent)
+
+
+def _as_head(name):
+    """The conversion of 5.4's answers: a pair (layer, head) of the model, each counted from 1."""
+    def convert(value, n):
+        unanswered(name, value)
+        try:
+            layer, head = (int(v) if float(v) == int(v) else None for v in value)
+        except (TypeError, ValueError):
+            layer = head = None
+        if layer is None or head is None or isinstance(value, str):
+            raise WrongAnswer(f"`{name}` should be a whole number pair (layer, head), each counted from 1, got "
+                              f"{type(value).__name__} {value!r:.60}.", misconception=tags.WRONG_KIND)
+        heads = _model().heads
+        if (layer, head) not in heads:
+            counted_from_0 = (layer + 1, head + 1) in heads
+            message = (named(tags.COUNTED_FROM_0, "Layers and heads are counted from 1 here: (1, 1) is the first head "
+                             "of the first layer.") if counted_from_0 else "")
+            raise WrongAnswer(f"`{name}` = {(layer, head)} is not a head of the model, which has heads {heads}. "
+                              f"{message}".rstrip(), misconception=tag_of(message) or tags.WRONG_KIND)
+        return layer, head
+    return convert
+
+
+def _head(id, role, mistakes, fallback, right):
+    """Which head of the learned model plays ``role`` (0: previous-token, 1: induction); the hidden test reads the
+    patterns from the training code's own forward pass."""
+    name = id.split("_", 2)[2]
+    return Answer(id, "head", lambda n: _roles()[role], NO_NUMBERS, tolerance=0, prefix="", convert=_as_head(name),
+                  mistakes=mistakes, fallback=fallback, fallback_tag=tags.HEAD_PATTERN_MISREAD, right=right,
+                  hidden=lambda n: _roles(independent=True)[role], hidden_right=HIDDEN_PASSED,
+                  hidden_says=mismatch(name), trials=("the training code's own forward pass",))
+
+
+PREVIOUS_TOKEN_HEAD = _head(
+    "q5_4_previous_token_head", 0, (
+        Mistake(tags.HEADS_SWAPPED, lambda n: _roles()[1], "That is the induction head: its last row looks at the token "
+                "after α's first occurrence (α: the letter that comes again). The previous-token head's rows each look "
+                "one position back."),
+    ), lambda n: f"Head {n.value}'s rows do not look one position back: find the head whose pattern is the diagonal "
+                 "just below the main one (in rows 2 to 6, where the task can put the answer).",
+    "Its pattern is the diagonal just below the main one: each token looks at the one before.")
+
+INDUCTION_HEAD = _head(
+    "q5_4_induction_head", 1, (
+        Mistake(tags.HEADS_SWAPPED, lambda n: _roles()[0], "That is the previous-token head: it looks one position back "
+                "from every token. The induction head's last row looks at the token after α's first occurrence."),
+        Mistake(tags.HEAD_PATTERN_MISREAD + "/layer", lambda n: next(hd for hd in _model().heads if hd[0] == 1
+                                                                      and hd not in _roles()),
+                lambda n: f"Head {n.value} is in layer {n.value[0]}: an induction head needs what a previous-token head "
+                          "wrote before it, so it sits in a later layer.",
+                matches=lambda value, n: value[0] != len(_model().layers)),
+    ), lambda n: f"Head {n.value}'s last row does not look at the token after α's first occurrence: compare the last "
+                 "row of each second-layer head with the sequence.",
+    "Its last query looks at the token that followed α (the repeated letter) the first time, and copies it.")
+
+ANSWERS = (WHY_POSITIONS, KV_CACHE_BYTES, KV_PARAMS, MACS_PER_BYTE, DECODE_LIMIT, PROJECTIONS_OVER_SCORES, EVEN_N,
+           PREVIOUS_TOKEN_HEAD, INDUCTION_HEAD)

@@ -16,6 +16,8 @@ A message (``says``, ``right``, ``fallback``...) is a string, or a function of t
 entry, its names readable as attributes: ``n.d_k``, plus what ``Numbers.derive`` adds) returning one.
 """
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -37,12 +39,34 @@ class Entry(dict):
             raise AttributeError(name) from None
 
 
+class Later(Sequence):
+    """A pool's entries made by ``rule()`` when first read, not at import: a pool whose rule vets many
+    candidates (2.3's) costs nothing in a kernel that only reads a student's numbers (they come with the
+    student's document). A rule gives entries, so the pool is known to have some before it runs."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    @functools.cached_property
+    def entries(self):
+        return tuple(self.rule())
+
+    def __getitem__(self, index):
+        return self.entries[index]
+
+    def __len__(self):
+        return len(self.entries)
+
+    def __bool__(self):
+        return True
+
+
 @dataclass(frozen=True)
 class Numbers:
     """The numbers a problem's statement uses: the sheet's and the pool of per-student entries.
 
     ``entries`` are drawn by a keyed hash in this order (never reorder a released pool: the records of a
-    course would no longer regrade identically); ``valid`` says why an entry is unusable (or None);
+    course would no longer regrade identically), a tuple or :class:`Later`; ``valid`` says why an entry is unusable (or None);
     ``derive`` adds names the messages use (``d_k`` from ``d_model`` and ``h``). No ``entries``: the
     problem keeps the sheet's numbers for everybody."""
 
@@ -88,7 +112,8 @@ class Mistake:
 class Answer:
     """One graded answer cell: what is right, what is accepted, what each known wrong answer means.
 
-    ``kind``: "number", "int", "shape", "vector" or "choice". ``answer``: the right answer from the numbers
+    ``kind``: "number", "int", "shape", "vector", "choice" or "head" (a pair (layer, head) among a model's heads,
+    read by its ``convert``). ``answer``: the right answer from the numbers
     (a choice: its letter). ``right``: the confirmation; ``hidden_right`` the hidden test's (None: the same).
     ``hidden``: the hidden test's own recomputation, from the numbers (None: ``answer``) within
     ``hidden_tolerance``; ``hidden_says``: its message when the answer fails it (None: named as in the

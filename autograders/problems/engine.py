@@ -50,8 +50,8 @@ _POOLS = {}
 
 
 def same(answer, value, expected, tolerance):
-    if answer.kind in ("shape", "choice"):
-        return value == (tuple(expected) if answer.kind == "shape" else expected)
+    if answer.kind in ("shape", "head", "choice"):
+        return value == (expected if answer.kind == "choice" else tuple(expected))
     if answer.kind == "int":
         return value == expected
     return close(value, expected, tolerance)

@@ -15,7 +15,7 @@ import mha_core as mha
 
 from ..checks import misconceptions as tags
 from ..checks.feedback import close
-from .declare import Answer, Mistake, Numbers, choice
+from .declare import Answer, Later, Mistake, Numbers, choice
 from .level1 import divides
 
 ASSIGNMENT = "level2_application"
@@ -154,6 +154,7 @@ WHY = choice(
 
 SHEET_2_3 = {"scores": (4.0, 2.0, 5.0)}
 WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals (3 decimals pass too)
+SUM_TOL = 3 * WEIGHT_TOL + 1e-12  # three weights each within WEIGHT_TOL add up to within this of 1
 RATIO_TOL = 0.02  # "roughly": ratios of rounded weights are accepted
 
 # Where the winner (w), the runner-up (r) and the last token (l) stand, tokens 1, 2, 3: the winner at each
@@ -228,7 +229,7 @@ def _declare_2_3(numbers):
         hidden_right="The weights add up to 1 and follow the order of the scores.",
         trials=("recomputes them independently", "add up to 1"),
         hidden_says=lambda n: ("`weights` should add up to 1 and keep the order of the scores."
-                               if not close(n.value.sum(), 1.0, 3 * WEIGHT_TOL + 1e-12)
+                               if not close(n.value.sum(), 1.0, SUM_TOL)
                                or not (np.argsort(n.value) == np.argsort(n.scores)).all()
                                else "`weights` is not the softmax of the scores to 4 decimals."),
     )
@@ -281,17 +282,17 @@ def _declare_2_3(numbers):
 def _vetted_2_3():
     """The candidates whose three answers pass vetting: a few have two misreadings that coincide (the
     flipped-sign softmax of (3, 5, 2) is the sheet's weights; w_3 / w_1 is the winner over the runner-up of
-    (1, 4, 2.5))."""
+    (1, 4, 2.5)). Run when the pool is first read (:class:`~.declare.Later`), never at import."""
     from ..variants.pools import entry_problems
     from .engine import pool
 
-    candidates = Numbers("q2_3", SHEET_2_3, tuple(_candidates()), _in_order, _derive_2_3)
+    candidates = dataclasses.replace(SCORES_2_3, entries=tuple(_candidates()))
     pools = [pool(answer) for answer in _declare_2_3(candidates)]
-    return dataclasses.replace(candidates, entries=tuple(
-        e for e in candidates.entries if not any(entry_problems(p, e) for p in pools)))
+    return (e for e in candidates.entries if not any(entry_problems(p, e) for p in pools))
 
 
-SCORES_2_3 = dataclasses.replace(_vetted_2_3(), symbols={"scores": "the scaled scores (s_1, s_2, s_3)"})
+SCORES_2_3 = Numbers("q2_3", SHEET_2_3, Later(_vetted_2_3), _in_order, _derive_2_3,
+                     symbols={"scores": "the scaled scores (s_1, s_2, s_3)"})
 WEIGHTS, WINNER, RATIO = _declare_2_3(SCORES_2_3)
 
 ANSWERS = (WQ_SHAPE, Q_SHAPE, SCORES_SHAPE, HEAD_SHAPE, SCALED_SCORE, WHY, WEIGHTS, WINNER, RATIO)
