@@ -209,3 +209,15 @@ def test_one_parent_serves_every_course_whose_directories_lie_outside_what_it_sh
     inside = os.path.join(sys.prefix, "a-course")
     assert warmstart._shaping((str(tmp_path / "course"), "/home/teacher/course")) == ()
     assert warmstart._shaping((str(tmp_path / "course"), inside)) == (inside,)
+
+
+def test_what_the_sandbox_shows_under_tmp_is_kept_under_the_kernels_fresh_tmp(tmp_path):
+    # A checkout under /tmp (a CI's clone): its environment and packages are bound inside the sandbox's /tmp,
+    # and each kernel's fresh /tmp must show them again, outermost mounts only, the warm directory not.
+    info = tmp_path / "mountinfo"
+    rows = ["/", "/tmp", "/tmp/ci", "/tmp/ci/.venv", "/tmp/ci/mha_core", "/tmp/warm", "/tmp/warm/job-1",
+            "/tmp/a\\040b", "/tmpfoo", "/var/tmp/x", "/proc"]
+    info.write_text("".join(f"{i} 1 0:{i} / {point} ro - tmpfs tmpfs ro\n" for i, point in enumerate(rows)))
+    assert warm.mounted_under("/tmp", "/tmp/warm", str(info)) == ["/tmp/a b", "/tmp/ci"]
+    assert warm.mounted_under("/var/tmp", "/tmp/warm", str(info)) == ["/var/tmp/x"]
+    assert warm.mounted_under("/dev/shm", "/tmp/warm", str(info)) == []

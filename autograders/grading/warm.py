@@ -40,6 +40,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import selectors
 import signal
 import socket
@@ -278,7 +279,18 @@ def _mounts(args, sandbox, home):
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     held = os.open(job, os.O_PATH | os.O_DIRECTORY)
     for path in sandbox.PRIVATE_DIRS:
+        # What the sandbox shows inside it (a checkout and its environment under /tmp, say), kept open before
+        # the fresh tmpfs covers it, then bound back with what is mounted below it, read-only as it was.
+        kept = [(point, os.open(point, os.O_PATH)) for point in mounted_under(path, home)]
         _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={64 << 20},mode=1777")
+        for point, fd in kept:
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(point, 0o755, exist_ok=True)
+            else:  # a file bound alone
+                os.makedirs(os.path.dirname(point), 0o755, exist_ok=True)
+                os.close(os.open(point, os.O_CREAT | os.O_WRONLY, 0o644))
+            _mount(f"/proc/self/fd/{fd}", point, None, MS_BIND | MS_REC)
+            os.close(fd)
     os.makedirs(home, exist_ok=True)  # gone with /tmp if it lay there
     _mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")  # siblings and socket hidden
     os.makedirs(job, 0o755)
@@ -286,6 +298,22 @@ def _mounts(args, sandbox, home):
     os.close(held)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this namespace's processes only
     return job
+
+
+def mounted_under(path, home, mountinfo="/proc/self/mountinfo"):
+    """The outermost mount points strictly under ``path``, but for ``home`` and what lies in it (given each
+    kernel afresh); mountinfo's escapes (``\\040`` for a space) decoded."""
+    points = set()
+    with open(mountinfo) as lines:
+        for line in lines:
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line.split()[4])
+            if _inside(point, path) and point != home and not _inside(point, home):
+                points.add(point)
+    return sorted(p for p in points if not any(_inside(p, q) for q in points))
+
+
+def _inside(path, directory):
+    return path.startswith(directory.rstrip("/") + "/")
 
 
 def _drop(args, request, report, sandbox, job):
