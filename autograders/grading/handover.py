@@ -73,6 +73,9 @@ def check_answers(executor, resources, provisioner, broken=None):
     from .student_side import Handover
     from .verdicts import write_outputs
 
+    if not any(_is_test(c) for c in executor.nb.cells):  # no test cell (a plain notebook): nothing to check
+        executor.verdicts = {}
+        return
     source = _source(executor, resources)
     if source is None:
         raise RuntimeError("the assignment's source notebook was not found: its tests cannot run")
