@@ -841,3 +841,21 @@ def test_world_writable_directories_are_private_to_the_kernel(kernels):
         assert all(seen[d] == "wrote" for d in sandbox.PRIVATE_DIRS if d in seen)  # its own, private ones
     else:  # the documented gap without a mount namespace: only what a throwaway user may not write is safe
         assert not NAMESPACES
+
+
+def test_grading_without_bubblewrap_warns_the_teacher_first(tmp_path, monkeypatch, capsys):
+    from autograders import __main__ as cli
+    from autograders.grading import grading
+    from autograders.variants import VariantError
+
+    def stop(*args, **kwargs):
+        raise VariantError("stopped before grading")
+
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    monkeypatch.setattr(sandbox, "BWRAP", "bwrap-not-installed-here")
+    monkeypatch.setattr(grading, "grade", stop)
+    assert sandbox.why_not_isolated() == "bubblewrap is not installed: apt-get install bubblewrap"
+    assert cli.main(["grade", "--course", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "warning: students' code will run without bubblewrap's isolation (bubblewrap is not installed" in err, err
+    assert err.index("warning") < err.index("stopped before grading")

@@ -142,6 +142,15 @@ def _root_file_system(keep, workdir, hide):
     return args, sorted({*shown, *packages}), sorted({*covered, *hidden})
 
 
+def why_not_isolated():
+    """None when bubblewrap can isolate a kernel on this machine, for this user; else why not."""
+    return _bubblewrap(_flags(os.geteuid() == 0))
+
+
+def _flags(root):
+    return [*NAMESPACES, "--die-with-parent", "--new-session", *([] if root else ["--unshare-user"])]
+
+
 def _bubblewrap(flags):
     """None when bubblewrap makes ``flags``' namespaces for this user, else why not (its own words)."""
     if not shutil.which(BWRAP):
@@ -256,7 +265,7 @@ def isolate(args, command):
     report = {"memory": settings.memory, "file_size": settings.file_size}
     root = os.geteuid() == 0
     dropping = root and args.uid is not None
-    flags = [*NAMESPACES, "--die-with-parent", "--new-session", *([] if root else ["--unshare-user"])]
+    flags = _flags(root)
     refused = _bubblewrap(flags) if settings.namespaces else "namespaces off"
     wrapper = []
     if refused is None:
