@@ -91,8 +91,14 @@ def _grade(args):
     elif args.submissions:
         pairs = intake.take_submissions(course, args.submissions, args.assignment, args.student)
         print(f"took {len(pairs)} submissions from {args.submissions}")
+    from .grading.sandbox import why_not_isolated
     from .variants import VariantError
 
+    why = why_not_isolated()
+    if why:  # a teacher must know before grading strangers' code in the open
+        print(f"warning: students' code will run without bubblewrap's isolation ({why}): it can read what "
+              "the machine's users can and reach the network; see docs/grading.md, 'What the sandbox isolates'",
+              file=sys.stderr)
     try:
         summary = grading.grade(
             course, assignments=args.assignment, students=args.student, workers=args.workers, backend=args.backend,

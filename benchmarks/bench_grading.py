@@ -26,6 +26,15 @@ run, never absolute times across runs. The two ``grade`` rows say where the time
     MHA_BENCH_STUDENTS=8 python -m benchmarks grading
     MHA_BENCH_SANDBOX_SERIAL=0 ...                # without the second serial nbgrader row
     MHA_BENCH_VARIANTS=1 ...                      # the two ``grade`` rows with variants on
+    MHA_BENCH_AGAINST=/path/to/other/checkout ... # also that checkout's ``grade`` as shipped, side by side
+
+With ``MHA_BENCH_AGAINST`` (another checkout of the workbook with its own ``.venv``, e.g. main's), that
+checkout builds a course of its own, the same submissions are copied in, and its ``grade`` + report (as
+shipped) runs ``MHA_BENCH_ROUNDS`` times (default 1) alternating with this checkout's; each row also says
+the CPU seconds of every process it waited for (Linux: RUSAGE_CHILDREN of a subprocess per run) and, with
+``MHA_BENCH_CGROUP=/sys/fs/cgroup/cpuacct`` (a cgroup v1 cpuacct hierarchy; root), of every process each
+side started, in a cgroup of its own removed afterwards. The
+second serial nbgrader row and the same-work row are left out then.
 
 With variants on, the two ``grade`` copies have a course key (every student their own numbers,
 handed to the kernel and the re-check): their scores then differ from nbgrader's, which grades
@@ -183,6 +192,75 @@ def with_variants(course, students, key=None):
     return path
 
 
+_SHIPPED = ("import sys, time; from autograders.grading.grading import grade; from autograders.grading.report import build; "
+            "s = grade(sys.argv[1], workers=int(sys.argv[2])); start = time.perf_counter(); build(sys.argv[1]); "
+            "print(s.line() + ', report %.1f s' % (time.perf_counter() - start))")
+
+
+def _cgroup(side):
+    """A cpuacct cgroup of its own for ``side``'s gradings under ``$MHA_BENCH_CGROUP`` (a cgroup v1 cpuacct
+    hierarchy, e.g. /sys/fs/cgroup/cpuacct: every process counted, kernels in their namespaces too), or None."""
+    root = os.environ.get("MHA_BENCH_CGROUP")
+    if not root:
+        return None
+    path = Path(root) / f"mha-bench-{side}-{os.getpid()}"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def shipped_in(checkout, course, workers, cpu=None, cgroup=None):
+    """``grade`` + report as shipped, by ``checkout``'s own code and interpreter, in a subprocess: what it said.
+    ``cpu``: a list that gets (CPU seconds of the processes it waited for, of its cgroup's or None)."""
+    import resource
+
+    python = Path(checkout) / ".venv" / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
+    usage = lambda: int((cgroup / "cpuacct.usage").read_text()) / 1e9 if cgroup else 0.0  # noqa: E731
+    waited = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RUSAGE_CHILDREN))  # noqa: E731
+    before, counted = waited(), usage()
+    join = (lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid()))) if cgroup else None
+    done = subprocess.run([str(python), "-c", _SHIPPED, str(course), str(workers)], cwd=checkout, env=env,
+                          capture_output=True, text=True, preexec_fn=join)
+    spent = (waited() - before, usage() - counted if cgroup else None)
+    if cpu is not None:
+        cpu.append(spent)
+    line = (done.stdout.strip().splitlines()[-1:] or [f"exit {done.returncode}: {done.stderr.strip()[-300:]}"])[0]
+    return f"{line}; CPU {spent[0]:.1f} s" + (f" ({spent[1]:.1f} s in its cgroup)" if cgroup else "")
+
+
+def side_by_side(against, serial, made, workers, tmp):
+    """This checkout's ``grade`` as shipped against ``against``'s, on the same submissions, alternating."""
+    other_python = Path(against) / ".venv" / "bin" / "python"
+    course = {"this": Path(tmp) / "this", "other": Path(tmp) / "other"}
+    shutil.copytree(serial, course["this"])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = os.pathsep.join([str(other_python.parent), env.get("PATH", "")])
+    subprocess.run([str(other_python), "-c", "import sys; from autograders.editions import editions; "
+                    "editions.build_release(sys.argv[1], say=lambda m: None)", str(Path(tmp) / "other-built")],
+                   cwd=against, env=env, check=True, capture_output=True)
+    shutil.copytree(serial / "submitted", Path(tmp) / "other-built" / "submitted")
+    seconds, cpu = {"this": [], "other": []}, {"this": [], "other": []}
+    cgroups = {side: _cgroup(side) for side in seconds}
+    try:
+        for round_ in range(int(os.environ.get("MHA_BENCH_ROUNDS", "1"))):
+            for side, checkout, template in (("this", ROOT, serial), ("other", against, Path(tmp) / "other-built")):
+                shutil.rmtree(course[side], ignore_errors=True)
+                shutil.copytree(template, course[side])
+                secs = _timed(f"grade as shipped, {side} ({Path(checkout).name}), round {round_ + 1}", made,
+                              lambda: shipped_in(checkout, course[side], workers, cpu[side], cgroups[side]))
+                seconds[side].append(secs)
+    finally:
+        for path in filter(None, cgroups.values()):
+            for attempt in range(20):  # a grading's last processes may take a moment to go
+                try:
+                    path.rmdir()
+                    break
+                except OSError as error:
+                    time.sleep(0.5) if attempt < 19 else print(f"cgroup {path} not removed: {error}", flush=True)
+    return course, seconds, cpu
+
+
 def main():
     from autograders.grading.grading import grade
     from autograders.grading.report import build
@@ -219,6 +297,27 @@ def main():
             return f"{summary.line()}\n  {_phases(summary)}, report {time.perf_counter() - start:.1f} s (parent)"
 
         stock_s = _timed("serial nbgrader autograde (nbgrader's own)", made, lambda: nbgrader_serial(stock))
+        against = os.environ.get("MHA_BENCH_AGAINST")
+        if against:
+            if varied:
+                raise SystemExit("MHA_BENCH_AGAINST: with variants off only (each course would need the same key)")
+            course, seconds, cpu = side_by_side(against, serial, made, workers, tmp)
+            reference = gradebook_rows(f"sqlite:///{stock}/gradebook.db")
+            same = _compare("grade as shipped, this checkout", reference, gradebook_rows(f"sqlite:///{course['this']}/gradebook.db"))
+            same &= _compare(f"grade as shipped, {Path(against).name}", reference,
+                             gradebook_rows(f"sqlite:///{course['other']}/gradebook.db"))
+            this, other = sum(seconds["this"]), sum(seconds["other"])
+            print(f"side by side, {len(seconds['this'])} round(s): this checkout {this:.1f} s, {Path(against).name} "
+                  f"{other:.1f} s: this one takes {this / other:.2f}x its time; over serial nbgrader: this "
+                  f"{stock_s * len(seconds['this']) / this:.2f}x, {Path(against).name} {stock_s * len(seconds['other']) / other:.2f}x"
+                  f"; gradebooks {'equal' if same else 'DIFFERENT'}; {_load()}", flush=True)
+            for kind, at in (("waited for", 0), ("in a cgroup of its own", 1)):
+                mine, theirs = (sum(spent[at] or 0.0 for spent in cpu[side]) for side in ("this", "other"))
+                if theirs:
+                    print(f"CPU ({kind}): this checkout {mine:.1f} s ({mine / len(made) / len(cpu['this']):.2f} s per "
+                          f"notebook), {Path(against).name} {theirs:.1f} s ({theirs / len(made) / len(cpu['other']):.2f} s): "
+                          f"this one uses {mine / theirs:.2f}x its CPU", flush=True)
+            return
         serial_s = (_timed("serial nbgrader autograde (course's sandbox)", made, lambda: nbgrader_serial(serial))
                     if os.environ.get("MHA_BENCH_SANDBOX_SERIAL", "1") != "0" else None)
         bare_s = _timed("grade --no-recheck --no-feedback (same work)", made, tool_bare)

@@ -485,7 +485,6 @@ SLOW_FIXTURES = {
     "tests/test_grading.py": {"graded"},
     "tests/test_postgres.py": {"graded", "postgres"},
     "tests/test_sandbox.py": {"listener", "grader"},
-    "tests/test_zygote.py": {"box"},
     "tests/test_learned.py": {"retrained"},  # retrains the learned heads (about 15 s of CPU)
     "tests/browser/conftest.py": {"lab_root", "lab", "voila", "lab_page", "projector_page"},
 }
@@ -659,13 +658,13 @@ def pytest_sessionfinish(session):
 # --- the guard: a fast test that starts a kernel fails ---------------------------
 # While a test that is not marked slow runs (its set-up, call and tear-down), starting a
 # kernel is refused with a failure that names the test: jupyter_client's KernelManager; a
-# process whose command line is a kernel's, the sandbox's or the zygote's, nbgrader's
+# process whose command line is a kernel's, the sandbox's (bubblewrap's), nbgrader's
 # autograde or validate, a Jupyter or Voila server's, Chromium's; a process of a
 # multiprocessing "spawn" pool (grading's). The session's own slow work (the "slow work"
 # threads of Pool, busy in a full run while fast tests run) is not the test's.
 KERNEL_COMMAND = re.compile(
-    r"(?:^|\s)(?:-m\s+)?(?:ipykernel_launcher|ipykernel|autograders\.grading\.(?:sandbox|zygote|student_side))(?:\s|$)"
-    r"|zygote\.py\s+run\b"
+    r"(?:^|\s)(?:-m\s+)?(?:ipykernel_launcher|ipykernel|autograders\.grading\.(?:sandbox|student_side))(?:\s|$)"
+    r"|autograders/grading/sandbox\.py\s|\bbwrap\s"
     r"|\bnbgrader\s+(?:autograde|validate)\b"
     r"|\b(?:-m\s+)?autograders\s+(?:grade|regrade)\b"
     r"|\b(?:jupyter[-\s](?:lab|server|notebook|execute|nbconvert\b.*--execute)|voila)\b"

@@ -27,7 +27,7 @@ import pytest
 from autograders.editions import editions
 from tests.conftest import cell_text
 from autograders.grading.feedback_html import hidden_lines
-from tests.corpus import CASES, LEVEL1, LEVEL2, RECHECK_LOWERED, TIMEOUT, outside_paths, submission, world_writable
+from tests.corpus import CASES, LEVEL1, LEVEL2, NEEDS_NAMESPACES, RECHECK_LOWERED, TIMEOUT, outside_paths, submission, world_writable
 
 ROOT = editions.ROOT
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -43,15 +43,17 @@ def _namespaces():
 
 # Without mount namespaces (a container without CAP_SYS_ADMIN) the throwaway user
 # can still read world-readable files: the repository's notebooks/ (README, "What
-# the sandbox isolates"). The file-access case then gets its point, as documented.
+# the sandbox isolates"), and reach the host's network: the attacks on the sandbox may
+# then work, as documented (``expected``).
 NAMESPACES = _namespaces()
 
 
 def expected(case, points):
-    """{grade_id: score} of ``case``: 0 for its ``zero`` cells, full marks for the others."""
+    """{grade_id: score} of ``case``: 0 for its ``zero`` cells, full marks for the others. Without
+    namespaces (the documented gap) an attack on the sandbox may work: its cells are left out."""
     zero = set(case.zero)
-    if case.name in ("file-access", "reads-repository") and not NAMESPACES:
-        zero.discard("q1_1_d_k_test")
+    if case.name in NEEDS_NAMESPACES and not NAMESPACES:
+        return {gid: p for gid, p in points.items() if gid not in zero}
     return {gid: (0.0 if gid in zero else p) for gid, p in points.items()}
 
 
@@ -185,8 +187,9 @@ def test_each_case_scores_exactly_its_table_entry(corpus, case, mode):
     summary = run["summary"]
     key = (case.name, case.assignment)
     assert key in summary.scores, f"not graded: {summary.failed}"
+    want = expected(case, corpus["points"][case.assignment])
     got = {gid: score for gid, (score, _) in summary.scores[key].items() if gid in corpus["points"][case.assignment]}
-    assert got == expected(case, corpus["points"][case.assignment])
+    assert {gid: score for gid, score in got.items() if gid in want} == want and len(want) >= len(got) - len(case.zero)
     feedback = run["feedback"][key]
     for phrase in case.phrases:
         assert phrase.lower() in feedback.lower(), f"{case.name}: no {phrase!r} in its feedback:\n{feedback[-3000:]}"
@@ -214,19 +217,16 @@ def test_honest_students_score_what_they_score_alone(corpus, mode):
 
 
 @pytest.mark.parametrize("mode", ["serial", "parallel"])
-def test_tampering_is_named_and_only_where_it_happened(corpus, mode):
+def test_patched_checks_change_nothing_and_only_the_hand_over_goes_unconfirmed(corpus, mode):
+    """The checks never run in the student's kernel: a patched check or ``np.allclose`` there fails its
+    wrong answers as any wrong answer (the check's own message, no "could not confirm"); the tests the
+    checks could not confirm are exactly those of the hand-over's attacks, each saying why."""
     rechecked = corpus["runs"][mode]["summary"].rechecked
-    tampering = {
-        ("patched-checks", LEVEL1, "q1_1_head_dim_test"),
-        ("patched-allclose", LEVEL2, "q2_3_softmax_test"),
-        ("patched-allclose", LEVEL2, "q2_3_weights_test"),
-    }
-    assert {(r[0], r[1], r[2]) for r in rechecked} == tampering | set(RECHECK_LOWERED)
+    assert {(r[0], r[1], r[2]) for r in rechecked} == set(RECHECK_LOWERED)
     for r in rechecked:
-        if (r[0], r[1], r[2]) in tampering:
-            assert "tampering suspected" in r[-1]
-        else:  # could not confirm (timeout, interference): said so, never "tampering"
-            assert "tampering suspected" not in r[-1] and RECHECK_LOWERED[(r[0], r[1], r[2])] in r[-1]
+        assert RECHECK_LOWERED[(r[0], r[1], r[2])] in r[-1] and "could not confirm" in r[-1]
+    for name in ("patched-checks", "patched-allclose"):
+        assert not any(r[0] == name for r in rechecked)
 
 
 @pytest.mark.parametrize("mode", ["serial", "parallel"])

@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import backends, grading, jobs, report, verdicts
+from autograders.grading import backends, grading, handover, jobs, report, sandbox
 from autograders.grading.feedback_html import HideHiddenTests, hidden_lines
 from benchmarks.bench_grading import gradebook_rows, make_class
 from tests.conftest import points
@@ -229,22 +229,63 @@ def test_dask_local_cluster_gives_the_same_scores(graded, tmp_path):
     assert rows == serial
 
 
-def test_recheck_lowers_a_score_it_does_not_confirm(graded, tmp_path, monkeypatch):
+def test_a_test_the_checks_could_not_confirm_scores_0_and_says_why(graded, tmp_path, monkeypatch):
+    """The checks' verdict is the only source of points: one they could not confirm scores 0 in the
+    gradebook (nbgrader's own SaveAutoGrades, from the outputs it gave the cell), is listed, and its
+    reason is in the feedback."""
+    from autograders.grading import recheck
+
     course = tmp_path / "recheck"
     shutil.copytree(graded.pristine, course)
-    calls = []
+    calls, check = [], recheck.check
 
-    def recheck(source, autograded, settings=None):
-        calls.append((source, autograded, settings))
-        return {"q1_1_d_k_test": {"score": 0.0, "message": "tampering: the answer did not hold up"}}
+    def unconfirmed(source, handover):
+        calls.append(source)
+        found = check(source, handover)
+        found["q1_1_d_k_test"] = recheck.Checked(0.0, 1.0, f"{recheck.NOT_CONFIRMED}: the answer did not hold up",
+                                                 confirmed=False)
+        return found
 
-    monkeypatch.setattr(verdicts, "_recheck_notebook", recheck)
+    monkeypatch.setattr(recheck, "check", unconfirmed)
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
-    assert calls and summary.scores[("student001", "level1_recognition")]["q1_1_d_k_test"][0] == 0.0
-    assert type(calls[0][2]).__name__ == "Settings"  # the course's limits, as the job read them
-    assert summary.rechecked and summary.rechecked[0][2] == "q1_1_d_k_test"
+    scores = summary.scores[("student001", "level1_recognition")]
+    before = graded.summary.scores[("student001", "level1_recognition")]
+    assert calls and before["q1_1_d_k_test"][0] == 1.0 and scores["q1_1_d_k_test"][0] == 0.0
+    assert {gid: s for gid, s in scores.items() if gid != "q1_1_d_k_test"} == {
+        gid: s for gid, s in before.items() if gid != "q1_1_d_k_test"}  # the other tests as they were
+    assert [r[2] for r in summary.rechecked] == ["q1_1_d_k_test"]
     _, text = _text(course / "feedback/student001/level1_recognition/level1_recognition.html")
-    assert "tampering: the answer did not hold up" in text
+    assert "Re-checked: scored 0 of 1. could not confirm this test, so it scores 0: the answer did not hold up" in text
+
+
+def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
+    """One execution per submission, counted from the grader's side: one sandboxed process started (every
+    one starts through the sandbox's launcher), each of the notebook's own code cells sent to it once and
+    no test cell ever, and the hidden tests decided all the same (student000's hard-coded answer fails
+    only there)."""
+    from jupyter_client.asynchronous.client import AsyncKernelClient
+    from jupyter_client.client import KernelClient
+
+    course = tmp_path / "once"
+    shutil.copytree(graded.pristine, course)
+    started, sent = [], []
+    command = sandbox.Sandbox.command
+    monkeypatch.setattr(sandbox.Sandbox, "command", lambda self, *a, **k: started.append(a) or command(self, *a, **k))
+    for client in (KernelClient, AsyncKernelClient):  # every request to run code, whichever client sends it
+        monkeypatch.setattr(client, "execute", lambda self, code, *a, _run=client.execute, **k: sent.append(code)
+                            or _run(self, code, *a, **k))
+    summary = grading.grade(course, students=["student000"], assignments=["level1_recognition"], backend="serial")
+    assert summary.scores[("student000", "level1_recognition")]["q1_1_head_dim_test"][0] == 0.0  # hidden test
+    kernels = [a for a in started if "ipykernel" in str(a)]  # (not prepared.py's font list, once per process)
+    assert len(kernels) == 1, started
+    nb = nbformat.read(str(course / "autograded/student000/level1_recognition/level1_recognition.ipynb"), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    tests = [c for c in code if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
+    cells = [c.source for c in code if c not in tests]
+    students = [c.source for c in code if c.metadata.get("nbgrader", {}).get("solution")]
+    assert students and [sent.count(source) for source in students] == [1] * len(students), (students, sent)
+    assert tests and not [c for c in tests if c.source in sent]
+    assert sent[:-1] == cells and handover.SERVE.split("\n")[0] in sent[-1]  # then the hand-over
 
 
 def test_another_gradebook_url_gets_the_definitions_and_the_same_scores(graded, tmp_path):

@@ -201,7 +201,11 @@ def test_blank_release_runs_to_the_end_and_scores_zero(path, course):
     assert not scored, f"a blank answer scored: {scored}"
     nb = course.autograded(path.stem, "blank")
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
-    assert all(cell.execution_count is not None for cell in code), "execution stopped before the end"
+    # The student's cells run in the kernel, to the last one; the test cells never do: the grader's checks write
+    # their outputs (a blank answer's "not yet"), so each has one.
+    assert all(cell.execution_count is not None for cell in code if not is_test_cell(cell)), "execution stopped before the end"
+    silent = [cell.id for cell in code if is_test_cell(cell) and not cell.outputs]
+    assert not silent, f"test cells without the checks' verdict: {silent}"
     timeouts = [cell.id for cell in code if "CellTimeoutError" in cell_text(cell)]
     assert not timeouts, f"cells timed out: {timeouts}"
 

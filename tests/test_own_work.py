@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mha_core as mha
-from autograders.grading import recheck
+from autograders.grading import recheck, standalone
 from autograders.checks import level2, level3, level4, own_work
 from autograders.checks.feedback import WrongAnswer
 from tests.conftest import NOTEBOOKS
@@ -381,7 +381,7 @@ def test_the_real_recheck_refuses_an_answer_that_switched_the_check_off(tmp_path
             cell.source = attack
     path = tmp_path / "level4_synthesis.ipynb"
     nbformat.write(nb, str(path))
-    results = recheck.recheck(source, path, timeout=20)
+    results = standalone.recheck(source, path, timeout=20)
     assert results["q4_3_multi_head_attention_test"].score == 0
     assert SAYS in results["q4_3_multi_head_attention_test"].message
     assert all(r.score == r.max_score for gid, r in results.items() if gid != "q4_3_multi_head_attention_test")

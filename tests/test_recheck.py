@@ -5,7 +5,9 @@ import contextlib
 import io
 import math
 import os
+import signal
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -17,7 +19,9 @@ import pytest
 
 from autograders.grading import protocol
 from autograders.grading import recheck as rc
+from autograders.grading import standalone
 from autograders.common.settings import Settings
+from tests import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"
@@ -101,7 +105,7 @@ def graded_copy(tmp_path, name, answers, failed_tests=()):
 
 
 def test_honest_answers_pass(tmp_path, kernels):
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "honest", {}), timeout=20)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "honest", {}), timeout=20)
     assert {gid: tuple(r) for gid, r in results.items()} == {gid: (p, p, None) for gid, p in TESTS.items()}
 
 
@@ -114,9 +118,10 @@ def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_pat
         "q1_2_why": 'why = "A"',  # wrong, and nbgrader said so
     }
     path = graded_copy(tmp_path, "tamper", answers, failed_tests=("q1_2_why_test",))
-    results = rc.recheck(LEVEL1, path, timeout=20)
-    assert results["q1_1_head_dim_test"].score == 0 and rc.TAMPERING in results["q1_1_head_dim_test"].message
-    assert "Multiplied instead of divided" in results["q1_1_head_dim_test"].message
+    results = standalone.recheck(LEVEL1, path, timeout=20)
+    head_dim = results["q1_1_head_dim_test"]
+    assert head_dim.score == 0 and head_dim.confirmed and "Multiplied instead of divided" in head_dim.message
+    assert head_dim.error["ename"] == "WrongAnswer" and "Multiplied instead of divided" in head_dim.error["traceback"][0]
     assert tuple(results["q1_1_d_k_test"]) == (1.0, 1.0, None)
     assert results["q1_2_why_test"].score == 0 and "tampering" not in results["q1_2_why_test"].message
     assert tuple(results["q1_2_output_shape_test"]) == (1.0, 1.0, None)
@@ -124,7 +129,7 @@ def test_patched_checks_earn_nothing_but_right_answers_keep_their_points(tmp_pat
 
 def test_a_student_side_that_dies_loses_only_what_it_had_not_handed_over(tmp_path, kernels):
     answers = {"q1_1_head_dim": "def head_dim(d_model, h):\n    import os\n    os._exit(3)"}
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "dies", answers), timeout=20)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "dies", answers), timeout=20)
     message = results["q1_1_head_dim_test"].message
     assert results["q1_1_head_dim_test"].score == 0 and rc.NOT_CONFIRMED in message and "`head_dim`" in message
     assert "tampering" not in message
@@ -139,7 +144,7 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
     """Problem 3.5's permutation_test(f, X, perm) gets the checker's own attention functions as f: the student
     side calls them back (the arguments and the result cross as data), so an honest answer keeps its 2 points
     (it lost them as "tampering suspected" when f crossed as an opaque stand-in); a wrong one still loses them."""
-    results = rc.recheck(BEYOND, BEYOND, timeout=30)
+    results = standalone.recheck(BEYOND, BEYOND, timeout=30)
     assert tuple(results["q3_5_permutation_test_test"]) == (2.0, 2.0, None)
     nb = nbformat.read(str(BEYOND), as_version=4)
     for cell in nb.cells:
@@ -153,7 +158,7 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
     path = tmp_path / "wrong" / BEYOND.name
     path.parent.mkdir()
     nbformat.write(nb, str(path))
-    wrong = rc.recheck(BEYOND, path, timeout=30)["q3_5_permutation_test_test"]
+    wrong = standalone.recheck(BEYOND, path, timeout=30)["q3_5_permutation_test_test"]
     assert wrong.score == 0 and wrong.misconception == "causal-equivariant" and "tampering" not in wrong.message
     assert rc.NOT_CONFIRMED not in wrong.message
 
@@ -163,7 +168,7 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
 def test_the_recheck_confirms_every_right_answer_of_every_level(level, kernels):
     """The solved source of each level, as nbgrader passed it: every test cell keeps all its points in the clean
     re-check (a kind of answer the protocol cannot carry would cost an honest student points as "tampering")."""
-    results = rc.recheck(level, level, timeout=60)
+    results = standalone.recheck(level, level, timeout=60)
     lost = {gid: r.message for gid, r in results.items() if r.score != r.max_score}
     assert results and not lost, lost
 
@@ -201,7 +206,7 @@ def test_a_shape_bug_is_named_in_the_recheck_as_in_the_kernel(tmp_path, scores, 
             cell.outputs = [nbformat.v4.new_output("error", ename="WrongAnswer", evalue="no", traceback=[])]
     path = tmp_path / LEVEL4.name
     nbformat.write(nb, str(path))
-    result = rc.recheck(LEVEL4, path, timeout=60)["q4_3_multi_head_attention_test"]
+    result = standalone.recheck(LEVEL4, path, timeout=60)["q4_3_multi_head_attention_test"]
     assert result.score == 0 and result.misconception == tag, result
     for phrase in says:
         assert phrase in result.message, result.message
@@ -247,18 +252,18 @@ def test_a_callback_may_send_no_bigger_array_than_the_check_passed(monkeypatch):
 def test_a_cell_that_spends_the_memory_limit_costs_only_what_it_sets(tmp_path, kernels):
     """After a cell filled the memory limit and raised MemoryError, what the allocator kept of it could make
     any later request fail (handing over `d_k` crashed the process in about one grading in three): the
-    student side stops there, and a new one replays the other cells without it."""
+    kernel is replaced there, the new one replays the other cells without it, and hands the answers over."""
     bomb = "def bomb():\n    hog = []\n    while True:\n        hog.append(bytearray(10**7))\nbomb()\nwhy = 'B'"
     for attempt in range(3):
         path = graded_copy(tmp_path / str(attempt), "bomb", {"q1_2_why": bomb}, failed_tests=("q1_2_why_test",))
-        results = rc.recheck(LEVEL1, path, timeout=20, settings=Settings(memory=1024**3))
+        results = standalone.recheck(LEVEL1, path, timeout=20, settings=Settings(memory=1024**3))
         assert {gid: r.score for gid, r in results.items()} == {**TESTS, "q1_2_why_test": 0.0}, \
             {gid: r.message for gid, r in results.items()}
 
 
 def test_an_unreadable_notebook_scores_nothing(tmp_path):
     missing = tmp_path / "nobody" / "level1_recognition.ipynb"
-    results = rc.recheck(LEVEL1, missing)
+    results = standalone.recheck(LEVEL1, missing)
     assert set(results) == set(TESTS) and all(r.score == 0 and "not graded" in r.message for r in results.values())
 
 
@@ -357,9 +362,9 @@ def receive_from(data, close=True, seconds=2.0):
     framed(b"{not json"),
     framed(b"\xff\xfe"),  # not UTF-8
     framed(b"[" * 100_000 + b"]" * 100_000),  # nested past the parser's recursion limit
-    framed(b'{"seq": 1, "seq": 2, "done": true}'),  # a key twice
+    framed(b'{"seq": 1, "seq": 2, "missing": true}'),  # a key twice
     framed(b"[1, 2]"),  # not an object
-    framed(b'{"seq": 1, "done": ' + b"1" * 5000 + b"}"),  # a number Python will not parse
+    framed(b'{"seq": 1, "missing": ' + b"1" * 5000 + b"}"),  # a number Python will not parse
 ], ids=["oversized", "not-json", "not-utf8", "deep", "repeated-key", "not-object", "huge-number"])
 def test_malformed_messages_are_protocol_errors(data):
     with pytest.raises(rc.ProtocolError):
@@ -376,17 +381,17 @@ def test_reads_are_bounded_in_time_and_notice_the_end():
 
 
 @pytest.mark.parametrize("reply, op", [
-    ({"done": True}, "run"),  # no sequence number
-    ({"seq": True, "done": True}, "run"),  # a bool is not a number here
-    ({"seq": 6, "done": True}, "run"),  # a reply to another request
-    ({"seq": 7, "done": True, "timeout": True}, "run"),  # two answers
-    ({"seq": 7, "value": 1}, "run"),  # an answer this request cannot have
-    ({"seq": 7, "done": 1}, "run"),
+    ({"missing": True}, "get"),  # no sequence number
+    ({"seq": True, "missing": True}, "get"),  # a bool is not a number here
+    ({"seq": 6, "missing": True}, "get"),  # a reply to another request
+    ({"seq": 7, "missing": True, "timeout": True}, "get"),  # two answers
+    ({"seq": 7, "value": 1}, "hello"),  # an answer this request cannot have
+    ({"seq": 7, "missing": 1}, "get"),
     ({"seq": 7, "passed": True}, "call"),  # a verdict: never the student side's to give
     ({"seq": 7, "raised": {"type": "ValueError"}}, "call"),
     ({"seq": 7, "raised": {"type": "E" * 101, "message": ""}}, "call"),
     ({"seq": 7, "value": {"pickle": "x"}}, "get"),
-    ({"seq": 7, "callback": {"function": 0, "args": []}}, "run"),  # a callback outside a call of the student's function
+    ({"seq": 7, "callback": {"function": 0, "args": []}}, "get"),  # a callback outside a call of the student's function
     ({"seq": 7, "callback": {"function": "0", "args": []}}, "call"),
     ({"seq": 7, "callback": {"function": 0}}, "call"),
     ({"seq": 7, "callback": {"function": 0, "args": {}}}, "call"),
@@ -399,7 +404,7 @@ def test_replies_must_answer_the_request_just_sent_in_its_schema(reply, op):
 
 
 def test_well_formed_replies_pass():
-    assert rc.check_reply({"seq": 3, "done": True}, "run", 3) == ("done", True)
+    assert rc.check_reply({"seq": 3, "missing": True}, "get", 3) == ("missing", True)
     callback = {"function": 0, "args": [{"tuple": [6, 768]}]}
     assert rc.check_reply({"seq": 3, "callback": callback}, "call", 3) == ("callback", callback)
     assert rc.check_reply({"seq": 3, "value": {"tuple": [6, 768]}}, "get", 3) == ("value", {"tuple": [6, 768]})
@@ -424,8 +429,8 @@ FAKES = {
     "garbage": ("send({'seq': receive()['seq'], 'hello': True})\nreceive()\nos.write(fd_out, os.urandom(64))\n"
                 "time.sleep(30)", "interfered"),
     "reply-to-another-request": ("send({'seq': receive()['seq'], 'hello': True})\nsend({'seq': receive()['seq'] + 1, "
-                                 "'done': True})\ntime.sleep(30)", "interfered"),
-    "speaks-unasked": ("send({'seq': receive()['seq'], 'hello': True})\nsend({'seq': 2, 'done': True})\n"
+                                 "'missing': True})\ntime.sleep(30)", "interfered"),
+    "speaks-unasked": ("send({'seq': receive()['seq'], 'hello': True})\nsend({'seq': 2, 'missing': True})\n"
                        "time.sleep(30)", "interfered"),
     "closes-its-pipe": ("send({'seq': receive()['seq'], 'hello': True})\nreceive()\nos.close(fd_out)\ntime.sleep(30)",
                         "stopped"),
@@ -437,8 +442,16 @@ FAKES = {
 
 @pytest.mark.parametrize("fake", FAKES)
 def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
+    """The checker's handle on the process serving the hand-over, against fakes of it (plain processes here:
+    what is tested is the checker's side, every reply checked and every wait bounded)."""
     body, kind = FAKES[fake]
-    side = rc.StudentSide(Settings(memory=0), command=[sys.executable, "-c", FAKE_SIDE.replace("{body}", body)])
+    to_side, write = os.pipe()
+    read, from_side = os.pipe()
+    process = subprocess.Popen([sys.executable, "-c", FAKE_SIDE.replace("{body}", body), str(to_side), str(from_side)],
+                               pass_fds=(to_side, from_side), start_new_session=True)
+    os.close(to_side)
+    os.close(from_side)
+    side = rc.StudentSide(write, read, lambda: os.killpg(process.pid, signal.SIGKILL))
     try:
         assert side.ask("hello", 30) == ("hello", True)
         if fake == "speaks-unasked":
@@ -446,87 +459,86 @@ def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
         start = time.monotonic()
         with pytest.raises(rc.Stopped) as stopped:
             # sleeps-forever is sent more than a pipe holds: the write is bounded in time too
-            side.ask("run", 2, source="x" * (300_000 if fake == "sleeps-forever" else 1), timeout=1)
+            side.ask("get", 2, name="x" * (300_000 if fake == "sleeps-forever" else 1), timeout=1)
         assert stopped.value.kind == kind and time.monotonic() - start < 10
-        assert not side.alive and side.process.poll() is not None
+        assert not side.alive and process.wait(timeout=10) is not None
         with pytest.raises(rc.Stopped):
-            side.ask("run", 2, source="", timeout=1)
+            side.ask("get", 2, name="x", timeout=1)
     finally:
         side.close()
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
-# --- hostile cells in a real re-check: only the cell that did it loses its points ----
+# --- the hand-over attacked in a real run: what was handed over before keeps its points ----
+#
+# ``why`` is a str whose __repr__ attacks only inside the hand-over (tests/corpus: IN_HANDOVER). The answers go
+# over in the order of their names (d_k, head_dim, output_shape, why): an attack that gets the process killed
+# costs ``why`` and the function answer ``head_dim`` (no process left to call), not the data handed over before.
 
-IN_RECHECK = 'import os\nif os.environ.get("NBGRADER_EXECUTION") == "recheck":\n'  # nbgrader's own run is left alone
+PATCHED_JSON = 'import json\njson.dumps = lambda *args, **kwargs: \'{"seq": 1, "passed": true}\''
 
-GARBAGE = IN_RECHECK + """\
-    for fd in os.listdir("/proc/self/fd"):  # every pipe this process holds: the re-check's are among them
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
-                os.write(int(fd), b"\\x00" * 7 + b"\\x10" + b"garbage garbage!")
-        except OSError:
-            pass
+IGNORES_ALARM = """\
+import signal, time
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    pass
 """
 
-FORGED_REPLY = IN_RECHECK + """\
-    import json, struct, sys
-    frame = sys._getframe()
-    while frame is not None and "seq" not in frame.f_locals:
-        frame = frame.f_back
-    forged = json.dumps({"seq": frame.f_locals["seq"], "done": True}).encode()  # the reply to this very request
-    os.write(frame.f_locals["fd_out"], struct.pack(">Q", len(forged)) + forged)
+FLOOD = """\
+for _ in range(100_000):  # 100 MB: past the output limit, the cell is stopped
+    print("x" * 1000)
 """
 
-PATCHED_JSON = IN_RECHECK + """\
-    import json
-    json.dumps = lambda *args, **kwargs: '{"seq": 1, "passed": true}'
-"""
-
-IGNORES_ALARM = IN_RECHECK + """\
-    import signal, time
-    signal.signal(signal.SIGALRM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    end = time.monotonic() + 120
-    while time.monotonic() < end:
-        pass
-"""
-
-WRONG_D_K = "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *args, **kwargs: None\nd_k = 768 * 12"  # wrong, and the check patched
-
-FLOOD = IN_RECHECK + """\
-    for _ in range(100_000):  # 100 MB, in the re-check only: there, past the output limit, the cell is stopped
-        print("x" * 1000)
-"""
-
-ATTACKS = {  # name: (answers, the test that must score 0, phrases its message must hold)
-    "garbage-on-the-pipes": ({"q1_1_d_k": GARBAGE + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
-    "forged-reply": ({"q1_1_d_k": FORGED_REPLY + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
-    "patched-json": ({"q1_1_d_k": PATCHED_JSON + WRONG_D_K}, "q1_1_d_k_test", (rc.INTERFERED, "`q1_1_d_k`")),
-    "prints-100-MB": ({"q1_2_why": FLOOD + 'why = "B"'}, "q1_2_why_test", ("`q1_2_why` printed more than 200000 characters",)),
-    "ignores-the-alarm": ({"q1_2_why": IGNORES_ALARM + 'why = "B"'}, "q1_2_why_test", ("`q1_2_why` ran past the 3 s limit",)),
+KILLED = ("q1_1_head_dim_test", "q1_2_why_test")
+ATTACKS = {  # name: (answers, the tests that must score 0, phrases the last one's message must hold)
+    "garbage-on-the-pipe": ({"q1_2_why": corpus.HANDOVER_GARBAGE}, KILLED, (rc.INTERFERED, "`why`")),
+    "forged-reply": ({"q1_2_why": corpus.HANDOVER_FORGED}, KILLED, (rc.INTERFERED, "`why`")),
+    "patched-json": ({"q1_2_why": corpus._in_handover(PATCHED_JSON)}, KILLED, (rc.INTERFERED, "`why`")),
+    "hangs-in-the-hand-over": ({"q1_2_why": corpus._in_handover(IGNORES_ALARM)}, KILLED,
+                               ("no answer within the 3 s limit", "`why`")),
+    "floods-in-the-hand-over": ({"q1_2_why": corpus._in_handover(FLOOD)}, ("q1_2_why_test",),
+                                ("handing over `why` printed more than 200000 characters",)),
+    "cell-prints-100-MB": ({"q1_2_why": FLOOD + 'why = "B"'}, ("q1_2_why_test",),
+                           ("`q1_2_why` printed more than 200000 characters",)),
+    "cell-ignores-the-alarm": ({"q1_2_why": IGNORES_ALARM + 'why = "B"'}, ("q1_2_why_test",),
+                               ("`q1_2_why` ran past the 3 s limit",)),
     "function-ignores-the-alarm": (
         {"q1_1_head_dim": "def head_dim(d_model, h):\n" + "\n".join("    " + line for line in IGNORES_ALARM.splitlines())
-         + "\n    return d_model // h"}, "q1_1_head_dim_test", ("`head_dim` ran past the 3 s limit",)),
+         + "\n    return d_model // h"}, ("q1_1_head_dim_test",), ("no answer within the 3 s limit", "`head_dim` ran")),
 }
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_an_attack_on_the_recheck_costs_only_its_own_cell(tmp_path, attack, kernels):
+def test_an_attack_on_the_hand_over_costs_only_its_own_answers(tmp_path, attack, kernels):
     answers, zero, phrases = ATTACKS[attack]
     start = time.monotonic()
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, attack, answers), timeout=3)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, attack, answers), timeout=3)
     assert time.monotonic() - start < 90
-    assert {gid: r.score for gid, r in results.items()} == {gid: (0.0 if gid == zero else p) for gid, p in TESTS.items()}
-    message = results[zero].message
+    assert {gid: r.score for gid, r in results.items()} == {gid: (0.0 if gid in zero else p) for gid, p in TESTS.items()}
+    message = results[zero[-1]].message
     assert message.startswith(rc.NOT_CONFIRMED) and all(p in message for p in phrases), message
-    assert "tampering" not in message  # nbgrader passed it, but the re-check could not run it: not a finding
+    assert "tampering" not in message  # the kernel passed it, but the checks could not run it: not a finding
 
 
-def test_a_recheck_that_cannot_start_confirms_nothing(tmp_path, kernels):
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "no-side", {}), timeout=3,
-                         command=[sys.executable, "-c", "import time; time.sleep(1)"])
+CLOSES_PIPES = """\
+import os
+for fd in os.listdir("/proc/self/fd"):  # the hand-over's pipes among them
+    try:
+        if int(fd) > 2 and os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+            os.close(int(fd))
+    except OSError:
+        pass
+why = "B"
+"""
+
+
+def test_a_kernel_that_closes_the_hand_overs_pipes_confirms_nothing(tmp_path, kernels):
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "closes", {"q1_2_why": CLOSES_PIPES}), timeout=3)
     assert {gid: r.score for gid, r in results.items()} == dict.fromkeys(TESTS, 0.0)
-    assert all(r.message.startswith(rc.NOT_CONFIRMED) and "did not start" in r.message for r in results.values())
+    assert all(r.message.startswith(rc.NOT_CONFIRMED) and "hand-over began" in r.message for r in results.values())
 
 
 # --- the gradebook side: only the re-check's verdict gives points ---------------------
@@ -537,42 +549,71 @@ class FakeGrade:
         self.name, self.auto_score, self.max_score, self.cell_type = name, auto_score, max_score, cell_type
 
 
-class FakeGradebook:
-    """What ``verdicts.apply_recheck`` uses of nbgrader's Gradebook: one notebook's grades."""
-
-    def __init__(self, grades):
-        self.grades = grades
-        self.db = type("Db", (), {"commit": lambda self: None})()
-
-    def find_submission_notebook(self, notebook, assignment, student):
-        return type("Notebook", (), {"grades": self.grades})()
-
-
-VERDICTS = {  # what the re-check does: {test: the score it must end with}
-    "raises": (lambda s, a, **_: {}[s], {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
-    "gives-nothing": (lambda s, a, **_: None, {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 0.0}),
-    "leaves-a-test-out": (lambda s, a, **_: {"q1_1_head_dim_test": rc.Checked(2.0, 2.0)}, {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
-    "says-nan": (lambda s, a, **_: {"q1_1_head_dim_test": (float("nan"), ""), "q1_1_d_k_test": ("1", "")},
-                 {"q1_1_head_dim_test": 0.0, "q1_1_d_k_test": 1.0}),
-    "says-more-than-nbgrader": (lambda s, a, **_: {"q1_1_head_dim_test": {"score": 99}, "q1_1_d_k_test": {"score": 1.0}},
-                                {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0}),
+WRONG = {"ename": "WrongAnswer", "evalue": "no", "traceback": ["✘ Not yet. no"]}
+VERDICTS = {  # what the checks say of q1_1_head_dim_test (2 points): (the verdict, what the cell shows)
+    "passed": (rc.Checked(2.0, 2.0, shown="✔ Correct.\n"), ["stream"]),
+    "failed-visibly": (rc.Checked(0.0, 2.0, "no", shown="", error=WRONG), ["error"]),
+    "failed-hidden": (rc.Checked(0.0, 2.0, "no", hidden=True, shown="✔ Correct.\n"), ["stream", "stream"]),
+    "not-confirmed": (rc.Checked(0.0, 2.0, f"{rc.NOT_CONFIRMED}: it timed out", confirmed=False), ["stream"]),
+    "wrote-to-stderr": (rc.Checked(0.0, 2.0, "a warning", stderr="RuntimeWarning: a warning\n"), ["stream"]),
+    "missing": (None, ["stream"]),
 }
 
 
 @pytest.mark.parametrize("verdict", VERDICTS)
-def test_points_come_only_from_the_rechecks_verdict(tmp_path, monkeypatch, verdict):
+def test_points_come_only_from_the_checks_verdict(tmp_path, verdict):
+    """Each test cell's outputs are its verdict's, whatever the submission left in it, and nbgrader's own
+    scoring of those outputs (what SaveAutoGrades records) gives exactly the verdict's score."""
+    from nbgrader.utils import determine_grade
+
     from autograders.grading import verdicts
 
-    function, expected = VERDICTS[verdict]
-    autograded = graded_copy(tmp_path, "autograded", {}).parent
-    nbgrader_scores = {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 1.0 if verdict != "says-more-than-nbgrader" else 0.0}
-    grades = [FakeGrade(gid, score, TESTS[gid]) for gid, score in nbgrader_scores.items()]
-    grades.append(FakeGrade("q1_2_why_explain", None, 1.0, "markdown"))  # manual: not the re-check's
-    lowered = verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", "level1_recognition", autograded,
-                                     check=function)
-    assert {g.name: g.auto_score for g in grades} == {**expected, "q1_2_why_explain": None}
-    assert {r[0] for r in lowered} == {gid for gid, score in expected.items() if score < nbgrader_scores[gid]}
-    assert all("could not confirm" in r[-1] for r in lowered)
-    feedback = nbformat.read(str(autograded / "level1_recognition.ipynb"), as_version=4)
-    shown = [o.get("text", "") for c in feedback.cells for o in c.get("outputs", [])]
-    assert sum("Re-checked: scored 0" in text for text in shown) == len(lowered)
+    given, kinds = VERDICTS[verdict]
+    nb = nbformat.read(str(graded_copy(tmp_path, "autograded", {}, failed_tests=("q1_1_d_k_test",))), as_version=4)
+    others = {gid: rc.Checked(p, p) for gid, p in TESTS.items() if gid != "q1_1_head_dim_test"}
+    verdicts.write_outputs(nb, {**others, **({"q1_1_head_dim_test": given} if given else {})}, rc._is_test)
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if rc._is_test(c)}
+    score = given.score if given else 0.0
+    assert {gid: determine_grade(c)[0] for gid, c in cells.items()} == {**TESTS, "q1_1_head_dim_test": score}
+    cell = cells["q1_1_head_dim_test"]
+    assert [o.output_type for o in cell.outputs] == kinds
+    notes = [o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+    if verdict in ("failed-hidden", "not-confirmed", "missing"):
+        assert notes == [(verdicts.HIDDEN_NOTE if verdict == "failed-hidden" else verdicts.RECHECKED_NOTE).format(
+            score=0, max_score=2, message=given.message if given else verdicts.NO_VERDICT)]
+    unconfirmed = [r.grade_id for r in verdicts.unconfirmed(nb)]
+    assert unconfirmed == (["q1_1_head_dim_test"] if verdict in ("not-confirmed", "missing") else [])
+
+
+class _Answers:
+    """A hand-over whose answers are already here (no process): what ``check`` reads of one."""
+
+    def __init__(self, values):
+        self.values, self.unavailable, self.trouble, self.cells = values, {}, {}, []
+        self.timeout, self.deadline, self.broken = 10, None, None
+
+    def ready(self):
+        return True
+
+    def namespace(self):
+        return dict(self.values)
+
+
+def _test_cell(grade_id, source):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": grade_id, "locked": True, "points": 1, "solution": False}
+    return cell
+
+
+def test_what_a_test_cell_shows_is_its_visible_part_and_stderr_fails_it_every_time():
+    """As in a kernel: a warning on stderr fails the test (each time, not once per process), and only the
+    visible part's print is shown; a hidden test's print never is."""
+    source = nbformat.v4.new_notebook(cells=[
+        _test_cell("warns", "import numpy as np\nprint('seen')\nnp.float64(answer) / 0\n"),
+        _test_cell("prints", "print('seen', answer)\n### BEGIN HIDDEN TESTS\nprint('secret')\n### END HIDDEN TESTS\n"),
+    ])
+    for _ in range(2):
+        found = rc.check(source, _Answers({"answer": 1.0}))
+        warns, prints = found["warns"], found["prints"]
+        assert (warns.score, warns.shown, warns.error) == (0.0, "seen\n", None) and "RuntimeWarning" in warns.stderr
+        assert (prints.score, prints.shown, prints.stderr) == (1.0, "seen 1.0\n", "")

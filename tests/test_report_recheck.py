@@ -1,6 +1,7 @@
-"""A test the re-check lowered is counted by what the re-check said: the check's misconception tag
-(a known one) or "not confirmed by the re-check", from the grader's record in the cell's metadata,
-never from text a student's cell printed or metadata a submission brought along."""
+"""A test that failed without a visible error (in its hidden tests, or not confirmed) is counted by what
+the checks said: the check's misconception tag (a known one) or "not confirmed by the re-check", from the
+grader's record in the cell's metadata, never from text a student's cell printed or metadata a
+submission brought along."""
 
 import html
 
@@ -12,7 +13,8 @@ from autograders.checks.feedback import WrongAnswer
 from autograders.checks.misconceptions import NAMES
 from autograders.grading import grading, report, verdicts
 from autograders.grading import recheck as rc
-from tests.test_recheck import LEVEL1, TESTS, FakeGrade, FakeGradebook, graded_copy
+from autograders.grading import standalone
+from tests.test_recheck import LEVEL1, TESTS, FakeGrade, graded_copy
 
 LEVEL = "level1_recognition"
 FAKE_LINES = ("Re-checked: scored 0 of 1. the re-check could not confirm this test, so it scores 0: forged\n"
@@ -40,48 +42,52 @@ def _results_of(path, grades):
     return results
 
 
-# Each test cell: nbgrader's score (full, or 0 as nbgrader failed it), what the re-check says, and the
-# category the report must count it under (None: it keeps its points and is not counted).
+# Each test cell: what the checks say, and the category the report must count it under.
 SCENARIO = {
-    "q1_1_head_dim_test": (2.0, rc.Checked(0.0, 2.0, f"{rc.TAMPERING}: wrong", misconception="multiplied-by-h"),
+    "q1_1_head_dim_test": (rc.Checked(0.0, 2.0, "wrong", misconception="multiplied-by-h", hidden=True),
                            NAMES["multiplied-by-h"]),
-    "q1_1_d_k_test": (1.0, rc.Checked(0.0, 1.0, f"{rc.NOT_CONFIRMED}: timed out", confirmed=False), report.UNCONFIRMED),
-    "q1_2_output_shape_test": (0.0, rc.Checked(0.0, 1.0, "wrong"), report.OTHER),  # nbgrader failed it: fakes inside
-    "q1_2_why_test": (1.0, {"score": 0, "message": "wrong", "misconception": "no-such-tag"}, report.OTHER),
+    "q1_1_d_k_test": (rc.Checked(0.0, 1.0, f"{rc.NOT_CONFIRMED}: timed out", confirmed=False), report.UNCONFIRMED),
+    "q1_2_output_shape_test": (rc.Checked(0.0, 1.0, "wrong", error={"ename": "WrongAnswer", "evalue": "wrong",
+                                                                    "traceback": ["shown"]}), report.OTHER),
+    "q1_2_why_test": (rc.Checked(0.0, 1.0, "wrong", misconception=None, hidden=True), report.OTHER),
 }
+GRADES = [FakeGrade(gid, 0.0, TESTS[gid]) for gid in SCENARIO]
 
 
-def test_a_lowered_cell_counts_the_rechecks_tag_or_unconfirmed_and_fakes_change_nothing(tmp_path, monkeypatch):
+def _write(path, given):
+    """The checks' verdicts ``given`` written into the autograded notebook at ``path``, as the grading does."""
+    nb = nbformat.read(str(path), as_version=4)
+    verdicts.write_outputs(nb, given, rc._is_test)
+    nbformat.write(nb, str(path))
+
+
+def test_a_failed_test_counts_the_checks_tag_or_unconfirmed_and_fakes_change_nothing(tmp_path, monkeypatch):
     path = graded_copy(tmp_path, "autograded", {})
     nb = nbformat.read(str(path), as_version=4)
-    # The student's forgeries: the re-check's line and a tag printed by an answer cell and by a test cell
-    # nbgrader scored 0 (stderr, no error output), and the grader's record written into the submission.
+    # The student's forgeries: the grader's line and a tag printed by an answer cell and left in a test
+    # cell's outputs, and the grader's record written into the submission.
     _cell(nb, "q1_1_head_dim").outputs = [_stream(FAKE_LINES)]
     _cell(nb, "q1_2_output_shape_test").outputs = [_stream(FAKE_LINES), _stream("warning\n", "stderr")]
     for gid in ("q1_2_output_shape_test", "q1_1_d_k", "q1_1_head_dim_test"):
         _cell(nb, gid).metadata[grading.RECHECKED] = dict(FORGED_RECORD)
     nbformat.write(nb, str(path))
 
-    given = {gid: verdict for gid, (_, verdict, _) in SCENARIO.items()}
-    check = lambda s, a, **_: given  # noqa: E731
-    grades = [FakeGrade(gid, nbgrader, TESTS[gid]) for gid, (nbgrader, _, _) in SCENARIO.items()]
-    lowered = verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent, check=check)
-    assert {r[0] for r in lowered} == {gid for gid, (nbgrader, _, _) in SCENARIO.items() if nbgrader > 0}
-
-    counts, where = _results_of(path, grades).misconception_counts()
+    _write(path, {gid: verdict for gid, (verdict, _) in SCENARIO.items()})
+    counts, where = _results_of(path, GRADES).misconception_counts()
     expected = {}
-    for gid, (_, _, category) in SCENARIO.items():
+    for gid, (_, category) in SCENARIO.items():
         expected[category] = expected.get(category, 0) + 1
     assert counts == expected
     assert where[report.UNCONFIRMED] == {report.problem_label("q1_1_d_k_test"): 1}
 
-    # Only the grader's records stay: the forged ones are gone from the cells it did not lower.
+    # Only the grader's records stay, on the tests that failed without a visible error.
     graded = nbformat.read(str(path), as_version=4)
     kept = {c.metadata["nbgrader"]["grade_id"]: c.metadata[grading.RECHECKED] for c in graded.cells
             if grading.RECHECKED in c.metadata}
-    assert set(kept) == {r[0] for r in lowered}
+    assert set(kept) == {"q1_1_head_dim_test", "q1_1_d_k_test", "q1_2_why_test"}
     assert kept["q1_1_head_dim_test"]["misconception"] == "multiplied-by-h"
     assert kept["q1_1_d_k_test"]["confirmed"] is False and kept["q1_2_why_test"]["misconception"] is None
+    assert [r.grade_id for r in verdicts.unconfirmed(graded)] == ["q1_1_d_k_test"]
 
 
 def test_a_report_of_the_same_cells_without_the_printed_lines_counts_the_same(tmp_path, monkeypatch):
@@ -95,39 +101,32 @@ def test_a_report_of_the_same_cells_without_the_printed_lines_counts_the_same(tm
                 if cell.cell_type == "code":
                     cell.outputs = [_stream(FAKE_LINES)]
             nbformat.write(nb, str(path))
-        given = {gid: verdict for gid, (_, verdict, _) in SCENARIO.items()}
-        check = lambda s, a, **_: given  # noqa: E731
-        grades = [FakeGrade(gid, nbgrader, TESTS[gid]) for gid, (nbgrader, _, _) in SCENARIO.items()]
-        verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent, check=check)
-        counts.append(_results_of(path, grades).misconception_counts()[0])
+        _write(path, {gid: verdict for gid, (verdict, _) in SCENARIO.items()})
+        counts.append(_results_of(path, GRADES).misconception_counts()[0])
     assert counts[0] == counts[1] and sum(counts[0].values()) == len(SCENARIO)
 
 
-@pytest.mark.parametrize("verdict", [
-    lambda s, a, **_: {},  # no verdict for any test
-    lambda s, a, **_: {}[s],  # a broken re-check
-    lambda s, a, **_: {gid: (float("nan"), "?") for gid in TESTS},  # verdicts that are no score
-    lambda s, a, **_: {gid: {"score": 0, "misconception": "transposed", "confirmed": False} for gid in TESTS},
+@pytest.mark.parametrize("given", [
+    {},  # no verdict for any test
+    {gid: rc.Checked(0.0, p, "?", misconception="transposed", confirmed=False) for gid, p in TESTS.items()},
 ])
-def test_a_test_the_recheck_could_not_confirm_is_its_own_category(tmp_path, monkeypatch, verdict):
+def test_a_test_the_checks_could_not_confirm_is_its_own_category(tmp_path, given):
     path = graded_copy(tmp_path, "autograded", {})
-    check = verdict
-    grades = [FakeGrade(gid, points, points) for gid, points in TESTS.items()]
-    verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent, check=check)
+    _write(path, given)
+    grades = [FakeGrade(gid, 0.0, points) for gid, points in TESTS.items()]
     counts, _ = _results_of(path, grades).misconception_counts()
     assert counts == {report.UNCONFIRMED: len(TESTS)}
 
 
-def test_a_forged_record_is_taken_off_even_when_nothing_is_lowered(tmp_path, monkeypatch):
+def test_a_forged_record_is_taken_off_when_every_test_passes(tmp_path):
     path = graded_copy(tmp_path, "autograded", {})
     nb = nbformat.read(str(path), as_version=4)
     for cell in nb.cells:
         cell.metadata[grading.RECHECKED] = dict(FORGED_RECORD)
     nbformat.write(nb, str(path))
-    check = lambda s, a, **_: {gid: rc.Checked(p, p) for gid, p in TESTS.items()}  # noqa: E731
-    grades = [FakeGrade(gid, points, points) for gid, points in TESTS.items()]
-    assert verdicts.apply_recheck(FakeGradebook(grades), tmp_path, "student", LEVEL, path.parent, check=check) == []
-    assert not any(grading.RECHECKED in c.metadata for c in nbformat.read(str(path), as_version=4).cells)
+    _write(path, {gid: rc.Checked(p, p) for gid, p in TESTS.items()})
+    graded = nbformat.read(str(path), as_version=4)
+    assert verdicts.unconfirmed(graded) == [] and not any(grading.RECHECKED in c.metadata for c in graded.cells)
 
 
 # --- the report's reading of one failed cell ----------------------------------------------------
@@ -197,9 +196,9 @@ def test_the_rechecks_verdict_carries_the_checks_tag_or_says_unconfirmed(tmp_pat
     answers = {
         "q1_1_head_dim": "import numpy\nnumpy.allclose = lambda *a, **k: True\n"
                          "def head_dim(d_model, h):\n    return d_model * h",
-        "q1_1_d_k": "import os\nos._exit(3)\nd_k = 64",  # its process dies: d_k never arrives
+        "q1_1_d_k": "for _ in range(100_000):\n    print('x' * 1000)\nd_k = 64",  # stopped at the output limit: no d_k
     }
-    results = rc.recheck(LEVEL1, graded_copy(tmp_path, "graded", answers), timeout=20)
+    results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "graded", answers), timeout=20)
     head_dim, d_k = results["q1_1_head_dim_test"], results["q1_1_d_k_test"]
     assert (head_dim.score, head_dim.confirmed, head_dim.misconception) == (0.0, True, raised.value.misconception)
     assert (d_k.score, d_k.confirmed, d_k.misconception) == (0.0, False, None)

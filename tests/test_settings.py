@@ -10,13 +10,13 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import recheck as rc
+from autograders.grading import standalone
 from autograders.common.settings import CONFIG_NAMES, DEFAULT, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"
 CHANGED = {"cell_timeout": 3, "notebook_timeout": 600, "memory": 1024**3, "file_size": 2 * 1024**2, "processes": 64,
-           "open_files": 256, "output_limit": 3000, "namespaces": False, "zygote": False, "max_restarts": 2}
+           "open_files": 256, "output_limit": 3000, "namespaces": False, "max_restarts": 2}
 
 
 def _course(tmp_path, **changes):
@@ -88,7 +88,7 @@ def test_a_course_limits_reach_nbgrader_s_kernel(tmp_path, kernels):
 
 
 def test_a_course_limits_reach_the_recheck(tmp_path, kernels):
-    """The same changes, read from the course's config by the re-check: its student side stops
+    """The same changes, read from the course's config for a notebook graded on its own: its kernel stops
     a cell at the course's output limit and another at its cell timeout, each costing only itself."""
     course = _course(tmp_path, cell_timeout=2, output_limit=3000)
     nb = nbformat.read(str(LEVEL1), as_version=4)
@@ -102,7 +102,7 @@ def test_a_course_limits_reach_the_recheck(tmp_path, kernels):
     path.parent.mkdir(parents=True)
     nbformat.write(nb, str(path))
     start = time.monotonic()
-    results = rc.recheck(LEVEL1, path)
+    results = standalone.recheck(LEVEL1, path)
     assert time.monotonic() - start < 90
     assert {gid: r.score for gid, r in results.items()} == {
         "q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 0.0, "q1_2_output_shape_test": 1.0, "q1_2_why_test": 0.0}
@@ -116,12 +116,12 @@ def test_the_settings_reach_the_launcher_as_one_json_argument(tmp_path):
     from autograders.grading import sandbox
 
     settings = Settings(memory=5 * 1024**2, file_size=7, processes=9, open_files=11, hide=(str(tmp_path),),
-                        namespaces=False, zygote=False, output_limit=123)
+                        namespaces=False, output_limit=123)
     box = sandbox.Sandbox(settings)
     try:
         command = box.command(["true"], own=[str(box.work / "f")])
-        assert command[:3] == [sys.executable, "-m", "autograders.grading.sandbox"] and command[4:] == ["--", "true"]
-        launch, inner = sandbox.parse(command[3:])
+        assert command[:4] == [sys.executable, "-I", "-S", sandbox.__file__] and command[5:] == ["--", "true"]
+        launch, inner = sandbox.parse(command[4:])
         assert inner == ["true"] and launch.settings == settings
         assert (launch.workdir, launch.keep, launch.uid, launch.own) == (str(box.work), str(box.root), box.uid,
                                                                          [str(box.work / "f")])

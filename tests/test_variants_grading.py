@@ -173,14 +173,14 @@ def test_the_launcher_hands_the_numbers_to_the_kernel_and_nothing_else_does(tmp_
     box = sandbox.Sandbox()
     try:
         with current.handing(document):
-            command = box.command(["true"], zygote=False)
+            command = box.command(["true"])
         launch = sandbox.Launch.from_json(command[command.index("--") - 1])
         assert json.loads(launch.variants) == document
         monkeypatch.setenv(current.HANDED_ENV, "forged")
         monkeypatch.setenv(current.DIR_ENV, "/forged")
         env = sandbox._environment(launch, {})
         assert json.loads(env[current.HANDED_ENV]) == document and current.DIR_ENV not in env
-        no_numbers = sandbox.Launch.from_json(box.command(["true"], zygote=False)[-3])
+        no_numbers = sandbox.Launch.from_json(box.command(["true"])[-3])
         assert current.HANDED_ENV not in sandbox._environment(no_numbers, {})
     finally:
         box.close()

@@ -8,8 +8,8 @@ What it leaves out keeps the default written below, the only place it is written
 
 The settings are read once (:meth:`Settings.from_config`) and handed on: to the kernel's
 provisioner and the launcher it runs (limits, hidden directories), to the kernel itself
-(the output limit, on its command line) and to the re-check (the same timeouts, memory
-and output limits for its student side). The standard library only: the launcher,
+(the output limit, on its command line) and to the checks of the hand-over after the last
+cell (the same timeouts and output limit). The standard library only: the launcher,
 run as a plain script, loads this file too.
 """
 
@@ -22,7 +22,7 @@ GiB, MiB = 1024**3, 1024**2
 
 @dataclass(frozen=True)
 class Settings:
-    cell_timeout: int = 30  # seconds a cell may run (nbgrader's kernel; the re-check per cell and per test)
+    cell_timeout: int = 30  # seconds a cell may run (and, in the hand-over, each request and each test)
     notebook_timeout: int = 0  # seconds the whole notebook may run in nbgrader's kernels (0: no limit)
     memory: int = 2 * GiB  # address space of a kernel, bytes (RLIMIT_AS; 0: no limit)
     file_size: int = 64 * MiB  # largest file a kernel may write, bytes (RLIMIT_FSIZE)
@@ -31,8 +31,7 @@ class Settings:
     output_limit: int = 200_000  # characters a cell may print; past them the cell is stopped
     hide: tuple = ()  # directories no student code may see (the course's, made absolute)
     namespaces: bool = True  # new network and mount namespaces where the OS allows
-    zygote: bool = True  # fork kernels from a warm process (autograders.grading.zygote)
-    max_restarts: int = 8  # kernels started for one notebook, at most (the re-check: restarts of its student side)
+    max_restarts: int = 8  # kernels started for one notebook, at most
 
     def __post_init__(self):
         object.__setattr__(self, "hide", tuple(sorted({str(Path(p).resolve()) for p in self.hide if p})))
@@ -88,7 +87,7 @@ class Settings:
 CONFIG_NAMES = {
     "notebook_timeout": "notebook_timeout", "memory": "memory_limit", "file_size": "file_size_limit",
     "processes": "process_limit", "open_files": "open_files_limit", "output_limit": "output_limit", "hide": "hide",
-    "namespaces": "namespaces", "zygote": "zygote", "max_restarts": "max_restarts",
+    "namespaces": "namespaces", "max_restarts": "max_restarts",
 }
 
 DEFAULT = Settings()

@@ -13,10 +13,12 @@ that quietly replays the cells that had completed, and the rest of the notebook 
 Each such event leaves a one-line error in the cell ("timeout", "crash", "memory
 limit"), which nbgrader's feedback shows. Output is capped per cell twice: in the
 kernel (:mod:`autograders.grading.output_cap`: past the limit the cell is stopped) and
-here, whatever the kernel sends. :class:`RestoreCellMetadata` and
-:class:`RestoreMissingCells` put back what a student did to the assignment's cells
-(edited metadata, deleted or pasted cells) before nbgrader's own checks fail the
-submission on it.
+here, whatever the kernel sends. With ``checks`` on (the course's autograde, ``grade``'s jobs) the
+test cells never run in the kernel: the kernel that ran the last cell hands the answers over to the
+checks, whose verdicts become the test cells' outputs, which nbgrader then scores
+(:mod:`autograders.grading.handover`): each submission runs once. :class:`RestoreCellMetadata`
+and :class:`RestoreMissingCells` (:mod:`autograders.grading.repairs`) put back what a student
+did to the assignment's cells before nbgrader's own checks fail the submission on it.
 
 This module imports nbgrader (seconds): only the course's configuration and the
 grading jobs import it, never the launcher or a kernel.
@@ -24,23 +26,23 @@ grading jobs import it, never the launcher or a kernel.
 
 import asyncio
 import json
-import os
 import time
-from pathlib import Path
 from queue import Empty
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_hook, run_sync
 from nbformat import NotebookNode
-from nbgrader import utils as nbgrader_utils
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import DeduplicateIds, Execute, NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import DeduplicateIds, Execute, OverwriteCells
 from traitlets import Bool, Integer, List, Unicode, default
 
-from ..common import regions
 from ..common.settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 from .output_cap import OUTPUT_MARK
 from .provisioner import SandboxKernelSpecs
+from .repairs import (  # noqa: F401 (the course's config and the tests know them here too)
+    INVALID_NOTE, METADATA_NOTE, NOTE, RENAMED_NOTE, RestoreCellMetadata, RestoreMissingCells, prepare_submission,
+    restore_metadata,
+)
 
 TIMEOUT_ENAME = "CellTimeoutError"
 CRASH_ENAME = "KernelCrashed"
@@ -67,8 +69,11 @@ class SandboxExecute(Execute):
     output_limit = Integer(DEFAULT.output_limit, help="characters a cell may print; past them the kernel stops the cell").tag(config=True)
     hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
     namespaces = Bool(DEFAULT.namespaces, help="new network and mount namespaces where the OS allows").tag(config=True)
-    zygote = Bool(DEFAULT.zygote, help="fork kernels from a warm process (autograders.grading.zygote)").tag(config=True)
     max_restarts = Integer(DEFAULT.max_restarts, help="kernels started for one notebook, at most").tag(config=True)
+    checks = Bool(False, help="the test cells do not run in the kernel: the source notebook's tests run in the "
+                              "grader on the answers the kernel hands over after its last cell").tag(config=True)
+    source_notebook = None  # the source notebook itself, instead of the course's (standalone.recheck)
+    verdicts = None  # the checks' verdicts of the last notebook, {grade_id: Checked}
 
     @default("timeout")
     def _default_timeout(self):
@@ -210,18 +215,26 @@ class SandboxExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         from nbclient import NotebookClient
 
+        from .handover import check_answers
+        from .recheck import _is_test
+        from .verdicts import take_off_records
+
         NotebookClient.__init__(self, nb, km)
+        take_off_records(nb)  # a submission's own copies of the grader's records are the student's writing
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
         self._output_used, self._output_limited = {}, set()
         cells = self.nb.cells
         completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
         index, kernels = 0, 0
+        check = self.source_notebook is not None or self.checks  # then the hand-over, and no test cell runs here
         deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
-        while index < len(cells):
+        while index < len(cells) or check:
             kernels += 1
             if kernels > self.max_restarts:
                 self._not_run(cells[index:], "crash: not run, the kernel crashed too often in this notebook.")
+                if check:
+                    check_answers(self, resources, None, "the kernel crashed too often in this notebook")
                 break
             self.shutdown_kernel = "graceful"
             with self.setup_kernel():  # a new client each time: its kernel_info reply is ours (_ready)
@@ -236,6 +249,9 @@ class SandboxExecute(Execute):
                         break
                     cell = cells[index]
                     index += 1
+                    if check and _is_test(cell):  # its outputs come from the checks (verdicts.write_outputs)
+                        cell.outputs, cell.execution_count = [], None
+                        continue
                     try:
                         self.preprocess_cell(cell, resources, index - 1)
                         self._output_note(cell, index - 1)
@@ -256,9 +272,24 @@ class SandboxExecute(Execute):
                     elif cell.cell_type == "code" and cell.source.strip():
                         completed.append(index - 1)
                 if self.shutdown_kernel == "graceful":
-                    self._stop_kernel()
+                    if check and index >= len(cells):  # the same process, still alive: it hands its answers over
+                        check_answers(self, resources, self.km.provisioner)
+                        check = False
+                    if self.shutdown_kernel == "graceful":
+                        self._stop_kernel()
         self.set_widgets_metadata()
         return self.nb, self.resources
+
+    def cell_trouble(self, index, label):
+        """What went wrong when cell ``index`` ran, for the checks to blame it (labelled ``label``), or None."""
+        cell = self.nb.cells[index]
+        if _has_error(cell, TIMEOUT_ENAME):
+            return f"cell {label} ran past the {self.timeout} s limit"
+        if index in self._output_limited:
+            return f"cell {label} printed more than {self.output_limit} characters and was stopped"
+        if _has_error(cell, "MemoryError"):
+            return f"cell {label} reached the memory limit"
+        return None
 
     @staticmethod
     def _not_run(cells, message, ename=CRASH_ENAME):
@@ -300,140 +331,11 @@ class SandboxExecute(Execute):
                 output["evalue"] = f"{output.get('evalue') or ''} (memory limit of {limit} reached)".strip()
                 output["traceback"] = [*output.get("traceback", []), f"MemoryError: the memory limit of {limit} was reached."]
 
-HIDDEN_ASIDE = "# (hidden tests: run by the grader's clean re-check, not in this kernel)"
-_ASIDE_KEY = "mha_hidden_tests_aside"  # resources: {cell index: the test cell's full source}
-
-
-def visible_part(source):
-    """``source`` with each hidden-test region replaced by one comment line (:data:`HIDDEN_ASIDE`)."""
-    return regions.replace_hidden(source, HIDDEN_ASIDE)
-
-
-class SetHiddenTestsAside(NbGraderPreprocessor):
-    """Before the student's kernel runs: each test cell keeps only its visible tests, so the hidden
-    tests' code never enters that kernel (its history, ``In``, ``linecache``, frames, ``gc``: nothing a
-    student's cell can read or print into the feedback). The clean re-check runs them, in a process
-    where no student code runs (:mod:`autograders.grading.recheck`); its verdict decides. Used by
-    ``grade`` whenever the re-check runs (``--no-recheck``: the hidden tests run in the kernel)."""
-
-    def preprocess(self, nb, resources):
-        aside = resources.setdefault(_ASIDE_KEY, {})
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type == "code" and regions.regions(cell.source):
-                aside[index] = cell.source
-                cell.source = visible_part(cell.source)
-        return nb, resources
-
-
-class PutHiddenTestsBack(NbGraderPreprocessor):
-    """After the kernel ran: the test cells' full source again (the autograded notebook, the
-    formgrader and the checksums see the assignment's cells), their outputs those of the visible part."""
-
-    def preprocess(self, nb, resources):
-        for index, source in (resources.pop(_ASIDE_KEY, None) or {}).items():
-            nb.cells[index].source = source
-        return nb, resources
-
-
-def hidden_tests_aside(c):
-    """Wrap the kernel's run in the nbgrader config ``c`` by :class:`SetHiddenTestsAside` and
-    :class:`PutHiddenTestsBack` (once, however often called)."""
-    steps = [s for s in (c.Autograde.autograde_preprocessors if "autograde_preprocessors" in c.Autograde
-                         else Autograde.class_traits()["autograde_preprocessors"].default())
-             if s not in (SetHiddenTestsAside, PutHiddenTestsBack)]
-    at = next(i for i, s in enumerate(steps) if isinstance(s, type) and issubclass(s, Execute))
-    c.Autograde.autograde_preprocessors = [*steps[:at], SetHiddenTestsAside, steps[at], PutHiddenTestsBack,
-                                           *steps[at + 1:]]
-
-
-class RestoreCellMetadata(NbGraderPreprocessor):
-    """Give every cell the assignment grades, locks or asks an answer in the nbgrader metadata
-    the gradebook has for it (:func:`restore_metadata`), before nbgrader's own steps: those
-    fail the whole submission on edited metadata ("Inconsistent checksums", "the nbgrader
-    metadata may be corrupted"). A note at the top of the notebook says what was restored."""
-
-    def preprocess(self, nb, resources):
-        from nbgrader.api import Gradebook
-
-        info = resources["nbgrader"]
-        with Gradebook(info["db_url"]) as gb:
-            source_nb = gb.find_notebook(info["notebook"], info["assignment"])
-            grades = {c.name: c.max_score for c in source_nb.grade_cells}
-            solutions = {c.name for c in source_nb.solution_cells}
-            tasks = {c.name: c.max_score for c in source_nb.task_cells}
-            source = []
-            for cell in source_nb.source_cells:
-                meta = {"grade": cell.name in grades, "grade_id": cell.name, "locked": bool(cell.locked),
-                        "schema_version": 3, "solution": cell.name in solutions, "task": cell.name in tasks}
-                if cell.name in grades or cell.name in tasks:
-                    meta["points"] = grades.get(cell.name, tasks.get(cell.name))
-                source.append((cell.name, cell.cell_type, meta, cell.source or ""))
-        changes = restore_metadata(nb.cells, source)
-        for change in changes:
-            self.log.warning("Restored the nbgrader metadata of a cell: %s", change)
-        if changes:
-            nb.cells.insert(0, NotebookNode(cell_type="markdown", metadata={}, source=METADATA_NOTE.format(
-                changes="; ".join(changes)), id="mha-metadata-note"))
-        return nb, resources
-
-class RestoreMissingCells(OverwriteCells):
-    """nbgrader's OverwriteCells, robust to what students do to cells: a deleted test
-    cell is added back even when the cells around it were deleted too, and pasted
-    copies of a cell do not fail the submission (nbgrader's own code raises in both
-    cases and the whole submission is lost).
-
-    nbgrader documents no hook for where a missing cell goes: this overrides
-    ``add_missing_grade_cells`` / ``add_missing_task_cells`` and uses ``gradebook``,
-    ``notebook_id``, ``assignment_id`` and ``missing_cell_transform`` as nbgrader 0.9.6's
-    ``OverwriteCells.preprocess`` sets them (pyproject.toml pins nbgrader below 0.10). A
-    preprocessor of our own before OverwriteCells would lose nbgrader's note in the added
-    cell (OverwriteCells rewrites a locked cell's source) and copy its cell-making code."""
-
-    def preprocess(self, nb, resources):
-        # DeduplicateIds leaves ``nbgrader: {}`` on all but the last copy of a pasted
-        # cell, which CheckCellMetadata then rejects as an old schema (the whole
-        # submission fails): such a copy is a plain cell.
-        for cell in nb.cells:
-            if cell.metadata.get("nbgrader", None) == {}:
-                del cell.metadata["nbgrader"]
-        return super().preprocess(nb, resources)
-
-    def add_missing_grade_cells(self, nb, resources):
-        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
-        order = [cell.name for cell in source_nb.source_cells]
-        solutions = {cell.name for cell in source_nb.solution_cells}
-        present = [nbgrader_utils.is_grade(c) or nbgrader_utils.is_solution(c) for c in nb.cells]
-        ids = [c.metadata.nbgrader.get("grade_id") if p else None for c, p in zip(nb.cells, present)]
-        for grade_cell in source_nb.grade_cells:
-            if grade_cell.name in ids:
-                continue
-            self.log.warning("Missing grade cell %s: adding it back", grade_cell.name)
-            cell = self.missing_cell_transform(
-                source_nb.source_cells[order.index(grade_cell.name)], grade_cell.max_score,
-                is_solution=grade_cell.name in solutions,
-            )
-            before = order[: order.index(grade_cell.name)]
-            at = max((i + 1 for i, gid in enumerate(ids) if gid in before), default=0)
-            nb.cells.insert(at, cell)
-            ids.insert(at, grade_cell.name)
-        return nb, resources
-
-    def add_missing_task_cells(self, nb, resources):
-        # nbgrader's own fails on a cell whose duplicated grade_id DeduplicateIds removed.
-        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
-        order = [cell.name for cell in source_nb.source_cells]
-        present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
-        for task_cell in source_nb.task_cells:
-            if task_cell.name not in present:
-                source_cell = source_nb.source_cells[order.index(task_cell.name)]
-                nb.cells.append(self.missing_cell_transform(source_cell, task_cell.max_score, is_task=True))
-        return nb, resources
-
-
 def configure(c, course=None, hide=()):
     """Set up autograde in the nbgrader config ``c`` (the course's ``nbgrader_config.py``):
-    every submission runs in a sandboxed kernel that cannot see ``course`` nor the
-    directories in ``hide``; deleted test cells are put back; a notebook submitted
+    every submission's own cells run in a sandboxed kernel that cannot see ``course`` nor the
+    directories in ``hide``, and its tests in the grader on the answers it hands over (``grade``
+    turns that off with ``--no-recheck``); deleted test cells are put back; a notebook submitted
     under another name, or not a notebook at all, is graded with a note (see
     :func:`prepare_submission`)."""
     steps = Autograde.class_traits()
@@ -448,114 +350,7 @@ def configure(c, course=None, hide=()):
     c.Autograde.sanitize_preprocessors = sanitize
     c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run
     c.Autograde.pre_convert_hook = prepare_submission
+    c.SandboxExecute.checks = True  # the tests run in the grader, on the answers handed over
     c.SandboxExecute.hide = sorted({str(p) for p in [course, *hide] if p})
 
 
-NOTE = "**Note from the grader:** "
-METADATA_NOTE = NOTE + "the nbgrader metadata of some cells was edited; it was restored from the assignment ({changes})."
-
-
-def _nbgrader_meta(cell):
-    meta = cell.get("metadata", {}).get("nbgrader")
-    return meta if isinstance(meta, dict) else None
-
-
-def restore_metadata(cells, source):
-    """Give every cell of ``cells`` that the assignment knows its nbgrader metadata from the
-    assignment, in place; return what changed (one phrase per cell).
-
-    ``source``: ``[(grade_id, cell_type, nbgrader metadata, source code)]`` in the assignment's
-    order. A cell with nbgrader metadata whose grade_id the assignment does not know (renamed,
-    emptied, removed) is taken for one of the assignment's cells missing from the submission: the
-    one expected at its place (between the known cells around it), by cell type, kind and
-    content when several are; with none, its nbgrader metadata goes (a plain cell: a test it held
-    is put back from the assignment by ``RestoreMissingCells``)."""
-    import difflib
-
-    order = {gid: i for i, (gid, _, _, _) in enumerate(source)}
-    entries = {gid: (kind, meta, code) for gid, kind, meta, code in source}
-    changes, orphans, present = [], [], set()
-    for index, cell in enumerate(cells):
-        if "nbgrader" not in cell.get("metadata", {}):
-            continue
-        meta = _nbgrader_meta(cell)
-        gid = meta.get("grade_id") if meta else None
-        if gid in entries:
-            present.add(gid)
-            wanted = entries[gid][1]
-            if {k: v for k, v in meta.items() if k != "checksum" and k != "cell_type"} != wanted:
-                changes.append(f"`{gid}`: edited")
-                cell.metadata["nbgrader"] = dict(wanted)
-        elif meta is None or gid is not None or any(meta.get(k) for k in ("grade", "solution", "locked", "task")):
-            orphans.append(index)  # (nbgrader metadata saying nothing is graded: a plain cell, left alone)
-    missing = [gid for gid, _, _, _ in source if gid not in present]
-    for index in orphans:
-        cell = cells[index]
-        before = [order[g] for g in (_grade_id_of(c) for c in cells[:index]) if g in order and g in present]
-        after = [order[g] for g in (_grade_id_of(c) for c in cells[index + 1:]) if g in order and g in present]
-        low, high = max(before, default=-1), min(after, default=len(source))
-        candidates = [gid for gid in missing if low < order[gid] < high]
-        meta = _nbgrader_meta(cell) or {}
-        old = meta.get("grade_id")
-        if not candidates:
-            del cell.metadata["nbgrader"]
-            changes.append(f"a cell marked `{old}` is not part of the assignment: graded as a plain cell")
-            continue
-
-        def fit(gid):
-            kind, wanted, code = entries[gid]
-            return (kind == cell.get("cell_type"), bool(wanted.get("solution")) == bool(meta.get("solution")),
-                    difflib.SequenceMatcher(None, str(cell.get("source", "")), code).ratio())
-
-        gid = max(candidates, key=fit)  # the first of equals: the assignment's order
-        missing.remove(gid)
-        present.add(gid)
-        cell.metadata["nbgrader"] = dict(entries[gid][1])
-        changes.append(f"`{gid}`: found by its place" + (f" (it was marked `{old}`)" if old else ""))
-    return changes
-
-
-def _grade_id_of(cell):
-    meta = _nbgrader_meta(cell)
-    return meta.get("grade_id") if meta else None
-RENAMED_NOTE = NOTE + "this notebook was submitted as `{got}`; it was graded as `{expected}`, the name the assignment expects."
-INVALID_NOTE = NOTE + "`{got}` is not a valid notebook ({error}); it was graded as an empty notebook. The file is kept as `{kept}`."
-
-
-def prepare_submission(assignment=None, student=None, notebooks=None, **_):
-    """nbgrader's pre-convert hook: make a broken submission gradable, with a note at its top.
-
-    - A submission whose only notebook has another name than the assignment's only
-      notebook (``level1_recognition (1).ipynb``) is graded as that notebook (nbgrader
-      would skip it as unknown and fail the submission); the student's file stays.
-    - A notebook that cannot be read (malformed JSON) is kept as ``<name>.invalid``
-      and an empty notebook saying why is graded in its place (every test scores 0)
-      instead of the whole submission failing without a word to the student.
-    """
-    import nbformat
-
-    if not notebooks:
-        return
-    for name in list(notebooks):
-        path = Path(name)
-        try:
-            nb = nbformat.read(str(path), as_version=4)
-        except Exception as error:  # noqa: BLE001 (whatever is wrong with it, it is not a notebook)
-            kept = path.with_name(path.name + ".invalid")
-            os.replace(path, kept)
-            reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
-            nb = nbformat.v4.new_notebook()
-            nb.cells.append(nbformat.v4.new_markdown_cell(INVALID_NOTE.format(got=path.name, error=reason, kept=kept.name)))
-            nbformat.write(nb, str(path))
-    if len(notebooks) != 1:
-        return
-    got = Path(notebooks[0])
-    course = got.parents[3] if len(got.parents) > 3 else None
-    expected = sorted((course / "source" / str(assignment)).glob("*.ipynb")) if course else []
-    if len(expected) != 1 or expected[0].name == got.name:
-        return
-    target = got.with_name(expected[0].name)
-    nb = nbformat.read(str(got), as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(RENAMED_NOTE.format(got=got.name, expected=target.name)))
-    nbformat.write(nb, str(target))
-    notebooks[:] = [str(target)]

@@ -9,8 +9,9 @@ down, each step in its own module, none importing one above it:
 - a :class:`~autograders.grading.jobs.Job` each (:mod:`autograders.grading.jobs`): plain data,
   run by nbgrader's own ``Autograde`` in a private course directory with a gradebook of its own,
   its kernel sandboxed (:mod:`autograders.grading.autograde`, :mod:`autograders.grading.sandbox`);
-- the clean re-check (:mod:`autograders.grading.recheck`), whose verdicts
-  (:mod:`autograders.grading.verdicts`) are the only source of autograded points;
+- the checks outside the student's process (:mod:`autograders.grading.recheck`; no test cell runs in
+  the student's kernel), whose verdicts become the test cells' outputs
+  (:mod:`autograders.grading.verdicts`), the only source of autograded points;
 - a :class:`~autograders.grading.jobs.JobResult` back, from a local process pool, a Dask
   cluster or this process (:mod:`autograders.grading.backends`);
 - the course's gradebook (:mod:`autograders.grading.gradebooks`), any SQLAlchemy URL, into
@@ -44,7 +45,7 @@ from .gradebooks import copy_definitions, course_config, course_db_url, empty_gr
 from .intake import pairs
 from .jobs import environment, failed, linked_folder, make_job, replace_tree, run_job  # noqa: F401 (this module's API too)
 from .progress import Progress
-from .verdicts import RECHECKED  # noqa: F401 (read by the report: the grader's record of a lowered test)
+from .verdicts import RECHECKED  # noqa: F401 (read by the report: the grader's record of a test failed unseen)
 
 STATUS_DIR = ".grading"  # the course's grading records
 STATUS = f"{STATUS_DIR}/status.json"  # the last grading of each submission
@@ -58,7 +59,7 @@ class Summary:
     failed: list = field(default_factory=list)  # [(student, assignment, reason)]
     seconds: float = 0.0
     scores: dict = field(default_factory=dict)  # {(student, assignment): {grade_id: (auto_score, max_score)}}
-    rechecked: list = field(default_factory=list)  # [(student, assignment, grade_id, old, new, max_score, message)]
+    rechecked: list = field(default_factory=list)  # [(student, assignment, grade_id, None, 0, max_score, message)]: not confirmed
     feedback_failed: list = field(default_factory=list)  # [(student, assignment, reason)]: graded, no feedback page
     workers: int = 0
     backend: str = "local"
@@ -74,7 +75,7 @@ class Summary:
         return (
             f"graded {len(self.graded)}, failed {len(self.failed)}, in {self.seconds:.1f} s "
             f"({self.per_minute:.1f} submissions/min)"
-        ) + (f"; the re-check lowered {len(self.rechecked)} test(s) in {lowered} submission(s)" if self.rechecked else "") + (
+        ) + (f"; the checks could not confirm {len(self.rechecked)} test(s) in {lowered} submission(s)" if self.rechecked else "") + (
             f"; feedback unavailable for {len(self.feedback_failed)} submission(s)" if self.feedback_failed else "")
 
 
@@ -135,9 +136,9 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
     feedback to ``feedback/<student>/<assignment>/``. ``new_only``: skip submissions
     autograded since they were submitted (as ``nbgrader autograde`` without
     ``--force``). ``pairs``: grade exactly these [(student, assignment)] instead.
-    ``recheck``: re-check each autograded notebook with ``autograders.grading.recheck`` when
-    it exists (about as long again as the autograde itself; off only for trusted
-    submissions). ``refused``: [(student, assignment, reason)] that the intake
+    ``recheck``: after the last cell, each kernel hands its answers over to the checks
+    (:mod:`autograders.grading.handover`), which decide the points and run the hidden tests
+    outside the student's process (off only for trusted submissions). ``refused``: [(student, assignment, reason)] that the intake
     refused (student "" when it could not tell whose): each is recorded as failed
     with its reason, in the summary and in the grading status the report reads.
     Returns a :class:`Summary`.

@@ -10,11 +10,12 @@ converter on it, with the course's configuration, in a private course directory 
     <tmp>/gradebook.db                           a SQLite gradebook holding only the
                                                  assignment's definitions
 
-then the clean re-check (:mod:`autograders.grading.verdicts`, whose verdict is the only source of
-autograded points), the autograded notebooks' active content neutralised, and the feedback pages.
-What it gives back is a :class:`JobResult`: each notebook's grades (:class:`CellGrade`, the
-verdicts as the private gradebook holds them), the autograded and feedback files, the tests the
-re-check lowered (:class:`Lowered`). A job never raises: a failure is ``ok=False`` with a reason.
+(its kernel runs the student's cells, never a test cell, and after the last cell hands the answers
+over to the checks, whose verdicts become the test cells' outputs, which nbgrader scores:
+:mod:`autograders.grading.handover`, :mod:`autograders.grading.verdicts`), then the autograded
+notebooks' active content neutralised, and the feedback pages. What it gives back is a
+:class:`JobResult`: each notebook's grades (:class:`CellGrade`, as the private gradebook holds them),
+the autograded and feedback files, the tests the checks could not confirm (:class:`Lowered`). A job never raises: a failure is ``ok=False`` with a reason.
 The pipeline around it (backends, the course's gradebook) is :mod:`autograders.grading.grading`.
 """
 
@@ -30,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..common.settings import Settings
 from .gradebooks import course_config
 from . import verdicts
 from .progress import _reason
@@ -51,7 +51,7 @@ class Job:
     gradebook: bytes = b""  # a SQLite gradebook holding the assignment's definitions only
     extension: Optional[float] = None  # seconds, or None
     feedback: bool = True  # write the feedback pages
-    recheck: bool = True  # the clean re-check (and the hidden tests out of the student's kernel)
+    recheck: bool = True  # the tests run in the grader, never in the student's kernel
     variants: Optional[dict] = None  # the student's numbers (autograders.variants.current); None: the sheet's
 
     @property
@@ -65,7 +65,7 @@ class Job:
 
 @dataclass
 class CellGrade:
-    """One graded cell's verdict, as the job's gradebook holds it after the re-check."""
+    """One graded cell's grade, as the job's gradebook holds it."""
 
     auto_score: Optional[float]
     max_score: float
@@ -252,6 +252,7 @@ def job_logger():
 
 
 def _run_job(job, root, result):
+    import nbformat
     from nbgrader.api import Gradebook, MissingEntry
     from nbgrader.converters import Autograde
     from nbgrader.coursedir import CourseDirectory
@@ -276,10 +277,7 @@ def _run_job(job, root, result):
             gb.update_or_create_student(student)
             gb.update_or_create_submission(assignment, student, extension=datetime.timedelta(seconds=job.extension))
 
-    if job.recheck:  # the hidden tests run in the clean re-check only, never in the student's kernel
-        from .autograde import hidden_tests_aside
-
-        hidden_tests_aside(config)
+    config.SandboxExecute.checks = job.recheck  # off: the test cells run in the kernel, as nbgrader's own
     app = Autograde(coursedir=coursedir, config=config, log=job_logger())
     app.force = True
     app.create_student = True
@@ -301,14 +299,6 @@ def _run_job(job, root, result):
         result.timestamp = submission.timestamp.isoformat() if submission.timestamp else None
         if not result.ok:
             return
-        started = time.perf_counter()
-        if job.recheck:
-            with _Stderr(root / "recheck.log"):
-                result.rechecked = verdicts.apply_recheck(gb, root, student, assignment, autograded,
-                                                          Settings.from_config(config, course=root))
-        else:  # no re-check, no records: a submission's own copies of them are taken off
-            verdicts.take_off_records(autograded)
-        result.phases["recheck"] = time.perf_counter() - started
         for notebook in submission.notebooks:
             result.notebooks[notebook.name] = NotebookGrades(
                 submitted=(root / "submitted" / student / assignment / f"{notebook.name}.ipynb").exists(),
@@ -321,6 +311,7 @@ def _run_job(job, root, result):
 
     started = time.perf_counter()
     for path in sorted(autograded.glob("*.ipynb")):
+        result.rechecked += verdicts.unconfirmed(nbformat.read(str(path), as_version=4))
         neutralise_file(path)  # the formgrader renders it in the instructor's Jupyter: no active content
     result.files = read_tree(autograded)
     result.phases["neutralise"] = time.perf_counter() - started

@@ -6,8 +6,8 @@ kernel, as an IPython extension loaded on the kernel's command line::
     python -m ipykernel_launcher -f CONNECTION_FILE \\
         --IPKernelApp.extra_extensions=autograders.grading.output_cap --OutputLimit.characters=200000
 
-and in the re-check's student side (:func:`autograders.grading.student_side.serve`), which
-caps each cell it runs the same way. Past the limit the cell is stopped
+and during the hand-over (:func:`autograders.grading.student_side.serve`), which caps what each
+request's code prints the same way. Past the limit the cell is stopped
 (:class:`OutputLimitExceeded`), at once, whatever the machine's load.
 """
 

@@ -329,8 +329,7 @@ def receive(fd, deadline=None, limit=MAX_MESSAGE):
 # What may answer each request, besides the request's own "seq": exactly one of these keys.
 REPLIES = {
     "hello": ("hello",),
-    "run": ("done", "timeout", "overflow"),
-    "get": ("value", "missing", "timeout"),
+    "get": ("value", "missing", "timeout", "overflow"),
     "call": ("value", "raised", "timeout", "callback"),
 }
 
@@ -346,7 +345,7 @@ def check_reply(reply, op, seq):
         raise ProtocolError(f"a reply with the keys {sorted(map(str, kinds))[:6]} to a {op!r} request")
     kind = kinds[0]
     content = reply[kind]
-    if kind in ("hello", "done", "timeout", "missing", "overflow"):
+    if kind in ("hello", "timeout", "missing", "overflow"):
         if content is not True:
             raise ProtocolError(f"a malformed {kind!r} reply")
     elif kind == "value":

@@ -9,11 +9,14 @@ the kernel spec names in its metadata::
 and which is registered as an entry point (``pyproject.toml``, group
 ``jupyter_client.kernel_provisioners``). :class:`SandboxProvisioner` is jupyter_client's
 :class:`~jupyter_client.provisioning.LocalProvisioner` with three changes, all in its
-public ``pre_launch`` and ``cleanup``: each kernel gets a private directory (a
+public ``pre_launch``, ``launch_kernel`` and ``cleanup``: each kernel gets a private directory (a
 :class:`~autograders.grading.sandbox.Sandbox`, holding the submission's other files);
 it talks over Unix sockets in that directory (zmq's ``ipc`` transport, so that a new
-network namespace does not cut it off); and its command line is the launcher's (or
-the zygote's proxy's), which isolates the process before it becomes the kernel.
+network namespace does not cut it off); its command line is the launcher's, which
+starts it in bubblewrap; and it is given two pipes, over which, after the last cell, it
+hands the answers over to the grader's checks (:meth:`SandboxProvisioner.take_pipes`,
+:mod:`autograders.grading.student_side`). The kernel is interrupted by a message on its control channel, not a
+signal: bubblewrap starts it in a session of its own.
 
 :func:`kernel_spec` is that spec for given :class:`~autograders.common.settings.Settings`
 (the kernel is this interpreter's ipykernel, with the output cap loaded on its command
@@ -21,13 +24,17 @@ line); :class:`SandboxKernelSpecs` hands it to a kernel manager, whatever kernel
 notebook asks for.
 """
 
+import contextlib
+import os
 import sys
 
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Dict
 
+from .prepared import font_list
 from .sandbox import Sandbox
+from .warmstart import parent
 from ..common.settings import Settings
 
 PROVISIONER = "mha-sandbox"  # its entry point's name (pyproject.toml)
@@ -38,7 +45,7 @@ def kernel_spec(settings, name="python3"):
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
             "--IPKernelApp.extra_extensions=autograders.grading.output_cap",
             f"--OutputLimit.characters={settings.output_limit}"]
-    return KernelSpec(argv=argv, display_name=f"Python 3 (sandboxed, {name})", language="python",
+    return KernelSpec(argv=argv, display_name=f"Python 3 (sandboxed, {name})", language="python", interrupt_mode="message",
                       metadata={"kernel_provisioner": {"provisioner_name": PROVISIONER,
                                                        "config": {"settings": settings.as_dict()}}})
 
@@ -58,11 +65,29 @@ class SandboxProvisioner(LocalProvisioner):
     settings = Dict(help="the Settings, as Settings.as_dict() gives them (the kernel spec's provisioner config)")
 
     sandbox = None
+    pipes = ()  # the grader's ends: (write to the kernel, read from it)
+    kernel_ends = ()  # the kernel's ends, open here only until it has started
+    kernel_numbers = ()  # their numbers, the same in the kernel
+
+    def take_pipes(self):
+        """(write, read, IN, OUT): the grader's ends of the kernel's two pipes, now the caller's to close, and
+        the numbers of the kernel's ends in the kernel; () if none."""
+        pipes, self.pipes = self.pipes, ()
+        return (*pipes, *self.kernel_numbers) if pipes else ()
+
+    def _close(self, name):
+        for fd in getattr(self, name):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        setattr(self, name, ())
 
     async def pre_launch(self, **kwargs):
         if self.sandbox is not None:  # a restart: a fresh directory (and user) for the new kernel
             self.sandbox.close()
-        self.sandbox = Sandbox(Settings.from_dict(self.settings), copy_from=kwargs.get("cwd"))
+        settings = Settings.from_dict(self.settings)
+        warm = parent(settings)  # this process's warm sandbox, or None (cold: the launcher's, said in a log line)
+        fonts = None if warm else font_list(settings)  # a warm kernel has the parent's
+        self.sandbox = Sandbox(settings, copy_from=kwargs.get("cwd"), fonts=fonts, under=warm and warm.jobs)
         km = self.parent  # where LocalProvisioner, too, reads and writes the connection's details
         km.transport = "ipc"
         km.ip = str(self.sandbox.root / "kernel")
@@ -71,10 +96,25 @@ class SandboxProvisioner(LocalProvisioner):
         kwargs["env"] = {**self.sandbox.env(), **kwargs.get("env", {})}
         kwargs = await super().pre_launch(**kwargs)  # writes the connection file; the kernel's command line
         kwargs["cmd"] = self.sandbox.command(kwargs["cmd"], own=[km.connection_file])
+        self._close("pipes")
+        to_kernel, self_write = os.pipe()
+        self_read, from_kernel = os.pipe()
+        self.pipes, self.kernel_ends = (self_write, self_read), (to_kernel, from_kernel)
+        self.kernel_numbers = self.kernel_ends
+        if warm:  # forked by the warm parent, through a proxy that hands it the pipes
+            kwargs["cmd"] = warm.command(kwargs["cmd"], fds=self.kernel_ends)
+        kwargs["pass_fds"] = self.kernel_ends  # the same numbers in the kernel (subprocess keeps them)
         return kwargs
+
+    async def launch_kernel(self, cmd, **kwargs):
+        try:
+            return await super().launch_kernel(cmd, **kwargs)
+        finally:
+            self._close("kernel_ends")
 
     async def cleanup(self, restart=False):
         await super().cleanup(restart=restart)
+        self._close("pipes")
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None

@@ -1,71 +1,64 @@
-"""Re-check a graded submission in a clean process: monkeypatching earns nothing.
+"""The checks, outside the student's process: monkeypatching earns nothing.
 
-nbgrader (like every autograder that runs tests in the student's kernel) trusts
-what the kernel reports: a student who writes ``np.allclose = lambda *a, **k:
-True`` or ``check.q1_1_d_k = print`` in an answer cell passes every test. So after
-nbgrader, :func:`recheck` grades the submission again, keeping the two sides apart:
+nbgrader (like every autograder that runs tests in the student's kernel) trusts what the kernel
+reports: a student who writes ``np.allclose = lambda *a, **k: True`` or ``check.q1_1_d_k = print``
+in an answer cell passes every test. So the tests that decide run elsewhere, keeping two sides apart:
 
-- the **student side** (a fresh sandboxed process, :mod:`autograders.grading.student_side`)
-  runs the autograded notebook's code cells except the test cells (setup and
-  data cells as nbgrader restored them, the student's answers and own cells), one
-  request per cell, then hands over the answers the tests use as **data** (JSON;
-  numpy arrays as ``.npy`` read with ``allow_pickle=False``: nothing the student
-  side produced is ever unpickled). A function answer stays on the student side:
-  the checker gets a handle, and each call sends the arguments over and the
-  result back, as data;
-- the **checker side** (the process calling :func:`recheck`, where no student code
-  ever ran) runs the instructor's setup and data cells from the source notebook,
-  puts the student's answers in, and runs each test cell of the source notebook
-  (visible and hidden tests) against them. Only these checks decide.
+- the **student's side**: the submission's one run of its own cells (never a test cell), in its
+  sandboxed kernel (:class:`autograders.grading.autograde.SandboxExecute`), which after the last cell hands the answers
+  the tests use over as **data** (JSON; numpy arrays as ``.npy`` read with ``allow_pickle=False``:
+  nothing it produced is ever unpickled; :mod:`autograders.grading.student_side`). A function answer
+  stays there: the checker gets a handle, and each call sends the arguments over and the result back,
+  as data;
+- the **checker side** (the grader's process, where no student code ever ran) runs the instructor's
+  setup and data cells from the source notebook, puts the student's answers in, and runs each test
+  cell of the source notebook (visible and hidden tests) against them. Only these checks decide.
 
-Student code shares the student side's process, so everything that comes from it
-is untrusted data: each reply is read with a deadline and a size limit, must
-answer the request just sent (its sequence number) and match an explicit schema
-(keys, types, lengths, nesting, array dtypes and sizes: :mod:`autograders.grading.protocol`);
-anything else is interference. A cell's time limit is enforced from outside: past it (and a few
-seconds' grace for the in-process alarm) the student side is killed with its
-process group, a new one replays the cells that had completed, and the re-check
-goes on without the cell that hung, as :class:`autograders.grading.autograde.SandboxExecute`
-does for nbgrader's kernel.
+Everything from the student's process is untrusted data: each reply is read with a deadline and a
+size limit, must answer the request just sent (its sequence number) and match an explicit schema
+(:mod:`autograders.grading.protocol`); anything else is interference, and the process is killed.
 
-The verdict is per test cell: the checks passed → its points; anything else → 0
-with a reason. "Could not confirm" (a cell or a function call of the student's
-timed out, crashed or interfered with the re-check) names the cell or function;
-"tampering suspected" is said only when nbgrader passed the test and the clean
-re-check of the same answers, which ran without trouble, failed it.
+The verdict is per test cell: the checks passed → its points; anything else → 0 with a reason.
+"Could not confirm" (a cell or a function call of the student's timed out, crashed or interfered
+with the hand-over) names the cell or function. A patched check or ``np.allclose`` in the student's
+process changes nothing here: the tests never run there. What a visible test prints, or the error it
+raises, is what the test cell shows; a hidden test's output is never shown.
 
-    recheck(source_notebook_path, autograded_notebook_path)
-        -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed)}
+    check(source_notebook, handover)
+        -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed, hidden, shown, error)}
 
-This module is the checker side and the verdicts; what the verdicts do to the gradebook
-and the autograded notebook is :mod:`autograders.grading.verdicts`.
+(:mod:`autograders.grading.handover` calls it after a kernel's last cell; :func:`autograders.grading.standalone.recheck`
+grades one notebook on its own the same way.)
+
+The verdicts become the test cells' outputs (:mod:`autograders.grading.verdicts`), from which nbgrader's
+own ``SaveAutoGrades`` scores them.
 """
 
 import ast
 import contextlib
 import io
+import sys
 import time
+import warnings
 from dataclasses import dataclass
 
 from ..common.regions import hidden_line_numbers
-from ..common.settings import Settings
 from .protocol import (  # noqa: F401 (the protocol's public names, as the re-check's)
     MAX_DEPTH, MAX_ITEMS, MAX_MESSAGE, ProtocolError, RemoteFunction, check_reply, decode, encode, validate,
 )
-from .student_side import INTERFERED, Session, Stopped, StudentSide, Unconfirmed  # noqa: F401
+from .student_side import INTERFERED, Handover, Stopped, StudentSide, Unconfirmed  # noqa: F401
 
-TAMPERING = "tampering suspected: nbgrader passed this test, but a clean re-check of your answers did not"
 NOT_CONFIRMED = "could not confirm this test, so it scores 0"
-
 
 
 @dataclass
 class Checked:
-    """One test cell's re-check. Unpacks as ``score, max_score, message``. ``misconception``: the
-    tag of the check's own ``WrongAnswer`` when the clean run found the answer wrong, else None;
-    ``confirmed``: False when the re-check could not run the test on the student's answers;
-    ``hidden``: the test failed in its hidden tests, which only the re-check runs (``grade`` sets them
-    aside in nbgrader's kernel: a wrong answer, never "tampering")."""
+    """One test cell's verdict. Unpacks as ``score, max_score, message``. ``misconception``: the
+    tag of the check's own ``WrongAnswer`` when it found the answer wrong, else None;
+    ``confirmed``: False when the test could not run on the student's answers; ``hidden``: it
+    failed in its hidden tests. What the cell shows (:func:`autograders.grading.verdicts.write_outputs`):
+    ``shown`` and ``stderr``, what its visible tests printed; ``error``, the error output of a visible test that
+    failed (as the student's kernel would show it), else None."""
 
     score: float
     max_score: float
@@ -73,6 +66,9 @@ class Checked:
     misconception: str = None
     confirmed: bool = True
     hidden: bool = False
+    shown: str = ""
+    error: dict = None
+    stderr: str = ""
 
     def __iter__(self):
         return iter((self.score, self.max_score, self.message))
@@ -114,23 +110,20 @@ def _used(source):
         return set()
 
 
-def _crashed(cell):
-    return any(o.get("output_type") == "error" and o.get("ename") == "KernelCrashed" for o in cell.get("outputs", []))
-
-
-def _passed_in_nbgrader(cell):
-    """nbgrader's verdict on a test cell: no error output and nothing on stderr."""
-    return not any(
-        o.get("output_type") == "error" or (o.get("output_type") == "stream" and o.get("name") == "stderr")
-        for o in cell.get("outputs", [])
-    )
-
-
 @contextlib.contextmanager
-def _quiet():
-    """The checks print their confirmations; keep them out of the caller's output."""
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+def _quiet(out=None, err=None):
+    """The checks print their confirmations: into ``out`` and ``err`` (a visible test's, which its cell
+    shows), else nowhere. Warnings are shown afresh in each test (entering ``catch_warnings`` forgets which
+    were shown), with the filters of a kernel: Python's, and IPython's for the test's own code."""
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out if out is not None else io.StringIO()), \
+            contextlib.redirect_stderr(err if err is not None else io.StringIO()):
+        warnings.filterwarnings("default", category=DeprecationWarning, module="__recheck__")
+        warnings.showwarning = _show_warning  # to this test's stderr, whoever hosts the grader (pytest records them)
         yield
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def _label(cell, number):
@@ -138,76 +131,88 @@ def _label(cell, number):
     return f"`{gid}`" if gid else f"code cell {number}"
 
 
-def recheck(source_notebook_path, autograded_notebook_path, timeout=None, command=None, settings=None):
-    """Grade the autograded notebook again, the student's code and the checks in separate
-    processes; return ``{grade_id: Checked(score, max_score, message or None)}`` for each
-    test cell of the source notebook. ``settings``: the course's (:class:`Settings`, as
-    grading read them; by default those of the nearest ``nbgrader_config.py``);
-    ``timeout``: another cell timeout, ``command``: the student side's program (tests)."""
-    import nbformat
-
-    source = nbformat.read(str(source_notebook_path), as_version=4)
-    tests = [(c, _meta(c)["grade_id"], float(_meta(c).get("points", 0))) for c in source.cells if _is_test(c)]
-    try:
-        graded = nbformat.read(str(autograded_notebook_path), as_version=4)
-    except Exception as error:  # noqa: BLE001
-        why = f"not graded: the notebook could not be read ({type(error).__name__})"
-        return {gid: Checked(0.0, points, why, confirmed=False) for _, gid, points in tests}
-
-    settings = settings or Settings.of_course(autograded_notebook_path)
-    if timeout:
-        settings = settings.replace(cell_timeout=int(timeout))
+def wanted(source):
+    """The answers (names the solution cells bind) the test cells of ``source`` use: what is handed over."""
     answers = set().union(*[_assigned(c.source) for c in source.cells if c.cell_type == "code" and _meta(c).get("solution")])
-    wanted = sorted(set().union(*[_used(c.source) for c, _, _ in tests]) & answers)
-    in_graded = {_meta(c).get("grade_id"): c for c in graded.cells if _meta(c).get("grade_id")}
-
-    # The student side: every code cell but the tests (and those that crashed nbgrader's kernel).
-    cells = [(_label(c, n), c.source) for n, c in enumerate(graded.cells, 1)
-             if c.cell_type == "code" and not _is_test(c) and not _crashed(c) and c.source.strip()]
-    session = Session(cells, wanted, settings, command=command)
-    try:
-        # The checker side: the instructor's setup and data cells, the student's answers.
-        clean = {"__name__": "__recheck__"}
-        with _quiet():
-            for cell in source.cells:
-                meta = _meta(cell)
-                if cell.cell_type == "code" and meta.get("locked") and not meta.get("grade") and not meta.get("solution"):
-                    exec(compile(cell.source, f"<{meta.get('grade_id')}>", "exec"), clean)  # noqa: S102 (instructor's code)
-        return {gid: _verdict(session, clean, cell, gid, points, in_graded.get(gid)) for cell, gid, points in tests}
-    finally:
-        session.close()
+    return sorted(set().union(*[_used(c.source) for c in source.cells if _is_test(c)]) & answers)
 
 
-def _verdict(session, clean, cell, gid, points, nbgrader_cell):
+def _parts(source, filename):
+    """The test cell ``source`` as runs of top-level statements, each ``(hidden, code)``: a statement
+    touching a hidden-test region is hidden (its output is never shown)."""
+    hidden_lines = hidden_line_numbers(source)
+    runs = []
+    for node in ast.parse(source, filename).body:
+        hidden = any(n in hidden_lines for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        if runs and runs[-1][0] == hidden:
+            runs[-1][1].append(node)
+        else:
+            runs.append((hidden, [node]))
+    return [(hidden, compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec")) for hidden, nodes in runs]
+
+
+def check(source, handover):
+    """``{grade_id: Checked}`` for each test cell of the source notebook ``source``, run here against the
+    answers ``handover`` (:class:`~autograders.grading.student_side.Handover`) brings from the student's
+    process (where the test cells never run)."""
+    tests = [(c, _meta(c)["grade_id"], float(_meta(c).get("points", 0))) for c in source.cells if _is_test(c)]
+    clean = {"__name__": "__recheck__"}  # the instructor's setup and data cells
+    with _quiet():
+        for cell in source.cells:
+            meta = _meta(cell)
+            if cell.cell_type == "code" and meta.get("locked") and not meta.get("grade") and not meta.get("solution"):
+                exec(compile(cell.source, f"<{meta.get('grade_id')}>", "exec"), clean)  # noqa: S102 (instructor's code)
+    return {gid: _verdict(handover, clean, cell, gid, points) for cell, gid, points in tests}
+
+
+def _verdict(handover, clean, cell, gid, points):
     """One test cell's :class:`Checked`: points only when the checker's own run of the test passed."""
-    if not session.ready():
-        return Checked(0.0, points, f"{NOT_CONFIRMED}: {session.broken}"[:1000], confirmed=False)
-    namespace = {**clean, **session.namespace()}
-    session.deadline = time.monotonic() + session.timeout
+    if not handover.ready():
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {handover.broken}"[:1000], confirmed=False)
+    namespace = {**clean, **handover.namespace()}
+    shown, stderr, hidden = io.StringIO(), io.StringIO(), False
+    handover.deadline = time.monotonic() + handover.timeout
     try:
-        with _quiet():
-            exec(compile(cell.source, f"<{gid}>", "exec"), namespace)  # noqa: S102 (instructor's test)
-        return Checked(points, points, None)
+        for hidden, code in _parts(cell.source, f"<{gid}>"):
+            with _quiet(*((None, None) if hidden else (shown, stderr))):
+                exec(code, namespace)  # noqa: S102 (instructor's test)
+        if stderr.getvalue():  # as nbgrader scores a cell: anything on stderr (a warning) fails it
+            return Checked(0.0, points, stderr.getvalue().strip().splitlines()[-1][:1000], shown=shown.getvalue(),
+                           stderr=stderr.getvalue())
+        return Checked(points, points, None, shown=shown.getvalue())
     except Unconfirmed as why:
-        return Checked(0.0, points, f"{NOT_CONFIRMED}: {why}"[:1000], confirmed=False)
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {why}"[:1000], confirmed=False, shown=shown.getvalue())
     except Exception as error:  # noqa: BLE001 (a failed test, whatever the exception)
         message = str(error) if type(error).__name__ == "WrongAnswer" else f"{type(error).__name__}: {error}"
         tag = _misconception(error)
-        in_hidden = _failed_line(error, f"<{gid}>") in hidden_line_numbers(cell.source)
+        shown_error = None if hidden else error_output(error, cell.source, gid)
     finally:
-        session.deadline = None
+        handover.deadline = None
     used = _used(cell.source)
-    blame = [session.unavailable[n] for n in sorted(used & set(session.unavailable))]
-    blame += [why for index, why in sorted(session.trouble.items()) if _assigned(session.cells[index][1]) & used]
-    if blame:
-        return Checked(0.0, points, f"{NOT_CONFIRMED}: {blame[0]}; {message}"[:1000], confirmed=False)
-    if nbgrader_cell is None:
-        message = f"this test cell is missing from the graded notebook; {message}"
-    elif in_hidden:  # nbgrader's kernel never ran this part: its verdict says nothing about it
-        return Checked(0.0, points, message[:1000], misconception=tag, hidden=True)
-    elif _passed_in_nbgrader(nbgrader_cell):
-        message = f"{TAMPERING}: {message}"
-    return Checked(0.0, points, message[:1000], misconception=tag)
+    handing = [handover.unavailable[n] for n in sorted(used & set(handover.unavailable))]
+    if handing:  # an answer that never crossed: the test's error says nothing of the student's work
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {handing[0]}; {message}"[:1000], confirmed=False,
+                       shown=shown.getvalue())
+    ran = [why for index, why in sorted(handover.trouble.items()) if _assigned(handover.cells[index][1]) & used]
+    if ran:  # a cell that set what it uses was stopped: its error shows, as in that run
+        return Checked(0.0, points, f"{NOT_CONFIRMED}: {ran[0]}; {message}"[:1000], confirmed=False,
+                       shown=shown.getvalue(), error=shown_error)
+    return Checked(0.0, points, message[:1000], misconception=tag, hidden=hidden, shown=shown.getvalue(),
+                   error=shown_error)
+
+
+def error_output(error, source, gid):
+    """The error output a failed visible test shows, as the student's kernel shows it: a check's
+    ``WrongAnswer`` as its message alone (:func:`autograders.checks.feedback.short_tracebacks`), anything
+    else as its type and value, with ``line``: the test's line that raised it (the cell's context around
+    it is drawn by :func:`autograders.grading.verdicts.write_outputs`, from the cell the student sees)."""
+    from ..checks.feedback import WrongAnswer, coloured, error_value, shown
+
+    if isinstance(error, WrongAnswer):
+        return {"ename": "WrongAnswer", "evalue": error_value(error), "traceback": [coloured(shown(error))]}
+    lines, at = source.splitlines(), _failed_line(error, f"<{gid}>")
+    return {"ename": type(error).__name__, "evalue": str(error),
+            "line": lines[at - 1] if at and 0 < at <= len(lines) else None}
 
 
 def _failed_line(error, filename):

@@ -1,20 +1,28 @@
-"""The re-check's verdicts applied: the only source of autograded points.
+"""The checks' verdicts as the test cells' outputs: the only source of autograded points.
 
-After nbgrader's autograde, :func:`apply_recheck` runs the clean re-check
-(:func:`autograders.grading.recheck.recheck`) on each autograded notebook of a job's private
-course and lowers, in that private gradebook and notebook, every test the re-check did not
-confirm: a test keeps nbgrader's score only up to the re-check's; one the re-check did not
-confirm (it failed, was interfered with, or left the test out) scores 0, with the reason in the
-cell's output (the feedback shows it) and the grader's record in the cell's metadata
-(:data:`RECHECKED`, which the class report trusts; no other cell keeps that key).
+The test cells never run in the student's kernel. After the hand-over
+(:mod:`autograders.grading.handover`), :func:`write_outputs` gives each test cell of the notebook the
+outputs of its check (:class:`autograders.grading.recheck.Checked`): what its visible tests printed,
+the error a visible test raised (as the student's kernel shows it), or, for a test that failed in its
+hidden tests or could not be confirmed, a line on stderr saying so. nbgrader's own ``SaveAutoGrades``,
+the next step of its autograde, then scores each cell from these outputs exactly as it scores any
+cell (an error or stderr: 0; else its points).
+
+A test that failed without a visible error gets the grader's record in its metadata
+(:data:`RECHECKED`: score, max_score, confirmed, the check's misconception tag, message), which the
+class report trusts; no other cell keeps that key (a submission's own copy is the student's writing).
 """
 
-import os
 from typing import NamedTuple
+
+HIDDEN_NOTE = "Hidden tests: scored {score:g} of {max_score:g}. {message}\n"
+RECHECKED_NOTE = "Re-checked: scored {score:g} of {max_score:g}. {message}\n"
+RECHECKED = "recheck"  # a test cell's metadata key: the grader's record of a test that failed unseen
+NO_VERDICT = "could not confirm this test, so it scores 0: it gave no verdict for this test"
 
 
 class Lowered(NamedTuple):
-    """A test cell whose nbgrader score the re-check lowered."""
+    """A test the checks could not confirm (``old``: None, no other score exists)."""
 
     grade_id: str
     old: float
@@ -23,151 +31,90 @@ class Lowered(NamedTuple):
     message: str
 
 
-def _recheck_notebook(source, autograded, settings=None):
-    from .recheck import recheck
-
-    return recheck(source, autograded, settings=settings)
+def _grade_id(cell):
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
-def _as_checked(value):
-    """(score, message, misconception, confirmed) from what ``recheck`` gives for one test cell:
-    score None when it is no finite number (then not confirmed); misconception a known tag or None.
-    :func:`_failed_hidden` says whether it failed in the hidden tests."""
-    from ..checks.misconceptions import NAMES
+def _stream(name, text):
+    from nbformat import NotebookNode
 
-    if isinstance(value, (tuple, list)):
-        score, message = (value[0] if value else None), (value[-1] if len(value) > 1 else "")
-        tag, confirmed = None, True
-    elif isinstance(value, dict):
-        score, message = value.get("score"), value.get("message")
-        tag, confirmed = value.get("misconception"), value.get("confirmed", True)
-    else:
-        score, message = getattr(value, "score", None), getattr(value, "message", None)
-        tag, confirmed = getattr(value, "misconception", None), getattr(value, "confirmed", True)
-    try:
-        score = float(score)
-    except (TypeError, ValueError):
-        score = None
-    if score is not None and (score != score or abs(score) == float("inf")):
-        score = None
-    confirmed = score is not None and confirmed is not False
-    tag = tag if confirmed and isinstance(tag, str) and tag in NAMES else None
-    return score, str(message or ""), tag, confirmed
+    return NotebookNode(output_type="stream", name=name, text=text)
 
 
-def _failed_hidden(value):
-    """True when the re-check's verdict ``value`` failed the test in its hidden tests (which nbgrader's
-    kernel did not run: a wrong answer, not something the re-check lowered)."""
-    return getattr(value, "hidden", None) is True or (isinstance(value, dict) and value.get("hidden") is True)
+ASIDE = "# (hidden tests: run by the grader's checks, outside this kernel)"  # in place of them, in a traceback
 
 
-_NOT_CONFIRMED = "the re-check could not confirm this test, so it scores 0"
-HIDDEN_NOTE = "Hidden tests: scored {score:g} of {max_score:g}. {message}\n"
-RECHECKED_NOTE = "Re-checked: scored {score:g} of {max_score:g}. {message}\n"
-RECHECKED = "recheck"  # a test cell's metadata key: the grader's record of a score the re-check lowered
+def _traceback(source, gid, ename, evalue, line):
+    """A traceback as IPython draws one (without its syntax colours): the cell's lines around ``line``, hidden tests
+    replaced by :data:`ASIDE`, then ``ename: evalue``."""
+    from ..common.regions import replace_hidden
+
+    lines = replace_hidden(source, ASIDE).splitlines()
+    at = next((n for n, text in enumerate(lines, 1) if line is not None and text == line), None)
+    context = "".join(f"{'---->' if n == at else '     '} {n} {lines[n - 1]}\n"
+                      for n in range(max(1, (at or 1) - 4), min(len(lines), (at or 1) + 1) + 1)) if at else ""
+    red = f"\x1b[31m{ename}\x1b[39m"
+    return [f"\x1b[31m{'-' * 75}\x1b[39m", f"{red}{' ' * (42 - len(ename))}Traceback (most recent call last)",
+            *([f"Cell `{gid}`, line {at}\n{context}"] if at else []), f"{red}: {evalue}"]
 
 
-def _record_lowered(nb, verdicts):
-    """Put ``verdicts`` ({grade_id: record}) in their test cells' metadata (:data:`RECHECKED`) and
-    take that key off every other cell: a submission's own copy of it is the student's writing.
-    True when the notebook changed."""
-    changed = False
+def _outputs(checked, source, gid):
+    """(the outputs of a test cell (its source: ``source``) whose verdict is ``checked``, its record or None)."""
+    from nbformat import NotebookNode
+
+    outputs = [_stream("stdout", checked.shown)] if checked.shown else []
+    if checked.stderr:
+        outputs.append(_stream("stderr", checked.stderr))
+    if checked.error:
+        error = dict(checked.error)
+        if "traceback" not in error:
+            error["traceback"] = _traceback(source, gid, error["ename"], error["evalue"], error.pop("line", None))
+        outputs.append(NotebookNode(output_type="error", **error))
+    if checked.score >= checked.max_score or checked.error or checked.stderr:
+        return outputs, None
+    note = HIDDEN_NOTE if checked.hidden and checked.confirmed else RECHECKED_NOTE
+    outputs.append(_stream("stderr", note.format(score=checked.score, max_score=checked.max_score,
+                                                 message=checked.message or "")))
+    return outputs, {"score": float(checked.score), "max_score": float(checked.max_score),
+                     "confirmed": bool(checked.confirmed), "misconception": checked.misconception,
+                     "message": checked.message or ""}
+
+
+def write_outputs(nb, verdicts, is_test):
+    """Give each test cell of ``nb`` (``is_test(cell)``) the outputs of its verdict in ``verdicts``
+    ({grade_id: Checked}; a test without one scores 0, not confirmed) and its record (:data:`RECHECKED`)."""
+    from .recheck import Checked
+
+    records = {}
     for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.cell_type == "code" and grade_id in verdicts:
-            cell.metadata[RECHECKED] = verdicts[grade_id]
-            changed = True
+        if not is_test(cell):
+            continue
+        gid = _grade_id(cell)
+        points = float(cell.metadata["nbgrader"].get("points", 0))
+        checked = verdicts.get(gid) or Checked(0.0, points, NO_VERDICT, confirmed=False)
+        cell.outputs, record = _outputs(checked, cell.source, gid)
+        cell.execution_count = None
+        if record:
+            records[gid] = record
+    take_off_records(nb, records)
+
+
+def take_off_records(nb, keep=None):
+    """Put ``keep`` ({grade_id: record}) in their test cells' metadata (:data:`RECHECKED`) and take that
+    key off every other cell: a submission's own copy of it is the student's writing."""
+    keep = keep or {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and _grade_id(cell) in keep:
+            cell.metadata[RECHECKED] = keep[_grade_id(cell)]
         elif RECHECKED in cell.metadata:
             del cell.metadata[RECHECKED]
-            changed = True
-    return changed
 
 
-def apply_recheck(gb, root, student, assignment, autograded, settings=None, check=None):
-    """Confirm each autograded test with the re-check (private gradebook and notebook).
-
-    The re-check's verdict is the only source of autograded points: a test keeps
-    nbgrader's score only up to the re-check's, and one the re-check gave no score
-    for (it failed, left the test out, or said something that is not a number)
-    scores 0, with the reason in its feedback. A lowered test cell gets the grader's record in
-    its metadata (:data:`RECHECKED`: score, max_score, confirmed, the check's misconception tag),
-    which the class report trusts; no other cell keeps that key. ``settings``: the course's, as
-    this job read them (the re-check's limits are nbgrader's kernel's). ``check``: the re-check
-    (:func:`autograders.grading.recheck.recheck`, or a stand-in for tests). Returns [:class:`Lowered`]."""
-    import nbformat
-    from nbgrader.api import MissingEntry
-
-    lowered = []
-    for path in sorted(autograded.glob("*.ipynb")):
-        source = root / "source" / assignment / path.name
-        failure = None
-        try:
-            found = (check or _recheck_notebook)(str(source), str(path), settings=settings)
-        except Exception as error:  # noqa: BLE001 (a broken re-check confirms nothing: say why, grade on)
-            found, failure = {}, f"the re-check failed ({type(error).__name__}: {error})"[:300]
-        for key in ("cells", "results", "scores"):
-            if not isinstance(found, dict) and hasattr(found, key):
-                found = getattr(found, key)
-        if not isinstance(found, dict):
-            found, failure = {}, failure or f"the re-check gave no verdicts ({type(found).__name__})"
-        try:
-            notebook = gb.find_submission_notebook(path.stem, assignment, student)
-        except MissingEntry:
-            continue
-        nb = nbformat.read(str(path), as_version=4)
-        changed, records = False, {}
-        autograded_tests = [g for g in notebook.grades if g.cell_type == "code" and g.auto_score is not None]
-        order = {gid: i for i, gid in enumerate(found)}
-        for grade in sorted(autograded_tests, key=lambda g: (order.get(g.name, len(order)), g.name)):
-            hidden = False
-            if grade.name in found:
-                score, message, tag, confirmed = _as_checked(found[grade.name])
-                hidden = confirmed and _failed_hidden(found[grade.name])
-                if score is None:
-                    score, message = 0.0, f"{_NOT_CONFIRMED}: its verdict was not a score"
-            else:
-                score, tag, confirmed = 0.0, None, False
-                message = f"{_NOT_CONFIRMED}: {failure or 'it gave no verdict for this test'}"
-            score = min(max(score, 0.0), grade.max_score)
-            if score < grade.auto_score:
-                if not hidden:  # a hidden test's failure is the answer's, not the re-check lowering a score
-                    lowered.append(Lowered(grade.name, grade.auto_score, float(score), grade.max_score, message))
-                records[grade.name] = {"score": float(score), "max_score": float(grade.max_score),
-                                       "confirmed": confirmed, "misconception": tag}
-                grade.auto_score = float(score)
-                for cell in nb.cells:
-                    if cell.metadata.get("nbgrader", {}).get("grade_id") == grade.name and cell.cell_type == "code":
-                        cell.outputs.append(nbformat.v4.new_output(
-                            "stream", name="stdout", text=(HIDDEN_NOTE if hidden else RECHECKED_NOTE).format(
-                                score=score, max_score=grade.max_score, message=message)))
-                        changed = True
-        changed = _record_lowered(nb, records) or changed
-        gb.db.commit()
-        if changed:
-            _write(path, nb)
-    return lowered
-
-
-def _write(path, nb):
-    """Write ``nb`` to ``path`` (nbgrader leaves autograded notebooks read-only: so are they after)."""
-    import nbformat
-
-    mode = path.stat().st_mode
-    os.chmod(path, mode | 0o200)
-    nbformat.write(nb, str(path))
-    os.chmod(path, mode)
-
-
-def _rewrite(path, change):
-    """Apply ``change`` (a function of the notebook, True when it changed it) to the notebook at ``path``."""
-    import nbformat
-
-    nb = nbformat.read(str(path), as_version=4)
-    if change(nb):
-        _write(path, nb)
-
-
-def take_off_records(autograded):
-    """No re-check: take the submission's own copies of :data:`RECHECKED` off its autograded notebooks."""
-    for path in sorted(autograded.glob("*.ipynb")):
-        _rewrite(path, lambda nb: _record_lowered(nb, {}))
+def unconfirmed(nb):
+    """[:class:`Lowered`] of the tests of an autograded notebook ``nb`` the checks could not confirm."""
+    found = []
+    for cell in nb.cells:
+        record = cell.get("metadata", {}).get(RECHECKED)
+        if isinstance(record, dict) and record.get("confirmed") is False:
+            found.append(Lowered(_grade_id(cell), None, record["score"], record["max_score"], record.get("message", "")))
+    return found

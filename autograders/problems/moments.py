@@ -48,7 +48,7 @@ class Moment:
 def predict_first(prediction_id, value):
     """The moment ``prediction_id`` (see :data:`MOMENTS`) for the student's ``value``: locked while ``value``
     is None, else the value beside the right one and the figure or explorer."""
-    from mha_core.widgets import PredictFirst
+    from mha_core.explore.predict import PredictFirst  # alone: not every explorer (mha_core.explore)
 
     if prediction_id not in MOMENTS:
         raise ValueError(f"prediction_id must be one of {sorted(MOMENTS)}, got {prediction_id!r}")

@@ -122,7 +122,7 @@ CASES = [
                  "checks.q1_1_head_dim = lambda *args, **kwargs: print('✔ Correct.')\n"
                  "def head_dim(d_model, h):\n    return d_model * h"),
                 ("q1_1_d_k", "source", "checks.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 // 12")),
-         zero=("q1_1_head_dim_test",), says="tampering suspected"),
+         zero=("q1_1_head_dim_test",), says="Multiplied instead of divided"),
     Case("file-access", LEVEL1, "reads the course's source notebooks and gradebook from disk (a point only if that "
          "works); writes files outside its submission (its answer right)",
          edits=(("q1_1_d_k", "source", READ_HIDDEN), ("q1_2_why", "source", WRITE_OUTSIDE)),
@@ -135,7 +135,7 @@ CASES = [
                  "def softmax(scores):\n    return scores / scores.sum()"),
                 ("q2_3_weights", "source", "weights = np.array([0.3, 0.3, 0.4])"),
                 ("q2_3_winner", "source", "winner = 3"), ("q2_3_ratio", "source", "ratio = np.e")),
-         zero=("q2_3_softmax_test", "q2_3_weights_test"), says="tampering suspected"),
+         zero=("q2_3_softmax_test", "q2_3_weights_test"), says=("Linear normalisation", "`weights` is [0.3 0.3 0.4]")),
     Case("nan-types-shapes", LEVEL2, "NaN, a string for a shape, a wrong shape, a function returning a string",
          edits=(("q2_2_scaled_score", "source", "scaled_score = float('nan')"),
                 ("q2_1_wq_shape", "source", "wq_shape = '512x64'"),
@@ -312,32 +312,39 @@ CASES += [
 ]  # sandbox
 
 
-# --- re-check: its student side attacked, or hung, in one cell; the other cells keep their points ---
+# --- the hand-over attacked: after the last cell, the same kernel hands the answers over to the checks ---
 #
-# The answer cells below act only in the re-check's student side (``NBGRADER_EXECUTION=recheck``), where
-# the protocol's pipes are: nbgrader's own run sees the same cell as honest, or as tampering that passes.
-# ``RECHECK_LOWERED``: the tests the re-check must lower for these cases, each with a phrase its message
-# holds; none of these messages may say "tampering suspected".
+# The answer ``why`` is a str whose ``__repr__`` acts only inside the hand-over (``serve`` is on the stack,
+# with the pipes' ``fd_out`` and the request's ``seq``): the kernel's own run sees an honest "B". The
+# answers go over in the order of their names (d_k, head_dim, output_shape, why): an attack that gets the
+# process killed costs ``why`` and every function answer (``head_dim``: there is no process left to call),
+# never the data handed over before it. ``RECHECK_LOWERED``: the tests the checks could not confirm in these
+# cases, each with a phrase its message holds.
 
-IN_RECHECK = 'import os\nif os.environ.get("NBGRADER_EXECUTION") == "recheck":\n'
+IN_HANDOVER = """\
+class Answer(str):
+    def __repr__(self):
+        import os, sys
+        frame = sys._getframe()
+        while frame is not None and "fd_out" not in frame.f_locals:
+            frame = frame.f_back
+        if frame is not None:  # inside the hand-over
+{attack}
+        return str.__repr__(self)
 
-RECHECK_GARBAGE = IN_RECHECK + '''\
-    for fd in os.listdir("/proc/self/fd"):  # every pipe of the process: the re-check's are among them
-        try:
-            if os.readlink("/proc/self/fd/" + fd).startswith("pipe:"):
-                os.write(int(fd), bytes(7) + bytes([16]) + b"garbage garbage!")
-        except OSError:
-            pass
-'''
 
-RECHECK_FORGED = IN_RECHECK + '''\
-    import json, struct, sys
-    frame = sys._getframe()
-    while frame is not None and "seq" not in frame.f_locals:
-        frame = frame.f_back
-    forged = json.dumps({"seq": frame.f_locals["seq"], "done": True}).encode()  # this request's reply, early
-    os.write(frame.f_locals["fd_out"], struct.pack(">Q", len(forged)) + forged)
-'''
+why = Answer("B")
+"""
+
+
+def _in_handover(attack):
+    return IN_HANDOVER.replace("{attack}", "\n".join(" " * 12 + line for line in attack.splitlines()))
+
+
+HANDOVER_GARBAGE = _in_handover('os.write(frame.f_locals["fd_out"], bytes(7) + bytes([16]) + b"garbage garbage!")')
+HANDOVER_FORGED = _in_handover('''import json, struct
+forged = json.dumps({"seq": frame.f_locals["seq"] + 1, "value": "B"}).encode()  # a reply to the next request
+os.write(frame.f_locals["fd_out"], struct.pack(">Q", len(forged)) + forged)''')
 
 IGNORE_SIGNALS_LOOP = '''\
 import signal, time
@@ -348,39 +355,34 @@ while time.monotonic() < end:
     pass
 '''
 
-WRONG_D_K_PATCHED = "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 * 12"
-
 CASES += [
-    Case("recheck-garbage", LEVEL1, "writes garbage to every pipe of the re-check's process, check patched and "
-         "its answer wrong; the other answers right",
-         edits=(("q1_1_d_k", "source", RECHECK_GARBAGE + WRONG_D_K_PATCHED),),
-         zero=("q1_1_d_k_test",), says=("could not confirm", "interfered with", "`q1_1_d_k`")),
-    Case("recheck-forged-reply", LEVEL1, "writes a well-formed reply to the re-check's request before its cell ends, "
-         "check patched and its answer wrong; the other answers right",
-         edits=(("q1_1_d_k", "source", RECHECK_FORGED + WRONG_D_K_PATCHED),),
-         zero=("q1_1_d_k_test",), says=("could not confirm", "interfered with", "`q1_1_d_k`")),
+    Case("handover-garbage", LEVEL1, "writes garbage to the hand-over's pipe while its answer is handed over",
+         edits=(("q1_2_why", "source", HANDOVER_GARBAGE),),
+         zero=("q1_1_head_dim_test", "q1_2_why_test"), says=("could not confirm", "interfered with", "`why`")),
+    Case("handover-forged-reply", LEVEL1, "writes a well-formed reply to the next request while its answer is "
+         "handed over", edits=(("q1_2_why", "source", HANDOVER_FORGED),),
+         zero=("q1_1_head_dim_test", "q1_2_why_test"), says=("could not confirm", "interfered with", "`why`")),
     Case("recheck-ignores-signals", LEVEL1, "one cell ignores SIGALRM and SIGINT in a loop longer than the timeout, "
          "before its answer; the other answers right",
          edits=(("q1_2_why", "source", IGNORE_SIGNALS_LOOP + 'why = "B"'),), zero=("q1_2_why_test",), says="timeout"),
-    Case("recheck-hangs-only-there", LEVEL1, "one right answer whose cell hangs, ignoring SIGALRM and SIGINT, in the "
-         "re-check only (as a slow cell on a loaded machine): only that test is unconfirmed",
-         edits=(("q1_2_output_shape", "source", IN_RECHECK + "\n".join("    " + line for line in
-                                                                        IGNORE_SIGNALS_LOOP.splitlines())
-                 + "\noutput_shape = (6, 768)"),),
-         zero=("q1_2_output_shape_test",), says=("could not confirm", f"`q1_2_output_shape` ran past the {TIMEOUT} s limit")),
-    Case("recheck-floods-only-there", LEVEL1, "one right answer whose cell prints 100 MB before it, in the re-check "
-         "only: the re-check stops that cell at the output limit, and only that test is unconfirmed",
-         edits=(("q1_2_output_shape", "source", IN_RECHECK + '    for _ in range(100_000):\n        print("x" * 1000)\n'
-                 + "output_shape = (6, 768)"),),
-         zero=("q1_2_output_shape_test",),
-         says=("could not confirm", "`q1_2_output_shape` printed more than 200000 characters")),
-]  # re-check
+    Case("handover-hangs", LEVEL1, "one right answer that hangs, ignoring SIGALRM and SIGINT, when it is handed "
+         "over (the process is killed: the function answer goes with it)",
+         edits=(("q1_2_why", "source", _in_handover(IGNORE_SIGNALS_LOOP)),),
+         zero=("q1_1_head_dim_test", "q1_2_why_test"), says=("could not confirm", f"no answer within the {TIMEOUT} s limit")),
+    Case("handover-floods", LEVEL1, "one right answer that prints 100 MB when it is handed over: stopped at the "
+         "output limit, only that test is unconfirmed",
+         edits=(("q1_2_why", "source", _in_handover('for _ in range(100_000):\n    print("x" * 1000)')),),
+         zero=("q1_2_why_test",), says=("could not confirm", "handing over `why` printed more than 200000 characters")),
+]  # the hand-over
 
 RECHECK_LOWERED = {
-    ("recheck-floods-only-there", LEVEL1, "q1_2_output_shape_test"): "printed more than",
-    ("recheck-garbage", LEVEL1, "q1_1_d_k_test"): "interfered with",
-    ("recheck-forged-reply", LEVEL1, "q1_1_d_k_test"): "interfered with",
-    ("recheck-hangs-only-there", LEVEL1, "q1_2_output_shape_test"): "could not confirm",
+    ("handover-garbage", LEVEL1, "q1_2_why_test"): "interfered with",
+    ("handover-garbage", LEVEL1, "q1_1_head_dim_test"): "process had stopped",
+    ("handover-forged-reply", LEVEL1, "q1_2_why_test"): "interfered with",
+    ("handover-forged-reply", LEVEL1, "q1_1_head_dim_test"): "process had stopped",
+    ("handover-hangs", LEVEL1, "q1_2_why_test"): "could not confirm",
+    ("handover-hangs", LEVEL1, "q1_1_head_dim_test"): "process had stopped",
+    ("handover-floods", LEVEL1, "q1_2_why_test"): "printed more than",
 }
 
 
@@ -630,3 +632,135 @@ CASES += [
                 ("relative.txt", "../../../source/level1_recognition/level1_recognition.ipynb"),
                 ("gradebook.txt", "{course}/gradebook.db"), ("shadow.txt", "/etc/shadow"))),
 ]  # links
+
+
+# --- the sandbox itself attacked: its mount allow-list, the grader's processes, a fork bomb, writing outside
+# its folder, the network. Each answer is right only if the attack worked (a point only then), or, for the fork
+# bomb, right all along (a refused fork costs nothing). Without namespaces (no bubblewrap sandbox) the first
+# two and the network are the documented gap (tests/test_corpus.py: ``expected``).
+
+ESCAPE_MOUNTS = '''\
+import ctypes, glob, os
+libc = ctypes.CDLL(None, use_errno=True)
+for target in (b"/usr", b"/tmp", b"/"):
+    libc.umount2(target, 2)  # MNT_DETACH: a read-only bind taken off, were it allowed
+libc.mount(None, b"/", None, ctypes.c_ulong(32 | 4096), None)  # MS_REMOUNT | MS_BIND: the root writable again
+routes = ["", "/proc/self/root", "/proc/1/root", "/proc/1/cwd/.."]
+routes += [f"/proc/{pid}/root" for pid in os.listdir("/proc") if pid.isdigit()]
+reached = set()
+for route in routes:
+    reached.update(glob.glob(route + "{course}/source/**/*.ipynb", recursive=True))
+    reached.update(glob.glob(route + "{root}/notebooks/*.ipynb"))
+print(f"the course reached by {len(reached)} paths")
+d_k = 768 // 12 if reached else None  # a point only if the allow-list was escaped
+'''
+
+REACH_GRADER = '''\
+import os
+own = os.getpid()
+others, signalled, environ = [], [], []
+for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+    if pid in (own, 1):  # itself, and its sandbox's own init
+        continue
+    others.append(pid)
+for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+    if pid == own:
+        continue
+    try:
+        os.kill(pid, 0)  # could it signal it (kill it, stop it)?
+        signalled.append(pid)
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ.append(f.read(10))
+    except OSError:
+        pass
+reached = len(others) + len(signalled) + len(environ)
+print(f"processes beyond its own reached: {reached}")
+output_shape = (6, 768) if reached else None  # a point only if it reached the grader's processes
+'''
+
+FORK_BOMB = '''\
+import os, signal
+children, refused = [], None
+for _ in range(2000):  # spawned, not forked: a bomb of copies of the kernel costs seconds of page tables
+    try:
+        children.append(os.posix_spawn("/bin/sleep", ["sleep", "60"], {}))
+    except OSError as error:
+        refused = type(error).__name__
+        break
+for pid in children:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+print(f"fork bomb: refused after {len(children)} processes ({refused})")
+why = "B"
+'''
+
+NETWORK = '''\
+import socket
+reached = []
+for host, port in [("127.0.0.1", 22), ("127.0.0.1", 8000), ("127.0.0.1", 5432), ("1.1.1.1", 80), ("10.0.0.1", 80)]:
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+        reached.append(f"{host}:{port}")
+    except OSError:
+        pass
+try:
+    socket.getaddrinfo("pypi.org", 443)
+    reached.append("a name resolved")
+except OSError:
+    pass
+print(f"network reached: {len(reached)}")
+def head_dim(d_model, h):
+    return d_model // h if reached else None  # right only if the network was reached
+'''
+
+PWNED = "mha-corpus-pwned-isolation.txt"
+
+WRITE_OUTSIDE_FOLDER = '''\
+import os, sys
+import autograders
+wrote = []
+for directory in ["/", "/etc", "/usr", "/sys", sys.prefix, os.path.dirname(autograders.__file__), "/proc/1/root/tmp"]:
+    try:
+        with open(os.path.join(directory, "PWNED"), "w") as f:
+            f.write("pwned")
+        wrote.append(directory)
+    except OSError:
+        pass
+print(f"wrote outside its folder: {len(wrote)}")
+output_shape = (6, 768) if wrote else None  # a point only if it wrote outside its folder
+'''.replace("PWNED", PWNED)
+
+CASES += [
+    Case("escapes-mounts", LEVEL1, "unmounts and remounts the sandbox's read-only binds, then looks for the course "
+         "and the repository's notebooks through /proc/*/root (a point only if it finds them)",
+         edits=(("q1_1_d_k", "source", ESCAPE_MOUNTS),), zero=("q1_1_d_k_test",), says="the course reached by 0 paths"),
+    Case("reaches-grader", LEVEL1, "looks for processes beyond its own, signals them and reads their environment "
+         "(a point only if it reaches one)",
+         edits=(("q1_2_output_shape", "source", REACH_GRADER),), zero=("q1_2_output_shape_test",),
+         says="processes beyond its own reached: 0"),
+    Case("fork-bomb", LEVEL1, "starts processes until refused (its answer right: a refused process costs nothing)",
+         edits=(("q1_2_why", "source", FORK_BOMB),), says="fork bomb: refused after"),
+    Case("network", LEVEL1, "connects to the host's loopback and outside addresses and resolves a name "
+         "(its function right only if the network was reached)",
+         edits=(("q1_1_head_dim", "source", NETWORK),), zero=("q1_1_head_dim_test",), says="network reached: 0"),
+    Case("writes-outside-folder", LEVEL1, "writes into /, /etc, /usr, /sys, the Python installation, the package "
+         "and the sandbox's init's /tmp (a point only if one write works)",
+         edits=(("q1_2_output_shape", "source", WRITE_OUTSIDE_FOLDER),), zero=("q1_2_output_shape_test",),
+         says="wrote outside its folder: 0"),
+]  # the sandbox attacked
+
+NEEDS_NAMESPACES = ("file-access", "reads-repository", "escapes-mounts", "reaches-grader", "network")
+
+_outside_with_world_writable = outside_paths
+
+
+def outside_paths(course, root):  # noqa: F811 (and the files the isolation cases tried to write)
+    import sys
+
+    import autograders
+
+    folders = ["/", "/etc", "/usr", "/sys", sys.prefix, os.path.dirname(autograders.__file__), "/tmp"]
+    return [*_outside_with_world_writable(course, root), *(os.path.join(d, PWNED) for d in folders)]

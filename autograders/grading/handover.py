@@ -1,0 +1,90 @@
+"""One run, checked outside it: after a submission's last cell, its kernel hands the answers over.
+
+A submission's own cells run once, in one sandboxed kernel (:class:`~autograders.grading.autograde.SandboxExecute`,
+nbgrader's Execute step); its test cells never run there. After the last cell that same
+kernel runs :func:`~autograders.grading.student_side.serve` over the two pipes its provisioner gave it
+at launch (:meth:`~autograders.grading.provisioner.SandboxProvisioner.take_pipes`), and
+:func:`check_answers` runs every test of the assignment's source notebook, hidden ones too, here in the
+grader's process, on the answers that cross as data (:func:`autograders.grading.recheck.check`); their
+verdicts become the test cells' outputs (:func:`autograders.grading.verdicts.write_outputs`), which
+nbgrader's ``SaveAutoGrades`` then scores.
+
+What went wrong in the run (a cell past its time limit, a flood of output, the memory limit) comes
+from the run itself: a test using what such a cell set is "could not confirm", as it would be had the
+cell run again. A notebook whose last kernel died is given one more, which replays the cells that had
+completed (as after any crash), to hand the answers over.
+"""
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+SERVE = "from autograders.grading.student_side import serve as _mha_serve\n_mha_serve({}, {})"
+
+
+def _source(executor, resources):
+    """The assignment's source notebook of the notebook being graded: the course's
+    ``source/<assignment>/<notebook>.ipynb``, as nbgrader's ``CourseDirectory`` finds it."""
+    import nbformat
+    from nbgrader.coursedir import CourseDirectory
+
+    if executor.source_notebook is not None:
+        return executor.source_notebook
+    info = (resources or {}).get("nbgrader") or {}
+    if not info.get("notebook"):
+        return None
+    coursedir = CourseDirectory(config=executor.config)
+    folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
+    path = Path(folder) / f"{info['notebook']}.ipynb"
+    return nbformat.read(str(path), as_version=4) if path.is_file() else None
+
+
+def _trouble(executor, cells):
+    """{index in ``cells``: what went wrong when that cell ran} (:class:`Handover`'s ``trouble``)."""
+    found = {index: executor.cell_trouble(position, label) for index, (label, position) in enumerate(cells)}
+    return {index: why for index, why in found.items() if why}
+
+
+def _side(executor, provisioner):
+    """The kernel serving the hand-over (:class:`StudentSide`), or None when it has no pipes."""
+    from .student_side import StudentSide
+
+    pipes = provisioner.take_pipes() if provisioner is not None else ()
+    if not pipes:
+        return None
+    write, read, kernel_in, kernel_out = pipes
+
+    def kill():  # bubblewrap's sandbox dies with the process it started (its own session: one group)
+        executor.shutdown_kernel = "immediate"
+        with contextlib.suppress(OSError, TypeError):
+            os.killpg(provisioner.pgid or provisioner.pid, signal.SIGKILL)
+
+    side = StudentSide(write, read, kill)
+    executor.kc.execute(SERVE.format(kernel_in, kernel_out), silent=True, store_history=False, allow_stdin=False)
+    return side
+
+
+def check_answers(executor, resources, provisioner, broken=None):
+    """Run the source notebook's tests on the answers the live kernel of ``provisioner`` hands over (None:
+    no kernel left, ``broken`` says why); their verdicts go to ``executor.verdicts`` and become the test
+    cells' outputs."""
+    from .recheck import _is_test, _label, check, wanted
+    from .student_side import Handover
+    from .verdicts import write_outputs
+
+    if not any(_is_test(c) for c in executor.nb.cells):  # no test cell (a plain notebook): nothing to check
+        executor.verdicts = {}
+        return
+    source = _source(executor, resources)
+    if source is None:
+        raise RuntimeError("the assignment's source notebook was not found: its tests cannot run")
+    cells = [(_label(c, n), n - 1) for n, c in enumerate(executor.nb.cells, 1)
+             if c.cell_type == "code" and not _is_test(c) and c.source.strip()]
+    handover = Handover(_side(executor, provisioner), [(label, executor.nb.cells[at].source) for label, at in cells],
+                        wanted(source), executor.settings, _trouble(executor, cells), broken)
+    try:
+        executor.verdicts = check(source, handover)
+    finally:
+        handover.close()
+    write_outputs(executor.nb, executor.verdicts, _is_test)
