@@ -55,13 +55,6 @@ HIDDEN_COST_CASES = [(512, 1, 10), (512, 2, 10), (512, 64, 10), (512, 512, 10), 
                      (1024, 16, 128)]
 
 
-def warm():
-    """Fill the caches of the traced references (the grading zygote calls this once)."""
-    for case in [(D_MODEL, H, N), (D_MODEL, 1, N), *HIDDEN_COST_CASES]:
-        problems.traced_cost(*case)
-    problems.block_shapes(D_MODEL, H, N)
-
-
 @tries("other $d_{\\text{model}}$, $h$ and $n$", "$h = 1$", "$h = d_{\\text{model}}$", "real forward",
        "does not change with $h$")
 def q3_1_attention_cost(fn, hidden=False):
