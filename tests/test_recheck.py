@@ -478,14 +478,7 @@ def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
 
 PATCHED_JSON = 'import json\njson.dumps = lambda *args, **kwargs: \'{"seq": 1, "passed": true}\''
 
-IGNORES_ALARM = """\
-import signal, time
-signal.signal(signal.SIGALRM, signal.SIG_IGN)
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-end = time.monotonic() + 120
-while time.monotonic() < end:
-    pass
-"""
+IGNORES_ALARM = corpus.IGNORE_SIGNALS_LOOP  # ignores the alarm and interrupts, busy for 120 s
 
 FLOOD = """\
 for _ in range(100_000):  # 100 MB: past the output limit, the cell is stopped
@@ -571,8 +564,8 @@ def test_points_come_only_from_the_checks_verdict(tmp_path, verdict):
     given, kinds = VERDICTS[verdict]
     nb = nbformat.read(str(graded_copy(tmp_path, "autograded", {}, failed_tests=("q1_1_d_k_test",))), as_version=4)
     others = {gid: rc.Checked(p, p) for gid, p in TESTS.items() if gid != "q1_1_head_dim_test"}
-    verdicts.write_outputs(nb, {**others, **({"q1_1_head_dim_test": given} if given else {})}, rc._is_test)
-    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if rc._is_test(c)}
+    verdicts.write_outputs(nb, {**others, **({"q1_1_head_dim_test": given} if given else {})})
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if rc.is_test(c)}
     score = given.score if given else 0.0
     assert {gid: determine_grade(c)[0] for gid, c in cells.items()} == {**TESTS, "q1_1_head_dim_test": score}
     cell = cells["q1_1_head_dim_test"]

@@ -57,7 +57,7 @@ GRADES = [FakeGrade(gid, 0.0, TESTS[gid]) for gid in SCENARIO]
 def _write(path, given):
     """The checks' verdicts ``given`` written into the autograded notebook at ``path``, as the grading does."""
     nb = nbformat.read(str(path), as_version=4)
-    verdicts.write_outputs(nb, given, rc._is_test)
+    verdicts.write_outputs(nb, given)
     nbformat.write(nb, str(path))
 
 

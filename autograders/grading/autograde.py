@@ -216,7 +216,7 @@ class SandboxExecute(Execute):
         from nbclient import NotebookClient
 
         from .handover import check_answers
-        from .recheck import _is_test
+        from .recheck import is_test
         from .verdicts import take_off_records
 
         NotebookClient.__init__(self, nb, km)
@@ -249,7 +249,7 @@ class SandboxExecute(Execute):
                         break
                     cell = cells[index]
                     index += 1
-                    if check and _is_test(cell):  # its outputs come from the checks (verdicts.write_outputs)
+                    if check and is_test(cell):  # its outputs come from the checks (verdicts.write_outputs)
                         cell.outputs, cell.execution_count = [], None
                         continue
                     try:

@@ -69,22 +69,22 @@ def check_answers(executor, resources, provisioner, broken=None):
     """Run the source notebook's tests on the answers the live kernel of ``provisioner`` hands over (None:
     no kernel left, ``broken`` says why); their verdicts go to ``executor.verdicts`` and become the test
     cells' outputs."""
-    from .recheck import _is_test, _label, check, wanted
+    from .recheck import cell_label, check, is_test, wanted
     from .student_side import Handover
     from .verdicts import write_outputs
 
-    if not any(_is_test(c) for c in executor.nb.cells):  # no test cell (a plain notebook): nothing to check
+    if not any(is_test(c) for c in executor.nb.cells):  # no test cell (a plain notebook): nothing to check
         executor.verdicts = {}
         return
     source = _source(executor, resources)
     if source is None:
         raise RuntimeError("the assignment's source notebook was not found: its tests cannot run")
-    cells = [(_label(c, n), n - 1) for n, c in enumerate(executor.nb.cells, 1)
-             if c.cell_type == "code" and not _is_test(c) and c.source.strip()]
+    cells = [(cell_label(c, n), n - 1) for n, c in enumerate(executor.nb.cells, 1)
+             if c.cell_type == "code" and not is_test(c) and c.source.strip()]
     handover = Handover(_side(executor, provisioner), [(label, executor.nb.cells[at].source) for label, at in cells],
                         wanted(source), executor.settings, _trouble(executor, cells), broken)
     try:
         executor.verdicts = check(source, handover)
     finally:
         handover.close()
-    write_outputs(executor.nb, executor.verdicts, _is_test)
+    write_outputs(executor.nb, executor.verdicts)

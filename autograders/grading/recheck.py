@@ -80,12 +80,13 @@ class Checked:
 # --- the notebooks ------------------------------------------------------------------
 
 
-def _meta(cell):
+def nbgrader_meta(cell):
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def _is_test(cell):
-    return cell.get("cell_type") == "code" and bool(_meta(cell).get("grade")) and not _meta(cell).get("solution")
+def is_test(cell):
+    meta = nbgrader_meta(cell)
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
 def _assigned(source):
@@ -126,15 +127,16 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
-def _label(cell, number):
-    gid = _meta(cell).get("grade_id")
+def cell_label(cell, number):
+    gid = nbgrader_meta(cell).get("grade_id")
     return f"`{gid}`" if gid else f"code cell {number}"
 
 
 def wanted(source):
     """The answers (names the solution cells bind) the test cells of ``source`` use: what is handed over."""
-    answers = set().union(*[_assigned(c.source) for c in source.cells if c.cell_type == "code" and _meta(c).get("solution")])
-    return sorted(set().union(*[_used(c.source) for c in source.cells if _is_test(c)]) & answers)
+    answers = set().union(*[_assigned(c.source) for c in source.cells
+                            if c.cell_type == "code" and nbgrader_meta(c).get("solution")])
+    return sorted(set().union(*[_used(c.source) for c in source.cells if is_test(c)]) & answers)
 
 
 def _parts(source, filename):
@@ -155,11 +157,12 @@ def check(source, handover):
     """``{grade_id: Checked}`` for each test cell of the source notebook ``source``, run here against the
     answers ``handover`` (:class:`~autograders.grading.student_side.Handover`) brings from the student's
     process (where the test cells never run)."""
-    tests = [(c, _meta(c)["grade_id"], float(_meta(c).get("points", 0))) for c in source.cells if _is_test(c)]
+    tests = [(c, nbgrader_meta(c)["grade_id"], float(nbgrader_meta(c).get("points", 0)))
+             for c in source.cells if is_test(c)]
     clean = {"__name__": "__recheck__"}  # the instructor's setup and data cells
     with _quiet():
         for cell in source.cells:
-            meta = _meta(cell)
+            meta = nbgrader_meta(cell)
             if cell.cell_type == "code" and meta.get("locked") and not meta.get("grade") and not meta.get("solution"):
                 exec(compile(cell.source, f"<{meta.get('grade_id')}>", "exec"), clean)  # noqa: S102 (instructor's code)
     return {gid: _verdict(handover, clean, cell, gid, points) for cell, gid, points in tests}

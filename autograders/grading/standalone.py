@@ -8,7 +8,7 @@ import tempfile
 
 from ..common.settings import CONFIG_NAMES, Settings
 from .autograde import SandboxExecute
-from .recheck import Checked, _is_test, _meta
+from .recheck import Checked, is_test, nbgrader_meta
 
 
 def recheck(source_notebook_path, notebook_path, timeout=None, settings=None):
@@ -22,8 +22,9 @@ def recheck(source_notebook_path, notebook_path, timeout=None, settings=None):
         nb = nbformat.read(str(notebook_path), as_version=4)
     except Exception as error:  # noqa: BLE001
         why = f"not graded: the notebook could not be read ({type(error).__name__})"
-        return {_meta(c)["grade_id"]: Checked(0.0, float(_meta(c).get("points", 0)), why, confirmed=False)
-                for c in source.cells if _is_test(c)}
+        return {nbgrader_meta(c)["grade_id"]:
+                Checked(0.0, float(nbgrader_meta(c).get("points", 0)), why, confirmed=False)
+                for c in source.cells if is_test(c)}
     settings = settings or Settings.of_course(notebook_path)
     if timeout:
         settings = settings.replace(cell_timeout=int(timeout))

@@ -80,10 +80,11 @@ def _outputs(checked, source, gid):
                      "message": checked.message or ""}
 
 
-def write_outputs(nb, verdicts, is_test):
-    """Give each test cell of ``nb`` (``is_test(cell)``) the outputs of its verdict in ``verdicts``
-    ({grade_id: Checked}; a test without one scores 0, not confirmed) and its record (:data:`RECHECKED`)."""
-    from .recheck import Checked
+def write_outputs(nb, verdicts):
+    """Give each test cell of ``nb`` (:func:`~autograders.grading.recheck.is_test`) the outputs of its verdict
+    in ``verdicts`` ({grade_id: Checked}; a test without one scores 0, not confirmed) and its record
+    (:data:`RECHECKED`)."""
+    from .recheck import Checked, is_test
 
     records = {}
     for cell in nb.cells:

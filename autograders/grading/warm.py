@@ -303,17 +303,15 @@ def _mounts(args, sandbox, home):
 def mounted_under(path, home, mountinfo="/proc/self/mountinfo"):
     """The outermost mount points strictly under ``path``, but for ``home`` and what lies in it (given each
     kernel afresh); mountinfo's escapes (``\\040`` for a space) decoded."""
+    from .sandbox import _under
+
     points = set()
     with open(mountinfo) as lines:
         for line in lines:
             point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line.split()[4])
-            if _inside(point, path) and point != home and not _inside(point, home):
+            if point != path and _under(point, path) and not _under(point, home):
                 points.add(point)
-    return sorted(p for p in points if not any(_inside(p, q) for q in points))
-
-
-def _inside(path, directory):
-    return path.startswith(directory.rstrip("/") + "/")
+    return sorted(p for p in points if not any(q != p and _under(p, q) for q in points))
 
 
 def _drop(args, request, report, sandbox, job):
