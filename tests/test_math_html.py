@@ -21,8 +21,9 @@ from tests.conftest import NOTEBOOKS
 LEFT_AS_TEX = set()
 # What a student's or author's markdown may hold beyond the notebooks': the allow-list covers it too.
 USUAL_FORMULAS = [
-    r"\hat{x} + \bar{y} + \vec{v} + \tilde{z} + \dot{a}", r"\sqrt[3]{x}", r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}",
-    r"\begin{bmatrix} a \\ b \end{bmatrix}", r"\mathrm{softmax}(x) \mathbf{x} \mathcal{L}",
+    r"\hat{x} + \bar{y} + \vec{v} + \tilde{z} + \dot{a}", r"\sqrt[3]{x}",
+    r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}", r"\begin{bmatrix} a \\ b \end{bmatrix}",
+    r"\mathrm{softmax}(x) \mathbf{x} \mathcal{L}",
     r"\sum_{i=1}^{n} x_i \prod_j \lim_{n \to \infty} \max_i \arg\max_j", r"\dfrac{a}{b} \tfrac12 \binom{n}{k}",
     r"\underbrace{a+b}_{2} \overline{AB}", r"\begin{cases} 1 & x > 0 \\ 0 & \text{else} \end{cases}",
     r"\begin{aligned} a &= b \\ c &= d \end{aligned}",
@@ -51,10 +52,11 @@ def notebook_formulas():
 
     from autograders.common.math_html import PLUGINS
 
+    plugins = [import_plugin(name) for name in PLUGINS]
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown":
-                MarkdownWithMath(renderer=Recorder(escape=False), plugins=[import_plugin(p) for p in PLUGINS]).render(cell.source)
+                MarkdownWithMath(renderer=Recorder(escape=False), plugins=plugins).render(cell.source)
     return found
 
 
@@ -85,7 +87,7 @@ def test_no_tex_is_left_on_the_notebooks_pages():
             if cell.cell_type == "markdown":
                 rendered = outside_annotations(markdown_html(cell.source))
                 rendered = re.sub(r"(?s)<pre\b.*?</pre>|<code>.*?</code>", "", rendered)
-                assert "$" not in rendered and "\\(" not in rendered and "\\[" not in rendered, (path.name, cell.source[:80])
+                assert not re.search(r"\$|\\\(|\\\[", rendered), (path.name, cell.source[:80])
 
 
 def test_the_allow_list_is_exactly_what_the_converter_emits():
@@ -150,7 +152,7 @@ def test_level_1_s_quoted_notation_table_is_a_table():
 
 
 def test_the_sanitiser_keeps_the_mathml_and_strips_what_is_active_inside_it():
-    honest = markdown_html(r"$\text{head}_i = \operatorname{softmax}\!\left(\frac{Q_i K_i^{\top}}{\sqrt{d_k}}\right) V_i$")
+    honest = markdown_html(r"$\text{head}_i = \operatorname{softmax}\!\left(\frac{Q_i K_i^{\top}}{\sqrt{d_k}}\right)V_i$")
     assert not neutralise.has_active_content(honest)
     assert neutralise.sanitise(honest) == honest, "the converter's MathML passes the sanitiser unchanged"
     hostile = ('<math display="block" onload="window.pwned=1"><semantics><mrow>'
@@ -163,7 +165,8 @@ def test_the_sanitiser_keeps_the_mathml_and_strips_what_is_active_inside_it():
                '</semantics></math>')
     assert neutralise.has_active_content(hostile)
     clean = neutralise.sanitise(hostile)
-    assert not re.search(r"on\w+=|href|javascript|<script|<style|<img|maction|mglyph|annotation-xml|pwned", clean), clean
+    active = r"on\w+=|href|javascript|<script|<style|<img|maction|mglyph|annotation-xml|pwned"
+    assert not re.search(active, clean), clean
     assert "<math" in clean and ">kept<" in clean and ">x<" in clean and not neutralise.has_active_content(clean)
 
 

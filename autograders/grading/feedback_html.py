@@ -161,9 +161,10 @@ def exporter_class():
     # HTMLExporter's public options (template_name, exclude_*, filters, preprocessors) have no say over
     # the Jinja2 environment's bytecode cache nor over the page's last BeautifulSoup pass (about a fifth
     # of the feedback's time), the two costs this class removes. So it overrides
-    # ``_create_environment`` and ``from_notebook_node`` (and ``markdown2html``, below), the latter repeating HTMLExporter's own steps
-    # with ``_init_resources`` and ``_nb_metadata``, as read from nbconvert 7.17.2 (pyproject.toml pins
-    # nbconvert to 7.16-7.17: a later release is read again before the pin moves).
+    # ``_create_environment`` and ``from_notebook_node``, the latter repeating HTMLExporter's own steps
+    # with ``_init_resources`` and ``_nb_metadata``, and ``markdown2html`` (the same renderer options),
+    # as read from nbconvert 7.17.2 (pyproject.toml pins nbconvert to 7.16-7.17: a later release is
+    # read again before the pin moves).
     class FeedbackHTMLExporter(HTMLExporter):
         # nbgrader's feedback template calls nbconvert's ``mathjax()`` macro (a CDN script) without
         # the exporter's ``mathjax_url``: a loader tried before the templates' folders (nbconvert's
@@ -194,8 +195,8 @@ def exporter_class():
 
         @pass_context
         def markdown2html(self, context, source):
-            # HTMLExporter's filter (the same renderer options) with the mathematics as MathML
-            # and tables in quotes and lists (autograders.common.math_html).
+            # HTMLExporter's filter with the mathematics as MathML and tables in quotes and
+            # lists (autograders.common.math_html); nbgrader's comments go through it too.
             return markdown_html(
                 source, attachments=context.get("cell", {}).get("attachments", {}), embed_images=self.embed_images,
                 path=context.get("resources", {}).get("metadata", {}).get("path", ""),
