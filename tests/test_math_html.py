@@ -173,17 +173,7 @@ def test_the_sanitiser_keeps_the_mathml_and_strips_what_is_active_inside_it():
 def test_the_feedback_exporter_writes_mathml_tables_and_no_script():
     """nbgrader's feedback template through the feedback's exporter (as generate_feedback sets it up), on
     level 1's markdown: no MathJax, no script, the formulas as MathML, the quoted table as a table."""
-    import nbgrader.server_extensions.formgrader as formgrader
-
-    from autograders.grading.feedback_html import exporter_class
-
-    here = os.path.dirname(formgrader.__file__)
-    exporter = exporter_class()(template_name="feedback", extra_template_basedirs=[os.path.join(here, "templates")],
-                                extra_template_paths=[os.path.join(here, "static/node_modules/bootstrap/dist/css")])
-    nb = nbformat.read(NOTEBOOKS / "level1_recognition.ipynb", as_version=4)
-    nb.cells = [c for c in nb.cells if c.cell_type == "markdown"]
-    page, _ = exporter.from_notebook_node(nb, resources={"nbgrader": {"notebook": "level1_recognition", "score": 1,
-                                                                       "max_score": 2, "late_penalty": 0}})
+    nb, page = level1_feedback_page()
     assert_offline(page)
     assert page.count("<math") == sum(len(re.findall(r"<math\b", markdown_html(c.source))) for c in nb.cells) > 100
     quote = page[page.index("<blockquote>"):page.index("</blockquote>")]
@@ -198,3 +188,48 @@ def assert_offline(page):
     assert not re.search(r"""<(script|link|img|iframe|object|embed)\b[^>]*(src|href)=["']?(https?:)?//""", page), \
         "nothing fetched from elsewhere"
     assert "cdn" not in uncommented.lower()
+
+
+def level1_feedback_page():
+    """Level 1's markdown through the feedback's exporter and nbgrader's feedback template (as
+    generate_feedback sets them up)."""
+    import nbgrader.server_extensions.formgrader as formgrader
+
+    from autograders.grading.feedback_html import exporter_class
+
+    here = os.path.dirname(formgrader.__file__)
+    exporter = exporter_class()(template_name="feedback", extra_template_basedirs=[os.path.join(here, "templates")],
+                                extra_template_paths=[os.path.join(here, "static/node_modules/bootstrap/dist/css")])
+    nb = nbformat.read(NOTEBOOKS / "level1_recognition.ipynb", as_version=4)
+    nb.cells = [c for c in nb.cells if c.cell_type == "markdown"]
+    resources = {"nbgrader": {"notebook": "level1_recognition", "score": 1, "max_score": 2, "late_penalty": 0}}
+    return nb, exporter.from_notebook_node(nb, resources=resources)[0]
+
+
+def test_chromium_lays_the_pages_mathematics_out_offline(playwright_browser, tmp_path):
+    """The answer key and a feedback page opened in Chromium with every request off the file system refused:
+    none is made, the formulas are laid out as MathML (a fraction's numerator above its denominator, the notation
+    table is a table) and no TeX shows."""
+    from autograders.editions import answer_key
+
+    pages = {"key": tmp_path / "key.html", "feedback": tmp_path / "feedback.html"}
+    pages["key"].write_text(answer_key.build(NOTEBOOKS), encoding="utf-8")
+    pages["feedback"].write_text(level1_feedback_page()[1], encoding="utf-8")
+    for name, path in pages.items():
+        page, asked = playwright_browser.new_page(), []
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                   else (asked.append(route.request.url), route.abort()))
+        page.goto(path.as_uri(), wait_until="load")
+        seen = page.evaluate("""() => {
+            const fraction = document.querySelector('mfrac'), math = fraction.closest('math');
+            const [over, under] = [...fraction.children].map(part => part.getBoundingClientRect());
+            return {display: getComputedStyle(math).display, stacked: over.bottom <= under.top + 1,
+                    formulas: document.querySelectorAll('math').length, text: document.body.innerText,
+                    tables: document.querySelectorAll('blockquote table').length};
+        }""")
+        page.close()
+        assert asked == [], f"{name}: asked the network for {asked}"
+        assert seen["display"] in ("math", "block math", "inline math"), f"{name}: Chromium did not take it for MathML"
+        assert seen["stacked"], f"{name}: a fraction's numerator is not above its denominator"
+        assert seen["formulas"] > 100 and not re.search(r"\$|\\frac|\\text", seen["text"]), f"{name}: TeX shown"
+        assert name == "key" or seen["tables"] == 1, "level 1's notation table"

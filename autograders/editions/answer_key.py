@@ -5,6 +5,8 @@ its answers as the source notebook solves them (the code between the solution ma
 value of each answer with numbers (the sheet's, or one student's own with ``--course C --student S``
 in a course with variants: the same pools and the same course key that grade them), the model
 answer of each written answer, the worked solution and the rubric with its usual partial answers.
+The page runs no script and loads nothing (its mathematics is MathML: :mod:`autograders.common.math_html`),
+so it reads and prints the same offline.
 
 No edition a student receives holds it: the practice edition and the release are built from the
 same notebooks by other code, and the key refuses to be written into either
