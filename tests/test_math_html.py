@@ -233,3 +233,9 @@ def test_chromium_lays_the_pages_mathematics_out_offline(playwright_browser, tmp
         assert seen["stacked"], f"{name}: a fraction's numerator is not above its denominator"
         assert seen["formulas"] > 100 and not re.search(r"\$|\\frac|\\text", seen["text"]), f"{name}: TeX shown"
         assert name == "key" or seen["tables"] == 1, "level 1's notation table"
+
+
+def test_an_inline_formula_keeps_the_text_right_after_it_on_its_line():
+    page = markdown_html("of $d_k$. Head $i$'s weights, $x$ and $$y$$.")
+    assert page.count('<span class="math-word">') == 2 and "</math>.</span>" in page and "</math>'s</span>" in page
+    assert "</math> and" in page and '"math-word"><math display="block"' not in page, "nothing else wrapped"

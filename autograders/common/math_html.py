@@ -27,7 +27,10 @@ TEX = "application/x-tex"
 # Noto), without which Chromium on Linux draws fences and roots at text size: the generic ``math``
 # family alone fell back to a text font there.
 STYLE = ('math { font-family: "Cambria Math", "STIX Two Math", "Latin Modern Math", "DejaVu Math TeX Gyre", '
-         '"Noto Sans Math", math; }')
+         '"Noto Sans Math", math; } .math-word { white-space: nowrap; }')
+# Chromium breaks a line between an inline formula and the text right after it ("$d_k$." put the full
+# stop alone on the next line): the two are kept together, as TeX keeps them.
+_GLUED = re.compile(r'(<math display="inline">(?:(?!</math>).)*</math>)([^\s<]+)', re.S)
 PLUGINS = (*MarkdownWithMath.DEFAULT_PLUGINS, "mistune.plugins.table.table_in_quote",
            "mistune.plugins.table.table_in_list")
 # latex2mathml keeps text mode's escaped characters as written (\text{kv\_heads} gives "kv\_heads").
@@ -78,4 +81,5 @@ def markdown_html(source, **options):
     """``source`` (markdown) as HTML, mathematics as MathML; ``options`` are nbconvert's
     :class:`IPythonRenderer`'s (attachments, anchor_link_text...). Raw HTML is kept as it is."""
     renderer = MathMLRenderer(escape=False, **options)
-    return MarkdownWithMath(renderer=renderer, plugins=[import_plugin(name) for name in PLUGINS]).render(source)
+    page = MarkdownWithMath(renderer=renderer, plugins=[import_plugin(name) for name in PLUGINS]).render(source)
+    return _GLUED.sub(r'<span class="math-word">\1\2</span>', page)
