@@ -34,7 +34,9 @@ def test_the_key_holds_every_problem_with_its_answers_solution_and_rubric(key):
     headings = [h for path in editions.assignments(NOTEBOOKS) for h, _ in answer_key.problems(editions.read(path))]
     assert len(headings) >= 13 and key.count('<section class="problem">') == len(headings)
     for heading in headings:
-        assert heading.replace("'", "&#x27;") in key or heading in key, heading
+        words = heading.split("$")[0]  # a heading's formula is MathML (below)
+        assert f"<h3>{words.replace(chr(39), '&#x27;')}" in key or f"<h3>{words}" in key, heading
+    assert "<h3>Problem 5.3 — Cross-attention: <math" in key
     for path in editions.assignments(NOTEBOOKS):
         for cell in editions.read(path).cells:
             meta, tags = cell.metadata.get("nbgrader", {}), cell.metadata.get("tags", [])
@@ -45,6 +47,15 @@ def test_the_key_holds_every_problem_with_its_answers_solution_and_rubric(key):
     assert key.count("Worked solution") >= len(headings)
     assert key.count("Model answer (") == len(model_answers())
     assert "BEGIN SOLUTION" not in key and "HIDDEN TESTS" not in key  # the regions' contents only, no hidden test
+
+
+def test_the_key_shows_its_mathematics_with_no_script_and_nothing_from_elsewhere(key):
+    """A printed or offline key: no MathJax, no script; every formula MathML, none left as TeX."""
+    from tests.test_math_html import assert_offline, outside_annotations
+
+    assert_offline(key)
+    assert key.count("<math") > 400
+    assert "$" not in re.sub(r"(?s)<pre\b.*?</pre>|<code>.*?</code>", "", outside_annotations(key))
 
 
 def test_the_key_gives_the_sheet_s_right_values(key):

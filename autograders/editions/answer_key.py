@@ -5,6 +5,8 @@ its answers as the source notebook solves them (the code between the solution ma
 value of each answer with numbers (the sheet's, or one student's own with ``--course C --student S``
 in a course with variants: the same pools and the same course key that grade them), the model
 answer of each written answer, the worked solution and the rubric with its usual partial answers.
+The page runs no script and loads nothing (its mathematics is MathML: :mod:`autograders.common.math_html`),
+so it reads and prints the same offline.
 
 No edition a student receives holds it: the practice edition and the release are built from the
 same notebooks by other code, and the key refuses to be written into either
@@ -17,8 +19,7 @@ import json
 import re
 from pathlib import Path
 
-from nbconvert.filters import markdown2html
-
+from ..common.math_html import STYLE as MATH_STYLE, markdown_html
 from .editions import MANIFEST, SOURCE, assignments, read
 from .preprocessors import RUBRIC_TAG, WORKED_SOLUTION_TAG
 
@@ -42,8 +43,6 @@ table { border-collapse: collapse; } td, th { border: 1px solid #aaa; padding: .
   a { color: inherit; text-decoration: none; }
 }
 """
-MATHJAX = ('<script>window.MathJax = {tex: {inlineMath: [["$", "$"], ["\\\\(", "\\\\)"]]}};</script>\n'
-           '<script async src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script>')
 
 
 def _meta(cell):
@@ -51,7 +50,7 @@ def _meta(cell):
 
 
 def _md(text):
-    return markdown2html(text)
+    return markdown_html(text)
 
 
 def _code(text):
@@ -100,7 +99,8 @@ def _answers(assignment, document):
 
 
 def _problem_html(heading, cells, answers, whose):
-    parts = [f'<section class="problem"><h3>{html.escape(heading)}</h3>', _md(cells[0].source.split("\n", 1)[1])]
+    parts = ['<section class="problem">', markdown_html(f"### {heading}", exclude_anchor_links=True),
+             _md(cells[0].source.split("\n", 1)[1])]
     for cell in cells[1:]:
         meta, tags = _meta(cell), cell.metadata.get("tags", [])
         if cell.cell_type == "code" and meta.get("solution"):
@@ -155,7 +155,7 @@ def build(source=SOURCE, documents=None, student=None):
                   + "".join(numbers) + "</table></div>")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
             f'<meta name="generator" content="{MARKER}">\n<title>{heading}</title>\n'
-            f"<style>{STYLE}</style>\n{MATHJAX}\n</head><body>\n<h1>{heading}</h1>\n{intro}\n"
+            f"<style>{STYLE}{MATH_STYLE}</style>\n</head><body>\n<h1>{heading}</h1>\n{intro}\n"
             + "\n".join(body) + "\n</body></html>\n")
 
 

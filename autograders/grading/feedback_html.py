@@ -10,8 +10,9 @@ traceback quotes the failing line), but keeps every message: a hidden check's
 
 No active content from a submission reaches a browser (:mod:`autograders.grading.neutralise`:
 every autograded notebook, and the copy the feedback is rendered from, are neutralised); the
-feedback page's body (everything but nbconvert's own head: its styles and MathJax,
-with MathJax's ``Safe`` extension) is sanitised once more as a whole. What the page
+feedback page's body (everything but nbconvert's own head: its styles) is sanitised once
+more as a whole. The page runs no script and loads nothing: its mathematics is MathML, written
+on the server (:mod:`autograders.common.math_html`), not MathJax from a CDN. What the page
 adds to nbgrader's feedback template (:func:`styled_page`) is the autoescaped Jinja2
 template ``templates/feedback_page.html.j2``.
 
@@ -31,6 +32,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
+from ..common.math_html import STYLE as MATH_STYLE
 from ..common.regions import BEGIN, END, hidden_lines, replace_hidden
 from .neutralise import (  # noqa: F401 (known here too)
     ATTRIBUTES, IMAGE_DATA, KEPT_OUTPUTS, TAGS, NeutraliseActiveContent, _markdown_html, has_active_content, neutralise,
@@ -41,6 +43,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 PLACEHOLDER = "# (hidden tests: not shown)"
 TEMPLATES = Path(__file__).parent / "templates"  # feedback_page.html.j2
 ALT_TEXT = "No description has been provided for this image"  # nbconvert's, for an <img> without one
+NO_MATHJAX = "{%- macro mathjax(url='') -%}{%- endmacro %}"  # nbconvert's base/mathjax.html.j2, writing nothing
 
 
 def strip_hidden(source, begin=BEGIN, end=END, placeholder=PLACEHOLDER):
@@ -102,7 +105,8 @@ def styled_page(page):
     if head_end < 0:
         return page
     # Autoescaped: only nbconvert's page, cut at its </head>, goes in as it is.
-    return _page_template().render(head=Markup(page[:head_end]), rest=Markup(page[head_end:]))  # noqa: S704
+    return _page_template().render(head=Markup(page[:head_end]), rest=Markup(page[head_end:]),  # noqa: S704
+                                   math_style=Markup(MATH_STYLE))  # noqa: S704
 
 
 def _alt_text(body):
@@ -121,7 +125,7 @@ def _alt_text(body):
 
 def sanitise_page(page):
     """An nbconvert page with its body sanitised as a whole; the head, which its template
-    writes (styles, MathJax), is kept. A page without a body is sanitised whole."""
+    writes (styles), is kept. A page without a body is sanitised whole."""
     head_end = page.find("</head>")
     opening = _BODY.search(page, head_end if head_end >= 0 else 0)
     closing = page.rfind("</body>")
@@ -134,9 +138,13 @@ def sanitise_page(page):
 def exporter_class():
     """nbconvert's HTMLExporter whose templates compile once per process, not once per notebook."""
     import jinja2
+    from jinja2 import pass_context
     from nbconvert.exporters import HTMLExporter, TemplateExporter
     from nbconvert.filters.highlight import Highlight2HTML
     from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+    from traitlets import default
+
+    from ..common.math_html import markdown_html
 
     class Compiled(jinja2.BytecodeCache):
         """Compiled templates kept in memory, keyed by name and source checksum (jinja's buckets)."""
@@ -154,9 +162,17 @@ def exporter_class():
     # the Jinja2 environment's bytecode cache nor over the page's last BeautifulSoup pass (about a fifth
     # of the feedback's time), the two costs this class removes. So it overrides
     # ``_create_environment`` and ``from_notebook_node``, the latter repeating HTMLExporter's own steps
-    # with ``_init_resources`` and ``_nb_metadata``, as read from nbconvert 7.17.2 (pyproject.toml pins
-    # nbconvert to 7.16-7.17: a later release is read again before the pin moves).
+    # with ``_init_resources`` and ``_nb_metadata``, and ``markdown2html`` (the same renderer options),
+    # as read from nbconvert 7.17.2 (pyproject.toml pins nbconvert to 7.16-7.17: a later release is
+    # read again before the pin moves).
     class FeedbackHTMLExporter(HTMLExporter):
+        # nbgrader's feedback template calls nbconvert's ``mathjax()`` macro (a CDN script) without
+        # the exporter's ``mathjax_url``: a loader tried before the templates' folders (nbconvert's
+        # public ``extra_loaders``) gives it a macro that writes nothing. The mathematics is MathML.
+        @default("extra_loaders")
+        def _no_mathjax(self):
+            return [jinja2.DictLoader({"mathjax.html.j2": NO_MATHJAX})]
+
         def _create_environment(self):
             environment = super()._create_environment()
             environment.bytecode_cache = Compiled()
@@ -176,6 +192,16 @@ def exporter_class():
                 notebook_metadata=self._nb_metadata, parent=self, resources=resources))
             page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
             return sanitise_page(styled_page(page)), resources
+
+        @pass_context
+        def markdown2html(self, context, source):
+            # HTMLExporter's filter with the mathematics as MathML and tables in quotes and
+            # lists (autograders.common.math_html); nbgrader's comments go through it too.
+            return markdown_html(
+                source, attachments=context.get("cell", {}).get("attachments", {}), embed_images=self.embed_images,
+                path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+                anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
+                **self.lexer_options)
 
     return FeedbackHTMLExporter
 

@@ -34,6 +34,22 @@ ATTRIBUTES = {
     "td": {"colspan", "rowspan"}, "th": {"colspan", "rowspan", "scope"},
     "col": {"span"}, "colgroup": {"span"}, "ol": {"start", "type"}, "time": {"datetime"},
 }
+# The MathML that autograders.common.math_html writes (latex2mathml's presentation markup, its TeX as an
+# annotation): exactly what it emits on the notebooks' formulas and on the usual others (hats, matrices,
+# sums, \mathrm), checked by tests/test_math_html.py. No link, no event handler, no annotation-xml (which
+# may hold HTML), no maction or mglyph.
+MATH_TAGS = frozenset({
+    "math", "semantics", "annotation", "mrow", "mi", "mn", "mo", "mtext", "mspace", "msub", "msup", "msubsup",
+    "mfrac", "msqrt", "mroot", "mover", "munder", "munderover", "mstyle", "mtable", "mtr", "mtd",
+})
+MATH_ATTRIBUTES = {
+    "math": {"display"}, "annotation": {"encoding"}, "mi": {"mathvariant"},
+    "mo": {"stretchy", "fence", "form", "minsize", "maxsize", "accent"}, "mover": {"accent"},
+    "mspace": {"width", "linebreak"}, "mstyle": {"displaystyle", "scriptlevel"}, "mfrac": {"linethickness"},
+    "mtd": {"columnalign"},
+}
+TAGS = TAGS | MATH_TAGS
+ATTRIBUTES = {**ATTRIBUTES, **MATH_ATTRIBUTES}
 STYLE_PROPERTIES = frozenset({
     "color", "background-color", "font-weight", "font-style", "text-decoration", "text-align", "vertical-align",
     "white-space", "width", "height", "max-width", "border", "border-collapse", "padding", "margin",
@@ -109,12 +125,12 @@ def has_active_content(fragment):
 
 
 def _markdown_html(source, attachments=None):
-    """``source`` rendered as nbconvert's HTML templates render markdown (raw HTML kept);
+    """``source`` rendered as the feedback page renders markdown (raw HTML kept, mathematics as MathML);
     a source it cannot render (a missing attachment) comes back as it is, to be audited as HTML."""
-    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+    from ..common.math_html import markdown_html
 
     try:
-        return MarkdownWithMath(renderer=IPythonRenderer(escape=False, attachments=attachments or {})).render(source)
+        return markdown_html(source, attachments=attachments or {})
     except Exception:  # noqa: BLE001 (nbconvert's InvalidNotebook, mistune's errors)
         return source
 
