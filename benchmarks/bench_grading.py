@@ -15,7 +15,7 @@ one course grade it:
 - ``grade`` as shipped (each notebook also re-checked in a clean process,
   per-student feedback HTML, then the report).
 
-Every gradebook row must be equal. Target: ``grade`` at least 2x faster than the
+Every gradebook row must be equal. Target: ``grade`` as shipped at least 4x faster than the
 baseline on a 2-core machine.
 
 Each row prints the load average (1, 5, 15 min): on a shared machine compare rows of one
@@ -56,7 +56,7 @@ import nbformat
 from autograders.editions import editions
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = 2.0  # times faster than serial nbgrader autograde
+TARGET = 4.0  # times faster than serial nbgrader autograde, as shipped (issue "Grade once")
 
 
 def _fixtures(stem):
@@ -331,9 +331,9 @@ def main():
         else:
             same &= _compare("grade --no-recheck --no-feedback", reference, gradebook_rows(f"sqlite:///{bare}/gradebook.db"))
             same &= _compare("grade", reference, gradebook_rows(f"sqlite:///{full}/gradebook.db"))
-        met = min(stock_s / bare_s, stock_s / full_s) >= TARGET and same
+        met = stock_s / full_s >= TARGET and same
         print(f"speed-up over serial nbgrader: {stock_s / full_s:.2f}x as shipped (re-check, feedback, report), "
-              f"{stock_s / bare_s:.2f}x same work (target {TARGET:.0f}x: {'met' if met else 'NOT met'}); "
+              f"{stock_s / bare_s:.2f}x same work (target {TARGET:.0f}x as shipped: {'met' if met else 'NOT met'}); "
               + (f"over serial nbgrader in the course's sandbox: {serial_s / full_s:.2f}x as shipped, "
                  f"{serial_s / bare_s:.2f}x same work; " if serial_s else "")
               + _load())
