@@ -7,9 +7,11 @@ one, an assignment's definitions with their ids; :func:`merge` records one job's
 result in the course's gradebook exactly as ``nbgrader autograde`` would.
 """
 
+import contextlib
 import hashlib
 import os
 import shutil
+import tempfile
 import traceback
 from pathlib import Path
 
@@ -167,6 +169,60 @@ def ensure_definitions(course, db_url, assignment):
         copy_definitions(own, db_url, assignment)
         return
     raise LookupError(f"assignment {assignment!r} is not in the gradebook (run `python -m autograders course` first)")
+
+
+# --- a job's private gradebook ----------------------------------------------------------
+
+_private = {}  # this process's private gradebook: "url" and its one "engine"
+
+
+def private_url():
+    """The URL of this process's private gradebook: one path for all its jobs (each writes it anew)."""
+    if "url" not in _private:
+        import atexit
+
+        home = tempfile.mkdtemp(prefix="mha-gradebook-")
+        atexit.register(shutil.rmtree, home, True)
+        _private["url"] = f"sqlite:///{home}/gradebook.db"
+    return _private["url"]
+
+
+def _throwaway(connection, record):
+    """A private gradebook is read back in this process and then dropped: no fsync, no journal file."""
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA synchronous=OFF")
+    cursor.execute("PRAGMA journal_mode=MEMORY")
+    cursor.close()
+
+
+@contextlib.contextmanager
+def one_engine(url):
+    """While a job runs: every nbgrader ``Gradebook`` opened on ``url`` (the private gradebook) shares one
+    SQLAlchemy engine, kept for this process's next jobs, so that SQLAlchemy's cache of compiled statements
+    (one per engine) is filled once, not in each of the job's ten gradebooks; its connections are
+    :func:`_throwaway`'s. nbgrader has no hook for it: ``Gradebook.__init__`` calls
+    ``nbgrader.api.create_engine(db_url, ...)`` and ``close`` disposes of the engine's connections (read in
+    nbgrader 0.9.6), so that name is replaced while the job runs; other URLs get engines of their own."""
+    import nbgrader.api as api
+    from sqlalchemy import event
+
+    real = api.create_engine
+
+    def create(db_url, *args, **kwargs):
+        if str(db_url) != url or args or kwargs != {"echo": False, "future": True}:
+            return real(db_url, *args, **kwargs)
+        if _private.get("engine") is None:
+            _private["engine"] = real(db_url, *args, **kwargs)
+            event.listen(_private["engine"], "connect", _throwaway)
+        return _private["engine"]
+
+    api.create_engine = create
+    try:
+        yield
+    finally:
+        api.create_engine = real
+        if _private.get("engine") is not None:
+            _private["engine"].dispose()  # no connection left open on the file the next job replaces
 
 
 # --- merging into the course's gradebook ------------------------------------------
