@@ -33,14 +33,14 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_hook, run_sync
 from nbformat import NotebookNode
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import DeduplicateIds, Execute, OverwriteCells
+from nbgrader.preprocessors import CheckCellMetadata, DeduplicateIds, Execute, OverwriteCells
 from traitlets import Bool, Integer, List, Unicode, default
 
 from ..common.settings import CONFIG_NAMES, DEFAULT, GiB, Settings
 from .output_cap import OUTPUT_MARK
 from .provisioner import SandboxKernelSpecs
 from .repairs import (  # noqa: F401 (the course's config and the tests know them here too)
-    INVALID_NOTE, METADATA_NOTE, NOTE, RENAMED_NOTE, RestoreCellMetadata, RestoreMissingCells, prepare_submission,
+    CheckCellMetadataOnce, INVALID_NOTE, METADATA_NOTE, NOTE, RENAMED_NOTE, RestoreCellMetadata, RestoreMissingCells, prepare_submission,
     restore_metadata,
 )
 
@@ -339,14 +339,13 @@ def configure(c, course=None, hide=()):
     under another name, or not a notebook at all, is graded with a note (see
     :func:`prepare_submission`)."""
     steps = Autograde.class_traits()
-    c.Autograde.autograde_preprocessors = [
-        SandboxExecute if step is Execute else step for step in steps["autograde_preprocessors"].default()
-    ]
+    same = {Execute: SandboxExecute, OverwriteCells: RestoreMissingCells, CheckCellMetadata: CheckCellMetadataOnce}
+    c.Autograde.autograde_preprocessors = [same.get(step, step) for step in steps["autograde_preprocessors"].default()]
     sanitize = []
     for step in steps["sanitize_preprocessors"].default():
         if step is DeduplicateIds:  # edited metadata restored first: nbgrader's steps fail on it
             sanitize.append(RestoreCellMetadata)
-        sanitize.append(RestoreMissingCells if step is OverwriteCells else step)
+        sanitize.append(same.get(step, step))
     c.Autograde.sanitize_preprocessors = sanitize
     c.OverwriteCells.add_missing_cells = True  # a deleted test cell is put back and run
     c.Autograde.pre_convert_hook = prepare_submission
