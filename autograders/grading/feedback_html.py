@@ -22,6 +22,7 @@ example after manual grading in the formgrader.
 """
 
 import functools
+import json
 import re
 import shutil
 from pathlib import Path
@@ -130,6 +131,22 @@ def sanitise_page(page):
     return page[:opening.end()] + _alt_text(sanitise(page[opening.end():closing])) + page[closing:]
 
 
+_RENDERED = {}  # (filter, its inputs as JSON) -> HTML: a cell renders the same in every submission of a process
+
+
+def _memo(key, render):
+    """``render()``, or what it gave before for the same ``key`` (plain data; rendered anew if it is not JSON)."""
+    try:
+        key = json.dumps(key, sort_keys=True)
+    except (TypeError, ValueError):
+        return render()
+    if key not in _RENDERED:
+        if len(_RENDERED) >= 50_000:
+            _RENDERED.clear()
+        _RENDERED[key] = render()
+    return _RENDERED[key]
+
+
 @functools.lru_cache(maxsize=None)
 def exporter_class():
     """nbconvert's HTMLExporter whose templates compile once per process, not once per notebook."""
@@ -152,15 +169,27 @@ def exporter_class():
 
     # HTMLExporter's public options (template_name, exclude_*, filters, preprocessors) have no say over
     # the Jinja2 environment's bytecode cache nor over the page's last BeautifulSoup pass (about a fifth
-    # of the feedback's time), the two costs this class removes. So it overrides
-    # ``_create_environment`` and ``from_notebook_node``, the latter repeating HTMLExporter's own steps
-    # with ``_init_resources`` and ``_nb_metadata``, as read from nbconvert 7.17.2 (pyproject.toml pins
-    # nbconvert to 7.16-7.17: a later release is read again before the pin moves).
+    # of the feedback's time), nor over rendering each cell's Markdown and highlighting its code again in
+    # every submission (the cells the assignment gives are the same in all: a third of the rest), the
+    # costs this class removes. So it overrides ``_create_environment``, ``markdown2html`` (its output a
+    # function of its inputs and settings, but for ``embed_images``, which reads files) and
+    # ``from_notebook_node``, the latter repeating HTMLExporter's own steps with ``_init_resources`` and
+    # ``_nb_metadata``, as read from nbconvert 7.17.2 (pyproject.toml pins nbconvert to 7.16-7.17: a
+    # later release is read again before the pin moves).
     class FeedbackHTMLExporter(HTMLExporter):
         def _create_environment(self):
             environment = super()._create_environment()
             environment.bytecode_cache = Compiled()
             return environment
+
+        @jinja2.pass_context
+        def markdown2html(self, context, source):
+            render = functools.partial(HTMLExporter.markdown2html, self, context, source)
+            if self.embed_images:
+                return render()
+            path = context.get("resources", {}).get("metadata", {}).get("path", "")
+            return _memo(["markdown", source, context.get("cell", {}).get("attachments", {}), path,
+                          self.anchor_link_text, self.exclude_anchor_links, self.lexer_options], render)
 
         def from_notebook_node(self, nb, resources=None, **kw):
             # HTMLExporter's own steps but its last: a BeautifulSoup pass over the whole page
@@ -169,8 +198,15 @@ def exporter_class():
             # templates' cells focusable (nbgrader's feedback template, classic, writes none).
             language = nb.metadata.get("language_info", {})
             lexer = language.get("pygments_lexer", language.get("name", None))
-            self.register_filter("highlight_code", self.filters.get(
-                "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)))
+            highlight = self.filters.get("highlight_code")
+            if highlight is None:
+                plain = Highlight2HTML(pygments_lexer=lexer, parent=self)
+                key = ["highlight", lexer, plain.extra_formatter_options]
+
+                def highlight(source, language=None, metadata=None):
+                    return _memo([*key, source, language, metadata],
+                                 lambda: plain(source, language=language, metadata=metadata))
+            self.register_filter("highlight_code", highlight)
             resources = self._init_resources(resources)
             self.register_filter("filter_data_type", WidgetsDataTypeFilter(
                 notebook_metadata=self._nb_metadata, parent=self, resources=resources))
