@@ -86,3 +86,20 @@ def test_the_private_gradebook_s_engine_serves_every_job_and_only_it(tmp_path):
         assert gb.engine is not engines[0]
     with Gradebook(other, "course") as gb:
         assert sorted(s.id for s in gb.students) == ["a", "b"], "the other gradebook keeps what was written"
+
+
+def _contents(path):
+    with sqlite3.connect(path) as db:
+        tables = db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name").fetchall()
+        rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall()) for kind, name, _ in tables
+                if kind == "table"}
+    return tables, rows
+
+
+def test_an_empty_gradebook_is_the_one_nbgrader_makes(tmp_path):
+    jobs.environment()  # nbgrader runs alembic
+    with Gradebook(f"sqlite:///{tmp_path / 'nbgrader.db'}", "course101"):
+        pass
+    ours = gradebooks.empty_gradebook(tmp_path / "ours.db", "course101")
+    assert _contents(ours) == _contents(tmp_path / "nbgrader.db")
+    assert _contents(ours)[1]["alembic_version"], "stamped with alembic's head"
