@@ -135,14 +135,9 @@ _RENDERED = {}  # (filter, its inputs as JSON) -> HTML: a cell renders the same 
 
 
 def _memo(key, render):
-    """``render()``, or what it gave before for the same ``key`` (plain data; rendered anew if it is not JSON)."""
-    try:
-        key = json.dumps(key, sort_keys=True)
-    except (TypeError, ValueError):
-        return render()
+    key = json.dumps(key, sort_keys=True, default=repr)
     if key not in _RENDERED:
-        if len(_RENDERED) >= 50_000:
-            _RENDERED.clear()
+        _RENDERED.clear() if len(_RENDERED) >= 50_000 else None
         _RENDERED[key] = render()
     return _RENDERED[key]
 
@@ -198,15 +193,10 @@ def exporter_class():
             # templates' cells focusable (nbgrader's feedback template, classic, writes none).
             language = nb.metadata.get("language_info", {})
             lexer = language.get("pygments_lexer", language.get("name", None))
-            highlight = self.filters.get("highlight_code")
-            if highlight is None:
-                plain = Highlight2HTML(pygments_lexer=lexer, parent=self)
-                key = ["highlight", lexer, plain.extra_formatter_options]
-
-                def highlight(source, language=None, metadata=None):
-                    return _memo([*key, source, language, metadata],
-                                 lambda: plain(source, language=language, metadata=metadata))
-            self.register_filter("highlight_code", highlight)
+            plain = Highlight2HTML(pygments_lexer=lexer, parent=self)
+            self.register_filter("highlight_code", self.filters.get("highlight_code", lambda source, language=None,
+                                 metadata=None: _memo(["highlight", lexer, plain.extra_formatter_options, source, language, metadata],
+                                                      lambda: plain(source, language=language, metadata=metadata))))
             resources = self._init_resources(resources)
             self.register_filter("filter_data_type", WidgetsDataTypeFilter(
                 notebook_metadata=self._nb_metadata, parent=self, resources=resources))
@@ -243,11 +233,7 @@ def generate_feedback(root, config, assignment, student, log=None):
     if not outcome.get("success"):
         raise RuntimeError("generate_feedback failed:\n" + outcome.get("log", "") + outcome.get("error", ""))
     out = Path(root) / "feedback" / student / assignment
-    return {
-        str(p.relative_to(out)): (p.stat().st_mode & 0o777, p.read_bytes())
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
-    }
+    return {str(p.relative_to(out)): (p.stat().st_mode & 0o777, p.read_bytes()) for p in sorted(out.rglob("*")) if p.is_file()}
 
 
 def regenerate(course, assignments=None, students=None, db_url=None, progress=False):

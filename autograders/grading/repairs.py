@@ -10,50 +10,39 @@ course's autograde, and :class:`CheckCellMetadataOnce` in place of nbgrader's ``
 
 import json
 import os
-import traceback
 from pathlib import Path
+from unittest.mock import patch
 
 from nbformat import NotebookNode
 from nbgrader import utils as nbgrader_utils
-from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata, NbGraderPreprocessor, OverwriteCells
 
 
 class _SchemaOnce(BaseMetadataValidator):
-    """nbgrader's schema check of one cell's metadata (its version, then ``jsonschema.validate``, which checks
-    the schema itself first: 4/5 of the time), done once per distinct metadata in a process: it depends on
-    nothing else (read in nbgrader 0.9.6). The checks of ``MetadataValidatorV3`` on the cell run every time."""
+    """nbgrader's check of a cell's metadata alone (its version, then ``jsonschema.validate``, which checks the
+    schema itself first: 4/5 of the time), once per distinct metadata that passed (nbgrader 0.9.6)."""
 
-    passed = set()  # the nbgrader metadata, as sorted JSON, that passed
+    passed = set()  # the metadata, as sorted JSON
 
     def validate_cell(self, cell):
-        try:
-            key = json.dumps(cell.metadata.get("nbgrader"), sort_keys=True)
-        except (TypeError, ValueError):
-            key = None
-        if key is None or key not in self.passed:
+        key = json.dumps(cell.metadata.get("nbgrader"), sort_keys=True, default=repr)
+        if key not in self.passed:
             super().validate_cell(cell)
-            if key is not None and len(self.passed) < 100_000:
-                self.passed.add(key)
-
-
-class _Validator(MetadataValidator, _SchemaOnce):
-    """MetadataValidatorV3, whose ``super().validate_cell`` is :class:`_SchemaOnce`'s."""
+            self.passed.add(key) if len(self.passed) < 100_000 else None
 
 
 class CheckCellMetadataOnce(CheckCellMetadata):
-    """nbgrader's CheckCellMetadata (its ``preprocess``, as in nbgrader 0.9.6) with :class:`_Validator`."""
+    """nbgrader 0.9.6's CheckCellMetadata with MetadataValidatorV3's own checks of each cell, its schema's once."""
 
     def preprocess(self, nb, resources):
-        try:
-            _Validator().validate_nb(nb)
-        except ValidationError:
-            self.log.error(traceback.format_exc())
-            msg = "Notebook failed to validate; the nbgrader metadata may be corrupted."
-            self.log.error(msg)
-            raise ValidationError(msg)
-        return nb, resources
+        with patch("nbgrader.preprocessors.checkcellmetadata.MetadataValidator", _Validator):
+            return super().preprocess(nb, resources)
+
+
+class _Validator(MetadataValidator, _SchemaOnce):  # MetadataValidatorV3's super().validate_cell: _SchemaOnce's
+    pass
 
 
 class RestoreCellMetadata(NbGraderPreprocessor):
