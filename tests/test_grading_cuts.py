@@ -103,3 +103,18 @@ def test_an_empty_gradebook_is_the_one_nbgrader_makes(tmp_path):
     ours = gradebooks.empty_gradebook(tmp_path / "ours.db", "course101")
     assert _contents(ours) == _contents(tmp_path / "nbgrader.db")
     assert _contents(ours)[1]["alembic_version"], "stamped with alembic's head"
+
+
+def test_a_gradebook_left_open_by_a_job_never_reaches_the_next_job_s_file(tmp_path):
+    jobs.environment()
+    empty = gradebooks.empty_gradebook(tmp_path / "empty.db", "course")
+    url = gradebooks.private_url()
+    shutil.copyfile(empty, url.removeprefix("sqlite:///"))
+    with gradebooks.one_engine(url):
+        from nbgrader.api import Student
+
+        left = Gradebook(url, "course")  # never closed, in the middle of a write (a step that failed half-way)
+        left.db.add(Student(id="a"))
+        left.db.flush()
+    assert gradebooks.private_url() != url, "the next job writes a gradebook of its own elsewhere"
+    left.close()

@@ -199,8 +199,11 @@ def one_engine(url):
         yield
     finally:
         api.create_engine = real
-        if _private.get("engine") is not None:
-            _private["engine"].dispose()  # no connection left on the file the next job replaces
+        engine = _private.get("engine")
+        if engine is not None and engine.pool.checkedout():  # a gradebook left open: never on the next job's file
+            _private.clear()  # a new path and engine next time
+        elif engine is not None:
+            engine.dispose()  # no connection left on the file the next job replaces
 
 
 # --- merging into the course's gradebook ------------------------------------------
