@@ -194,9 +194,11 @@ def exporter_class():
             language = nb.metadata.get("language_info", {})
             lexer = language.get("pygments_lexer", language.get("name", None))
             plain = Highlight2HTML(pygments_lexer=lexer, parent=self)
-            self.register_filter("highlight_code", self.filters.get("highlight_code", lambda source, language=None,
-                                 metadata=None: _memo(["highlight", lexer, plain.extra_formatter_options, source, language, metadata],
-                                                      lambda: plain(source, language=language, metadata=metadata))))
+
+            def highlight(source, language=None, metadata=None):
+                return _memo(["highlight", lexer, plain.extra_formatter_options, source, language, metadata],
+                             lambda: plain(source, language=language, metadata=metadata))
+            self.register_filter("highlight_code", self.filters.get("highlight_code", highlight))
             resources = self._init_resources(resources)
             self.register_filter("filter_data_type", WidgetsDataTypeFilter(
                 notebook_metadata=self._nb_metadata, parent=self, resources=resources))
