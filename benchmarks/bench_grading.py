@@ -31,7 +31,8 @@ run, never absolute times across runs. The two ``grade`` rows say where the time
 With ``MHA_BENCH_AGAINST`` (another checkout of the workbook with its own ``.venv``, e.g. main's), that
 checkout builds a course of its own, the same submissions are copied in, and its ``grade`` + report (as
 shipped) runs ``MHA_BENCH_ROUNDS`` times (default 1) alternating with this checkout's; each row also says
-the CPU seconds of every process it waited for (Linux: RUSAGE_CHILDREN of a subprocess per run) and, with
+the CPU seconds of every process it waited for (Linux: RUSAGE_CHILDREN of a subprocess per run; not the workers a
+forkserver forked) and, with
 ``MHA_BENCH_CGROUP=/sys/fs/cgroup/cpuacct`` (a cgroup v1 cpuacct hierarchy; root), of every process each
 side started, in a cgroup of its own removed afterwards. The
 second serial nbgrader row and the same-work row are left out then.
@@ -311,6 +312,7 @@ def main():
                   f"{other:.1f} s: this one takes {this / other:.2f}x its time; over serial nbgrader: this "
                   f"{stock_s * len(seconds['this']) / this:.2f}x, {Path(against).name} {stock_s * len(seconds['other']) / other:.2f}x"
                   f"; gradebooks {'equal' if same else 'DIFFERENT'}; {_load()}", flush=True)
+            # (a pool's workers forked by a forkserver are not waited for by the grading: only the cgroup counts them)
             for kind, at in (("waited for", 0), ("in a cgroup of its own", 1)):
                 mine, theirs = (sum(spent[at] or 0.0 for spent in cpu[side]) for side in ("this", "other"))
                 if theirs:

@@ -358,26 +358,6 @@ def test_progress_bar_and_summary_line():
     assert summary.line() == "graded 3, failed 1, in 30.0 s (8.0 submissions/min)"
 
 
-def test_the_empty_gradebook_is_made_once_per_course_and_nbgrader_version(tmp_path, monkeypatch, kernels):
-    import sqlite3
-
-    import nbgrader.api
-
-    from autograders.grading import gradebooks
-
-    first = gradebooks.empty_gradebook(tmp_path / "first.db", "mha", tmp_path / ".grading")
-    monkeypatch.setattr(nbgrader.api, "Gradebook", None)  # a second alembic run would fail
-    second = gradebooks.empty_gradebook(tmp_path / "second.db", "mha", tmp_path / ".grading")
-
-    def schema(path):
-        with sqlite3.connect(path) as db:
-            return db.execute("select name, sql from sqlite_master order by name").fetchall(), \
-                db.execute("select * from alembic_version").fetchall()
-
-    assert schema(first) == schema(second) and schema(first)[1]
-    assert len(list((tmp_path / ".grading").glob("empty-gradebook-*.db"))) == 1
-
-
 def test_the_benchmarks_baseline_is_the_course_config_without_the_sandbox(tmp_path):
     from autograders.grading.gradebooks import course_config
     from benchmarks.bench_grading import stock_config

@@ -27,9 +27,9 @@ class Kernel:
     """A kernel client and manager: each kernel_info is answered on the shell; its "idle" reaches IOPub
     only from the ``joins``-th request on (a subscription that joins late misses the first ones)."""
 
-    def __init__(self, joins=1, alive=True, answers=True):
+    def __init__(self, joins=1, alive=True, answers=True, welcomes=False):
         self.shell_channel, self.iopub_channel = Channel(), Channel()
-        self.joins, self.alive, self.answers = joins, alive, answers
+        self.joins, self.alive, self.answers, self.welcomes = joins, alive, answers, welcomes
         self.requests, self.shutdowns, self.ids = 0, 0, itertools.count()
 
     def kernel_info(self):
@@ -38,6 +38,8 @@ class Kernel:
         self.iopub_channel.queue.put(message("status", "start-up", execution_state="starting"))
         if self.answers:
             self.shell_channel.queue.put(message("kernel_info_reply", msg_id, language_info={"name": "python"}))
+            if self.requests == self.joins and self.welcomes:  # ipykernel 7's XPUB: the subscription is live now
+                self.iopub_channel.queue.put(message("iopub_welcome", None, subscription=""))
             if self.requests >= self.joins:
                 self.iopub_channel.queue.put(message("status", msg_id, execution_state="busy"))
                 self.iopub_channel.queue.put(message("status", msg_id, execution_state="idle"))
@@ -68,6 +70,13 @@ def test_a_subscription_that_joins_late_is_asked_again():
     kernel = Kernel(joins=3)
     reply = asyncio.run(executor(kernel)._ready(timeout=5))
     assert kernel.requests == 3 and reply["parent_header"]["msg_id"] == "info-2"
+
+
+def test_a_subscription_the_kernel_welcomed_is_asked_again_at_once():
+    kernel = Kernel(joins=2, welcomes=True)  # the first idle is lost, then IOPub says the subscription is live
+    reply = asyncio.run(executor(kernel)._ready(timeout=5))
+    assert kernel.requests == 3 and reply["parent_header"]["msg_id"] == "info-2", \
+        "at the welcome, whatever came before it, the request is sent again: its idle reaches IOPub"
 
 
 def test_a_dead_kernel_or_a_silent_one_is_an_error():

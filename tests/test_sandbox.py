@@ -210,7 +210,8 @@ def test_course_config_runs_autograde_in_the_sandbox(tmp_path, kernels):
     sanitize = [step.__name__ for step in config.Autograde.sanitize_preprocessors]
     assert "RestoreMissingCells" in sanitize and "OverwriteCells" not in sanitize
     # edited metadata restored before any of nbgrader's steps reads it
-    assert sanitize.index("RestoreCellMetadata") < sanitize.index("DeduplicateIds") < sanitize.index("CheckCellMetadata")
+    assert sanitize.index("RestoreCellMetadata") < sanitize.index("DeduplicateIds") < sanitize.index("CheckCellMetadataOnce")
+    assert "CheckCellMetadata" not in sanitize + steps and "CheckCellMetadataOnce" in steps  # its schema checked once
     assert str(tmp_path.resolve()) in config.SandboxExecute.hide
     assert config.Autograde.pre_convert_hook is autograde.prepare_submission
 

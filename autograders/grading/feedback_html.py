@@ -23,6 +23,7 @@ example after manual grading in the formgrader.
 """
 
 import functools
+import json
 import re
 import shutil
 from pathlib import Path
@@ -134,6 +135,17 @@ def sanitise_page(page):
     return page[:opening.end()] + _alt_text(sanitise(page[opening.end():closing])) + page[closing:]
 
 
+_RENDERED = {}  # (filter, its inputs as JSON) -> HTML: a cell renders the same in every submission of a process
+
+
+def _memo(key, render):
+    key = json.dumps(key, sort_keys=True, default=repr)
+    if key not in _RENDERED:
+        _RENDERED.clear() if len(_RENDERED) >= 50_000 else None
+        _RENDERED[key] = render()
+    return _RENDERED[key]
+
+
 @functools.lru_cache(maxsize=None)
 def exporter_class():
     """nbconvert's HTMLExporter whose templates compile once per process, not once per notebook."""
@@ -160,11 +172,13 @@ def exporter_class():
 
     # HTMLExporter's public options (template_name, exclude_*, filters, preprocessors) have no say over
     # the Jinja2 environment's bytecode cache nor over the page's last BeautifulSoup pass (about a fifth
-    # of the feedback's time), the two costs this class removes. So it overrides
-    # ``_create_environment`` and ``from_notebook_node``, the latter repeating HTMLExporter's own steps
-    # with ``_init_resources`` and ``_nb_metadata``, and ``markdown2html`` (the same renderer options),
-    # as read from nbconvert 7.17.2 (pyproject.toml pins nbconvert to 7.16-7.17: a later release is
-    # read again before the pin moves).
+    # of the feedback's time), nor over rendering each cell's Markdown and highlighting its code again in
+    # every submission (the cells the assignment gives are the same in all: a third of the rest), the
+    # costs this class removes. So it overrides ``_create_environment``, ``markdown2html`` (its output a
+    # function of its inputs and settings, but for ``embed_images``, which reads files) and
+    # ``from_notebook_node``, the latter repeating HTMLExporter's own steps with ``_init_resources`` and
+    # ``_nb_metadata``, as read from nbconvert 7.17.2 (pyproject.toml pins nbconvert to 7.16-7.17: a
+    # later release is read again before the pin moves).
     class FeedbackHTMLExporter(HTMLExporter):
         # nbgrader's feedback template calls nbconvert's ``mathjax()`` macro (a CDN script) without
         # the exporter's ``mathjax_url``: a loader tried before the templates' folders (nbconvert's
@@ -185,8 +199,12 @@ def exporter_class():
             # templates' cells focusable (nbgrader's feedback template, classic, writes none).
             language = nb.metadata.get("language_info", {})
             lexer = language.get("pygments_lexer", language.get("name", None))
-            self.register_filter("highlight_code", self.filters.get(
-                "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)))
+            plain = Highlight2HTML(pygments_lexer=lexer, parent=self)
+
+            def highlight(source, language=None, metadata=None):
+                return _memo(["highlight", lexer, plain.extra_formatter_options, source, language, metadata],
+                             lambda: plain(source, language=language, metadata=metadata))
+            self.register_filter("highlight_code", self.filters.get("highlight_code", highlight))
             resources = self._init_resources(resources)
             self.register_filter("filter_data_type", WidgetsDataTypeFilter(
                 notebook_metadata=self._nb_metadata, parent=self, resources=resources))
@@ -195,13 +213,19 @@ def exporter_class():
 
         @pass_context
         def markdown2html(self, context, source):
-            # HTMLExporter's filter with the mathematics as MathML and tables in quotes and
-            # lists (autograders.common.math_html); nbgrader's comments go through it too.
-            return markdown_html(
-                source, attachments=context.get("cell", {}).get("attachments", {}), embed_images=self.embed_images,
-                path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+            # HTMLExporter's filter with the mathematics as MathML and tables in quotes and lists
+            # (autograders.common.math_html); nbgrader's comments go through it too. Rendered once per
+            # process for the same inputs and settings, but with ``embed_images``, which reads files.
+            attachments = context.get("cell", {}).get("attachments", {})
+            path = context.get("resources", {}).get("metadata", {}).get("path", "")
+            render = functools.partial(
+                markdown_html, source, attachments=attachments, embed_images=self.embed_images, path=path,
                 anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
                 **self.lexer_options)
+            if self.embed_images:
+                return render()
+            return _memo(["markdown", source, attachments, path, self.anchor_link_text, self.exclude_anchor_links,
+                          self.lexer_options], render)
 
     return FeedbackHTMLExporter
 
@@ -233,11 +257,7 @@ def generate_feedback(root, config, assignment, student, log=None):
     if not outcome.get("success"):
         raise RuntimeError("generate_feedback failed:\n" + outcome.get("log", "") + outcome.get("error", ""))
     out = Path(root) / "feedback" / student / assignment
-    return {
-        str(p.relative_to(out)): (p.stat().st_mode & 0o777, p.read_bytes())
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
-    }
+    return {str(p.relative_to(out)): (p.stat().st_mode & 0o777, p.read_bytes()) for p in sorted(out.rglob("*")) if p.is_file()}
 
 
 def regenerate(course, assignments=None, students=None, db_url=None, progress=False):

@@ -173,7 +173,7 @@ def grade(course_dir, assignments=None, students=None, workers=None, backend="lo
                 templates[assignment] = str(error)
                 continue
             if empty is None:
-                empty = empty_gradebook(tmp / "empty.db", course_id, course / STATUS_DIR)
+                empty = empty_gradebook(tmp / "empty.db", course_id)
             path = tmp / f"{assignment}.db"
             shutil.copyfile(empty, path)
             copy_definitions(db_url, f"sqlite:///{path}", assignment)

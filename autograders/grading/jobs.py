@@ -7,8 +7,8 @@ converter on it, with the course's configuration, in a private course directory 
     <tmp>/nbgrader_config.py                     the course's, copied
     <tmp>/source/<assignment>/                   the course's, copied
     <tmp>/submitted/<student>/<assignment>/      the submission, copied
-    <tmp>/gradebook.db                           a SQLite gradebook holding only the
-                                                 assignment's definitions
+and a SQLite gradebook holding only the assignment's definitions (one path per process, written anew
+for each job: :func:`~autograders.grading.gradebooks.one_engine`)
 
 (its kernel runs the student's cells, never a test cell, and after the last cell hands the answers
 over to the checks, whose verdicts become the test cells' outputs, which nbgrader scores:
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .gradebooks import course_config
+from .gradebooks import course_config, one_engine, private_url
 from . import verdicts
 from .progress import _reason
 from .verdicts import Lowered  # noqa: F401 (a result's rechecked entries)
@@ -208,8 +208,8 @@ def run_job(job):
             # The checks of this process and of every kernel it starts (nbgrader's, the re-check's) use the
             # numbers handed here, whatever file the submission or an environment variable holds.
             numbers = job.variants or current.sheet_document(job.assignment, job.student)
-            with setenv(MHA_CORE_DRAW="0"), current.handing(numbers):  # nobody looks at the figures (re-check too)
-                _run_job(job, Path(tmp), result)
+            with setenv(MHA_CORE_DRAW="0"), current.handing(numbers), one_engine(private_url()):
+                _run_job(job, Path(tmp), result)  # (MHA_CORE_DRAW: nobody looks at the figures)
         except BaseException as error:  # noqa: BLE001 (a job never stops the batch)
             if isinstance(error, KeyboardInterrupt):
                 raise
@@ -263,10 +263,10 @@ def _run_job(job, root, result):
     (root / "nbgrader_config.py").write_text(job.config)
     write_tree(root / "source" / assignment, job.source)
     write_tree(root / "submitted" / student / assignment, job.submission)
-    (root / "gradebook.db").write_bytes(job.gradebook)
+    db_url = private_url()
+    Path(db_url.removeprefix("sqlite:///")).write_bytes(job.gradebook)
 
     config = course_config(root)
-    db_url = f"sqlite:///{root / 'gradebook.db'}"
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.db_url = db_url
     coursedir = CourseDirectory(config=config)
