@@ -17,14 +17,11 @@ PRELOAD = ["autograders.grading.jobs", "nbgrader.converters", "autograders.gradi
 
 def _init_worker(env=None):
     """A worker's start: the grader's environment as it is now (``env``: a worker is forked from the forkserver,
-    which has the environment of its own start), then what every job imports (already there, preloaded)."""
+    which has the environment of its own start). What every job imports, the forkserver imported (PRELOAD)."""
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
     environment()
-    import nbgrader.converters  # noqa: F401 (imported once per worker, not per job)
-
-    from . import feedback_html  # noqa: F401
 
 
 def local(jobs, workers, function=None):

@@ -141,7 +141,8 @@ _RENDERED = {}  # (filter, its inputs as JSON) -> HTML: a cell renders the same 
 def _memo(key, render):
     key = json.dumps(key, sort_keys=True, default=repr)
     if key not in _RENDERED:
-        _RENDERED.clear() if len(_RENDERED) >= 50_000 else None
+        if len(_RENDERED) >= 50_000:
+            _RENDERED.clear()
         _RENDERED[key] = render()
     return _RENDERED[key]
 
@@ -150,7 +151,6 @@ def _memo(key, render):
 def exporter_class():
     """nbconvert's HTMLExporter whose templates compile once per process, not once per notebook."""
     import jinja2
-    from jinja2 import pass_context
     from nbconvert.exporters import HTMLExporter, TemplateExporter
     from nbconvert.filters.highlight import Highlight2HTML
     from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
@@ -211,7 +211,7 @@ def exporter_class():
             page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
             return sanitise_page(styled_page(page)), resources
 
-        @pass_context
+        @jinja2.pass_context
         def markdown2html(self, context, source):
             # HTMLExporter's filter with the mathematics as MathML and tables in quotes and lists
             # (autograders.common.math_html); nbgrader's comments go through it too. Rendered once per

@@ -30,7 +30,8 @@ class _SchemaOnce(BaseMetadataValidator):
         key = json.dumps(cell.metadata.get("nbgrader"), sort_keys=True, default=repr)
         if key not in self.passed:
             super().validate_cell(cell)
-            self.passed.add(key) if len(self.passed) < 100_000 else None
+            if len(self.passed) < 100_000:
+                self.passed.add(key)
 
 
 class CheckCellMetadataOnce(CheckCellMetadata):
