@@ -91,19 +91,28 @@ def _grade(args):
     elif args.submissions:
         pairs = intake.take_submissions(course, args.submissions, args.assignment, args.student)
         print(f"took {len(pairs)} submissions from {args.submissions}")
-    from .grading.sandbox import why_not_isolated
+    from .grading.sandbox import why_not_isolated, why_not_unisolated
     from .variants import VariantError
 
     why = why_not_isolated()
-    if why:  # a teacher must know before grading strangers' code in the open
-        print(f"warning: students' code will run without bubblewrap's isolation ({why}): it can read what "
-              "the machine's users can and reach the network; see docs/grading.md, 'What the sandbox isolates'",
-              file=sys.stderr)
+    if why and not args.unisolated:  # never strangers' code in the open unless the teacher says so
+        print(f"grade: refused: bubblewrap cannot isolate students' code here ({why}); install it, or grade "
+              "trusted work with --unisolated", file=sys.stderr)
+        return 2
+    if args.unisolated:
+        if why_not_unisolated():
+            print(f"grade: refused: {why_not_unisolated()}", file=sys.stderr)
+            return 2
+        print("warning: --unisolated: students' code runs without bubblewrap: it can read what the machine's "
+              "users can read, write where they can, reach the network and leave processes running; as root, "
+              "as a throwaway user (never root). Trusted work only: see docs/grading.md, 'What the sandbox "
+              "isolates'", file=sys.stderr)
     try:
         summary = grading.grade(
             course, assignments=args.assignment, students=args.student, workers=args.workers, backend=args.backend,
             scheduler=args.scheduler, db_url=args.db, progress=not args.quiet, feedback=not args.no_feedback,
             new_only=args.new_only, pairs=pairs, recheck=not args.no_recheck, refused=refused,
+            unisolated=args.unisolated,
         )
     except VariantError as error:
         print(f"variants: {error}", file=sys.stderr)
@@ -246,6 +255,9 @@ def build_parser():
     grade.add_argument("--no-report", action="store_true", help="do not write grades.csv and report.html")
     grade.add_argument("--no-recheck", action="store_true",
                        help="trust nbgrader's scores: skip the re-check in a clean process (faster; not for untrusted work)")
+    grade.add_argument("--unisolated", action="store_true",
+                       help="grade without bubblewrap where it cannot run (trusted work only: students' code reads "
+                            "and writes what the machine's users can; as root it runs as a throwaway user)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=_grade)
 

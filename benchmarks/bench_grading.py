@@ -9,14 +9,15 @@ one course grade it:
   ``nbgrader_config.py`` without the sandbox: nbgrader's own executor, a fresh
   kernel per notebook): what an instructor runs without this tool, the baseline;
 - ``nbgrader autograde "*"``, serial, in the course as the tool writes it
-  (sandboxed kernels forked from a warm process): how much of the gain is not
+  (each kernel exec'd cold in a bubblewrap sandbox of its own): how much of the gain is not
   parallelism;
 - ``grade`` doing the same work (parallel workers, ``recheck=False, feedback=False``);
 - ``grade`` as shipped (each notebook also re-checked in a clean process,
   per-student feedback HTML, then the report).
 
-Every gradebook row must be equal. Target: ``grade`` as shipped at least 4x faster than the
-baseline on a 2-core machine.
+Every gradebook row must be equal. Target: ``grade`` as shipped at least 3x faster than the
+baseline on a 2-core machine, variants on and off (issue "Trust the grade": isolation first, never
+traded for speed).
 
 Each row prints the load average (1, 5, 15 min): on a shared machine compare rows of one
 run, never absolute times across runs. The two ``grade`` rows say where the time went
@@ -57,7 +58,7 @@ import nbformat
 from autograders.editions import editions
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = 4.0  # times faster than serial nbgrader autograde, as shipped (issue "Grade once")
+TARGET = 3.0  # times faster than serial nbgrader autograde, as shipped (issue "Trust the grade")
 
 
 def _fixtures(stem):

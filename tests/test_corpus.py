@@ -14,6 +14,7 @@ process per core, niceness ``MHA_CORPUS_BURN_NICE``, default 10; 0 to keep them
 as busy as another engineer's tests would; ``MHA_CORPUS_BURN=0`` to go without).
 """
 
+import glob
 import html
 import os
 import re
@@ -27,7 +28,8 @@ import pytest
 from autograders.editions import editions
 from tests.conftest import cell_text
 from autograders.grading.feedback_html import hidden_lines
-from tests.corpus import CASES, LEVEL1, LEVEL2, NEEDS_NAMESPACES, RECHECK_LOWERED, TIMEOUT, outside_paths, submission, world_writable
+from tests.corpus import (CASES, LEVEL1, LEVEL2, NEEDS_NAMESPACES, RECHECK_LOWERED, SECRET_NAME, TERMINAL_MARK, TIMEOUT,
+                          outside_paths, submission, world_writable)
 
 ROOT = editions.ROOT
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -153,6 +155,9 @@ def corpus(tmp_path_factory, burner):
     for name in (LEVEL1, LEVEL2):
         nb = nbformat.read(str(source / f"{name}.ipynb"), as_version=4)
         points[name] = {c.metadata.nbgrader["grade_id"]: float(c.metadata.nbgrader["points"]) for c in nb.cells if _is_test_cell(c)}
+    private = course / "private-root-only.txt"  # what a hard link in a submission points to
+    private.write_text("root: a secret of the grader's, hidden=True")
+    private.chmod(0o600)
     for case in CASES:
         src = nbformat.read(str(source / f"{case.assignment}.ipynb"), as_version=4)
         released = nbformat.read(str(course / "release" / case.assignment / f"{case.assignment}.ipynb"), as_version=4)
@@ -162,20 +167,36 @@ def corpus(tmp_path_factory, burner):
         (folder / filename).write_bytes(data)
         for name, target in case.links:
             os.symlink(target.format(course=course, root=ROOT), folder / name)
+        for name, target in case.hardlinks:
+            os.link(target.format(course=course, root=ROOT), folder / name)
     for path in outside_paths(course, ROOT):
         if os.path.exists(path):
             os.remove(path)
     runs = {}
     assert all(process.poll() is None for process in burner), "the CPU burner died before grading"
+    before = set(glob.glob("/tmp/mha-*"))
+    terminal = tmp / "terminal.txt"  # the grader's stdout and stderr while it grades: what its terminal would show
+    saved = [os.dup(1), os.dup(2)]
+    os.environ[SECRET_NAME] = f"grader-secret-{os.getpid()}"  # as a PGPASSWORD or a hub token would be
     try:
-        runs["serial"] = _snapshot(course, grade(course, workers=1))
-        runs["parallel"] = _snapshot(course, grade(course, workers=2))
-        alone = grade(course, pairs=HONEST, workers=2, feedback=False)
-        runs["alone"] = {"summary": alone}
+        with open(terminal, "wb") as out:
+            os.dup2(out.fileno(), 1)
+            os.dup2(out.fileno(), 2)
+            runs["serial"] = _snapshot(course, grade(course, workers=1))
+            runs["parallel"] = _snapshot(course, grade(course, workers=2))
+            alone = grade(course, pairs=HONEST, workers=2, feedback=False)
+            runs["alone"] = {"summary": alone}
     finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
+        del os.environ[SECRET_NAME]
         for path in outside_paths(course, ROOT):
             if os.path.exists(path):
                 os.remove(path)
+    runs["terminal"] = terminal.read_bytes()
+    runs["left in /tmp"] = sorted(set(glob.glob("/tmp/mha-*")) - before)
     assert all(process.poll() is None for process in burner), "the CPU burner died while grading"
     return {"runs": runs, "points": points, "course": course}
 
@@ -193,6 +214,15 @@ def test_each_case_scores_exactly_its_table_entry(corpus, case, mode):
     feedback = run["feedback"][key]
     for phrase in case.phrases:
         assert phrase.lower() in feedback.lower(), f"{case.name}: no {phrase!r} in its feedback:\n{feedback[-3000:]}"
+
+
+def test_nothing_reaches_the_grader_s_terminal_and_nothing_is_left_in_tmp(corpus):
+    """A submission wrote a terminal title and a fake summary to every descriptor it held (ipykernel's copy of
+    its original stdout and stderr among them): none of it reached the grader's stdout or stderr. Both gradings
+    (one worker, two) left nothing of theirs in /tmp (gradebooks, sandboxes, font lists)."""
+    runs = corpus["runs"]
+    assert TERMINAL_MARK.encode() not in runs["terminal"] and b"\x1b]0;" not in runs["terminal"]
+    assert runs["left in /tmp"] == []
 
 
 @pytest.mark.parametrize("mode", ["serial", "parallel"])

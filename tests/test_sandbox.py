@@ -500,19 +500,23 @@ def grader(listener):
     env = {k: v for k, v in os.environ.items() if k not in ("HOME",)}
     env.update(PYTHONPATH=str(ROOT), MHA_TEST_SECRET="a token")
 
-    def run(launcher_argv=None, observe=True, **options):
+    def run(launcher_argv=None, observe=True, unisolated=False, refused=False, **options):
         launcher = launcher_argv or [sys.executable, "-m", "autograders.grading.sandbox"]
         inner = {"port": port, "visible": str(visible), "written": str(written), "course": course,
                  "mounted": str(ROOT / "autograders"), "world_writable": list(world_writable()), "ww_name": ww_name,
                  "hidden": [course, str(ROOT / "notebooks"), str(ROOT / "tests")],
                  "secret_files": [f"{course}/source/hidden.txt", str(ROOT / "notebooks" / "level1_recognition.ipynb")]}
-        launch = sandbox.Launch(Settings(memory=512 * MiB, file_size=1 * MiB, hide=(course,)), workdir=work, keep=home)
+        settings = Settings(memory=512 * MiB, file_size=1 * MiB, hide=(course,), unisolated=unisolated)
+        launch = sandbox.Launch(settings, workdir=work, keep=home)
         command = [*launcher, launch.to_json(), "--", sys.executable, "-c", OBSERVE, json.dumps(inner)]
         cfg = {"uid": uid, "reach": reach, "stage": tempfile.mkdtemp(dir=stage), "course": course, "home": str(home),
                "env": env, "port": port, "control_files": [str(visible), f"{course}/source/hidden.txt"],
                "readable": [python, str(ROOT / "autograders" / "grading" / "sandbox.py")], "probe": not observe, **options}
         result = subprocess.run([sys.executable, "-I", "-c", GRADER, json.dumps(cfg), *command], capture_output=True,
                                 text=True, timeout=60)
+        if refused:  # the launcher said why in one line and ran nothing
+            assert result.returncode != 0 and '"report"' not in result.stdout, result.stdout[-3000:]
+            return result.stderr.strip().splitlines()[-1]
         assert result.returncode == 0, result.stderr[-3000:]
         lines = result.stdout.splitlines()
         if not observe:
@@ -549,6 +553,9 @@ def _userns_for(grader):
 
 def test_non_root_grader_isolated_in_a_user_namespace(grader):
     userns = _userns_for(grader)
+    if not userns:  # the OS refuses unprivileged user namespaces: the launcher refuses, saying so
+        assert grader(refused=True).startswith("sandbox: refused: bubblewrap cannot isolate")
+        return
     control, seen = grader()
     report, uid = seen["report"], grader.uid
     # Outside the sandbox this user reads the course and the host's /tmp, and reaches the host's loopback.
@@ -560,9 +567,6 @@ def test_non_root_grader_isolated_in_a_user_namespace(grader):
                               "RLIMIT_NOFILE": DEFAULT.open_files, "RLIMIT_CORE": 0}
     assert seen["memory"] == "MemoryError" and seen["big_file"] == "EFBIG"
     assert seen["env"]["MHA_TEST_SECRET"] is None and seen["env"]["HOME"] == str(grader.work) == seen["cwd"]
-    if not userns:  # the OS refuses unprivileged user namespaces: said so, and the child still ran
-        assert report["filesystem"].startswith("shared (") and report["network"].startswith("shared (")
-        return
     assert report["filesystem"] == "isolated" and report["network"] == "isolated"
     # Network: only a loopback of its own (bubblewrap brings it up: nothing listens there); the host's
     # loopback and any outside address unreachable.
@@ -600,39 +604,39 @@ def test_non_root_launcher_started_from_a_threaded_process(grader):
     userns = _userns_for(grader)
     shim = ("import threading; threading.Thread(target=threading.Event().wait, daemon=True).start(); "
             "import runpy; runpy.run_module('autograders.grading.sandbox', run_name='__main__', alter_sys=True)")
+    if not userns:
+        assert grader([sys.executable, "-c", shim], refused=True).startswith("sandbox: refused")
+        return
     _, seen = grader([sys.executable, "-c", shim])
     report = seen["report"]
-    if userns:
-        assert report["network"] == report["filesystem"] == "isolated" and seen["interfaces"] == ["lo"]
-    else:
-        assert report["network"].startswith("shared (") and report["filesystem"].startswith("shared (")
+    assert report["network"] == report["filesystem"] == "isolated" and seen["interfaces"] == ["lo"]
 
 
-def test_non_root_without_user_namespaces_shares_and_runs(grader):
-    """Where user namespaces cannot be created (here: a user namespace whose
-    user.max_user_namespaces is 0, as a host with the sysctl at 0), the report
-    says "shared (...)" and the kernel runs all the same: limits and a stripped
-    environment, but the host's network and /tmp (the documented gap)."""
-    control, seen = grader(no_userns=True)
+def test_non_root_without_user_namespaces_refuses_unless_unisolated(grader):
+    """Where user namespaces cannot be created (here: a user namespace whose user.max_user_namespaces is 0,
+    as a host with the sysctl at 0), the launcher refuses in one line saying what to do; asked for
+    unisolated grading, the kernel runs with the limits and a stripped environment, as the grader (not root),
+    and its report says "unisolated (...)" with bubblewrap's own words."""
+    line = grader(no_userns=True, refused=True)
+    assert line.startswith("sandbox: refused: bubblewrap cannot isolate students' code here (") and "--unisolated" in line
+    control, seen = grader(no_userns=True, unisolated=True)
     report = seen["report"]
-    assert report["filesystem"].startswith("shared (") and report["network"].startswith("shared (")
-    assert "hidden" not in report and report["user"] == f"unchanged ({grader.uid})"
+    assert report["filesystem"].startswith("unisolated (") and report["network"].startswith("unisolated (")
+    assert "hidden" not in report and report["user"] == f"unchanged ({grader.uid})" and seen["uid"] == grader.uid != 0
     if control["limited"]:
         assert "ENOSPC" in report["network"] or os.strerror(errno.ENOSPC) in report["network"]  # what bwrap said
     assert seen["limits"]["RLIMIT_AS"] == 512 * MiB and seen["memory"] == "MemoryError"
     assert seen["env"]["MHA_TEST_SECRET"] is None and seen["env"]["TMPDIR"] == str(grader.work)
-    assert seen["connect_host"] == "ok" and seen["host_tmp_file"] is True
-    assert seen["listing"][grader.course] == ["source"]  # nothing hidden: keep the course chmod 700
 
 
 def test_non_root_uid_map_refused_after_unshare(grader):
     """Ubuntu 24.04 (AppArmor) lets unshare(CLONE_NEWUSER) succeed, then refuses writing
-    the uid map: bubblewrap then makes no sandbox at all, and the process must still start, saying
-    so. Simulated with a read-only /proc (the write fails with EROFS instead of EPERM, at the same place)."""
-    _, seen = grader(readonly_proc=True)
-    report = seen["report"]
-    assert report["filesystem"].startswith("shared (") and report["network"].startswith("shared (")
-    assert report["user"] == f"unchanged ({grader.uid})"
+    the uid map: bubblewrap then makes no sandbox at all, and the launcher refuses, saying so.
+    Simulated with a read-only /proc (the write fails with EROFS instead of EPERM, at the same place)."""
+    line = grader(readonly_proc=True, refused=True)
+    assert line.startswith("sandbox: refused: bubblewrap cannot isolate") and "install it" in line
+    _, seen = grader(readonly_proc=True, unisolated=True)
+    assert seen["report"]["filesystem"].startswith("unisolated (") and seen["report"]["user"] == f"unchanged ({grader.uid})"
     assert seen["env"]["MHA_TEST_SECRET"] is None and seen["limits"]["RLIMIT_AS"] == 512 * MiB
 
 
@@ -836,20 +840,22 @@ def test_world_writable_directories_are_private_to_the_kernel(kernels):
         box.close()
         for d in directories:
             Path(d, name).unlink(missing_ok=True)
-    if report["filesystem"] == "isolated":
-        assert written == []
-        seen = dict(line.rsplit(" ", 1) for line in out.splitlines())
-        assert all(seen[d] == "wrote" for d in sandbox.PRIVATE_DIRS if d in seen)  # its own, private ones
-    else:  # the documented gap without a mount namespace: only what a throwaway user may not write is safe
-        assert not NAMESPACES
+    assert report["filesystem"] == "isolated" and written == []
+    seen = dict(line.rsplit(" ", 1) for line in out.splitlines())
+    assert all(seen[d] == "wrote" for d in sandbox.PRIVATE_DIRS if d in seen)  # its own, private ones
 
 
-def test_grading_without_bubblewrap_warns_the_teacher_first(tmp_path, monkeypatch, capsys):
+def test_grading_without_bubblewrap_refuses_unless_unisolated(tmp_path, monkeypatch, capsys):
+    """No bubblewrap: ``grade`` refuses in one line saying what to install; ``--unisolated`` grades, after a
+    warning that says what it means; the jobs' course configuration then asks the launcher for it."""
     from autograders import __main__ as cli
     from autograders.grading import grading
     from autograders.variants import VariantError
 
+    asked = []
+
     def stop(*args, **kwargs):
+        asked.append(kwargs.get("unisolated"))
         raise VariantError("stopped before grading")
 
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
@@ -858,5 +864,29 @@ def test_grading_without_bubblewrap_warns_the_teacher_first(tmp_path, monkeypatc
     assert sandbox.why_not_isolated() == "bubblewrap is not installed: apt-get install bubblewrap"
     assert cli.main(["grade", "--course", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "warning: students' code will run without bubblewrap's isolation (bubblewrap is not installed" in err, err
-    assert err.index("warning") < err.index("stopped before grading")
+    assert err.strip() == ("grade: refused: bubblewrap cannot isolate students' code here (bubblewrap is not installed: "
+                           "apt-get install bubblewrap); install it, or grade trusted work with --unisolated"), err
+    assert asked == []  # nothing graded
+    monkeypatch.setattr(sandbox, "why_not_unisolated", lambda: None)
+    assert cli.main(["grade", "--course", str(tmp_path), "--unisolated"]) == 2
+    err = capsys.readouterr().err
+    assert "warning: --unisolated: students' code runs without bubblewrap" in err and "never root" in err
+    assert err.index("warning") < err.index("stopped before grading") and asked == [True]
+
+
+def test_unisolated_as_root_refused_where_a_throwaway_user_cannot_read_python(monkeypatch):
+    """As root, unisolated grading never runs students' code as root: where the throwaway user could not
+    read Python (a venv under a 0700 /root), it is refused before anything runs."""
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sandbox, "_reachable", lambda path: False)
+    assert "cannot read" in sandbox.why_not_unisolated()
+    monkeypatch.setattr(sandbox, "_bubblewrap", lambda flags: "bwrap-not-here")
+    launch = sandbox.Launch(DEFAULT.replace(unisolated=True), workdir="/nonexistent", uid=None)
+    with pytest.raises(sandbox.Refused, match="throwaway user"):
+        sandbox.isolate(launch, ["true"])
+    launch = sandbox.Launch(DEFAULT.replace(unisolated=True), workdir="/nonexistent", uid=3_000_123)
+    with pytest.raises(sandbox.Refused, match="cannot read"):
+        sandbox.isolate(launch, ["true"])
+    launch = sandbox.Launch(DEFAULT, workdir="/nonexistent", uid=3_000_123)
+    with pytest.raises(sandbox.Refused, match="--unisolated"):
+        sandbox.isolate(launch, ["true"])

@@ -16,7 +16,7 @@ from autograders.common.settings import CONFIG_NAMES, DEFAULT, Settings
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"
 CHANGED = {"cell_timeout": 3, "notebook_timeout": 600, "memory": 1024**3, "file_size": 2 * 1024**2, "processes": 64,
-           "open_files": 256, "output_limit": 3000, "namespaces": False, "max_restarts": 2}
+           "open_files": 256, "output_limit": 3000, "unisolated": True, "disk": 99 * 1024**2, "max_restarts": 2}
 
 
 def _course(tmp_path, **changes):
@@ -116,7 +116,7 @@ def test_the_settings_reach_the_launcher_as_one_json_argument(tmp_path):
     from autograders.grading import sandbox
 
     settings = Settings(memory=5 * 1024**2, file_size=7, processes=9, open_files=11, hide=(str(tmp_path),),
-                        namespaces=False, output_limit=123)
+                        unisolated=True, output_limit=123)
     box = sandbox.Sandbox(settings)
     try:
         command = box.command(["true"], own=[str(box.work / "f")])

@@ -30,7 +30,8 @@ class Settings:
     open_files: int = 1024  # RLIMIT_NOFILE
     output_limit: int = 200_000  # characters a cell may print; past them the cell is stopped
     hide: tuple = ()  # directories no student code may see (the course's, made absolute)
-    namespaces: bool = True  # new network and mount namespaces where the OS allows
+    unisolated: bool = False  # run kernels without bubblewrap (trusted work only; never as root)
+    disk: int = 256 * MiB  # bytes a kernel may write in all, its directory and its /tmp, /var/tmp, /dev/shm
     max_restarts: int = 8  # kernels started for one notebook, at most
 
     def __post_init__(self):
@@ -87,7 +88,7 @@ class Settings:
 CONFIG_NAMES = {
     "notebook_timeout": "notebook_timeout", "memory": "memory_limit", "file_size": "file_size_limit",
     "processes": "process_limit", "open_files": "open_files_limit", "output_limit": "output_limit", "hide": "hide",
-    "namespaces": "namespaces", "max_restarts": "max_restarts",
+    "unisolated": "unisolated", "disk": "disk_limit", "max_restarts": "max_restarts",
 }
 
 DEFAULT = Settings()

@@ -69,7 +69,9 @@ class SandboxExecute(Execute):
     open_files_limit = Integer(DEFAULT.open_files, help="files a kernel may hold open").tag(config=True)
     output_limit = Integer(DEFAULT.output_limit, help="characters a cell may print; past them the kernel stops the cell").tag(config=True)
     hide = List(Unicode(), help="directories the kernel must not see (the course)").tag(config=True)
-    namespaces = Bool(DEFAULT.namespaces, help="new network and mount namespaces where the OS allows").tag(config=True)
+    unisolated = Bool(DEFAULT.unisolated, help="run students' code without bubblewrap (trusted work only: it "
+                                               "reads what the grader's user may read; never as root)").tag(config=True)
+    disk_limit = Integer(DEFAULT.disk, help="bytes a kernel may write in all (its directory and temporary ones)").tag(config=True)
     max_restarts = Integer(DEFAULT.max_restarts, help="kernels started for one notebook, at most").tag(config=True)
     checks = Bool(False, help="the test cells do not run in the kernel: the source notebook's tests run in the "
                               "grader on the answers the kernel hands over after its last cell").tag(config=True)

@@ -6,6 +6,8 @@ process that ran it (a job that kills its worker is reported failed, alone).
 """
 
 import os
+import shutil
+import tempfile
 import time
 from collections import Counter, deque
 
@@ -17,10 +19,12 @@ PRELOAD = ["autograders.grading.jobs", "nbgrader.converters", "autograders.gradi
 
 def _init_worker(env=None):
     """A worker's start: the grader's environment as it is now (``env``: a worker is forked from the forkserver,
-    which has the environment of its own start). What every job imports, the forkserver imported (PRELOAD)."""
+    which has the environment of its own start). What every job imports, the forkserver imported (PRELOAD).
+    Its temporary files go in the pool's folder (``TMPDIR``), removed with the pool whatever becomes of it."""
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
+    tempfile.tempdir = os.environ.get("TMPDIR") or None
     environment()
 
 
@@ -48,8 +52,10 @@ def local(jobs, workers, function=None):
         for job in batch:
             pending.remove(job)
         size = 1 if alone else max(1, min(workers, len(batch)))
+        folder = tempfile.mkdtemp(prefix="mha-grading-")  # the workers' temporary files (their gradebooks...)
+        os.chmod(folder, 0o711)  # the way to a kernel's folder, for a throwaway user (unisolated grading)
         pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_init_worker,
-                                   initargs=(dict(os.environ),))
+                                   initargs=({**os.environ, "TMPDIR": folder},))
         try:
             futures = {pool.submit(function, job): job for job in batch}
             for future in as_completed(futures):
@@ -66,6 +72,7 @@ def local(jobs, workers, function=None):
                     yield failed(job, f"{type(error).__name__}: {error}")
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def dask(jobs, scheduler):

@@ -127,14 +127,14 @@ def environment():
 
 def read_tree(directory, links=True):
     """{relative path: (mode, bytes)} of the files under ``directory``. ``links=False`` (a submission):
-    symbolic links are left out, never followed (the grader reads them, with its own rights: a link
-    to the course's source notebook or gradebook, or to /etc/shadow, would hand their contents to the
-    student's kernel); ``rglob`` enters no linked folder either."""
+    symbolic and hard links are left out, never followed (the grader reads them, with its own rights: a
+    link to the course's source notebook or gradebook, or to /etc/shadow, would hand their contents to
+    the student's kernel); ``rglob`` enters no linked folder either."""
     directory = Path(directory)
     return {
         str(p.relative_to(directory)): (p.stat().st_mode & 0o777, p.read_bytes())
         for p in sorted(directory.rglob("*"))
-        if p.is_file() and (links or not p.is_symlink())
+        if p.is_file() and (links or not (p.is_symlink() or p.stat().st_nlink > 1))
     }
 
 

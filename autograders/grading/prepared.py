@@ -37,14 +37,21 @@ def compile_packages():
 
 def _build(settings):
     box = Sandbox(settings)
+    out = box.root / "fonts"  # what the sandbox writes is in its memory: the list is copied out here
+    out.mkdir()
+    if box.uid is not None:
+        os.chown(out, box.uid, box.uid)
+    copy = ("import glob, os, shutil, sys, matplotlib.font_manager\n"
+            f"for path in glob.glob(os.path.join(os.environ['MPLCONFIGDIR'], {FONT_LIST!r})):\n"
+            "    shutil.copy(path, sys.argv[1])")
     try:
-        command = box.command([sys.executable, "-c", "import matplotlib.font_manager"])
+        command = box.command([sys.executable, "-c", copy, str(out)])
         done = subprocess.run(command, env=box.env(), cwd=box.work, capture_output=True, timeout=120)
-        found = sorted((box.work / ".matplotlib").glob(FONT_LIST))
+        found = sorted(out.glob(FONT_LIST))
         if done.returncode or not found:
             return None
         keep = Path(box.root.parent) / f"{box.root.name}-fonts"  # outlives the box, removed at exit
-        keep.mkdir(mode=0o755)
+        keep.mkdir(mode=0o700)  # the grader's: each kernel gets a copy (Sandbox)
         for path in found:
             shutil.copyfile(path, keep / path.name)
         return keep

@@ -26,7 +26,11 @@ notebook asks for.
 
 import contextlib
 import os
+import re
+import subprocess
 import sys
+import threading
+import time
 
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.provisioning import LocalProvisioner
@@ -34,7 +38,6 @@ from traitlets import Dict
 
 from .prepared import font_list
 from .sandbox import Sandbox
-from .warmstart import parent
 from ..common.settings import Settings
 
 PROVISIONER = "mha-sandbox"  # its entry point's name (pyproject.toml)
@@ -75,6 +78,8 @@ class SandboxProvisioner(LocalProvisioner):
         pipes, self.pipes = self.pipes, ()
         return (*pipes, *self.kernel_numbers) if pipes else ()
 
+    log_limit = 64 * 1024  # bytes of a kernel's stderr that reach the grader's log
+
     def _close(self, name):
         for fd in getattr(self, name):
             with contextlib.suppress(OSError):
@@ -85,12 +90,14 @@ class SandboxProvisioner(LocalProvisioner):
         if self.sandbox is not None:  # a restart: a fresh directory (and user) for the new kernel
             self.sandbox.close()
         settings = Settings.from_dict(self.settings)
-        warm = parent(settings)  # this process's warm sandbox, or None (cold: the launcher's, said in a log line)
-        fonts = None if warm else font_list(settings)  # a warm kernel has the parent's
-        self.sandbox = Sandbox(settings, copy_from=kwargs.get("cwd"), fonts=fonts, under=warm and warm.jobs)
+        self.sandbox = Sandbox(settings, copy_from=kwargs.get("cwd"), fonts=font_list(settings))
         km = self.parent  # where LocalProvisioner, too, reads and writes the connection's details
         km.transport = "ipc"
-        km.ip = str(self.sandbox.root / "kernel")
+        sockets = self.sandbox.root / "sockets"  # the kernel's, until it has made them (see _lock_sockets)
+        sockets.mkdir(mode=0o700)
+        if self.sandbox.uid is not None:
+            os.chown(sockets, self.sandbox.uid, self.sandbox.uid)
+        km.ip = str(sockets / "kernel")
         km.connection_file = str(self.sandbox.root / "kernel.json")
         kwargs["cwd"] = str(self.sandbox.work)
         kwargs["env"] = {**self.sandbox.env(), **kwargs.get("env", {})}
@@ -101,20 +108,67 @@ class SandboxProvisioner(LocalProvisioner):
         self_read, from_kernel = os.pipe()
         self.pipes, self.kernel_ends = (self_write, self_read), (to_kernel, from_kernel)
         self.kernel_numbers = self.kernel_ends
-        if warm:  # forked by the warm parent, through a proxy that hands it the pipes
-            kwargs["cmd"] = warm.command(kwargs["cmd"], fds=self.kernel_ends)
         kwargs["pass_fds"] = self.kernel_ends  # the same numbers in the kernel (subprocess keeps them)
+        # No descriptor of the grader's: not its terminal or pipe (ipykernel keeps a copy of the original
+        # stdout and stderr, writable from a cell), nor its log file; stderr reaches the log through a filter.
+        kwargs["stdout"] = kwargs["stdin"] = subprocess.DEVNULL
         return kwargs
 
     async def launch_kernel(self, cmd, **kwargs):
+        read, kwargs["stderr"] = os.pipe()
         try:
-            return await super().launch_kernel(cmd, **kwargs)
+            info = await super().launch_kernel(cmd, **kwargs)
+        except BaseException:
+            os.close(read)
+            raise
         finally:
+            os.close(kwargs["stderr"])
             self._close("kernel_ends")
+        self.log_thread = threading.Thread(target=_forward_log, args=(read, self.log_limit), daemon=True)
+        self.log_thread.start()
+        if self.sandbox.uid is not None:
+            self.lock_thread = threading.Thread(target=_lock_sockets, args=(self.parent, self.sandbox.uid), daemon=True)
+            self.lock_thread.start()
+        return info
 
     async def cleanup(self, restart=False):
         await super().cleanup(restart=restart)
+        if getattr(self, "log_thread", None) is not None:
+            self.log_thread.join(timeout=5)  # the kernel is gone: its stderr ends
         self._close("pipes")
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None
+
+
+_CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")  # a terminal's escapes and controls; tabs and newlines stay
+
+
+def _forward_log(read, limit):
+    """Copy a kernel's stderr (the pipe's ``read`` end) to this process's stderr, control characters
+    dropped, at most ``limit`` bytes; read the rest to its end without keeping it."""
+    left = limit
+    with open(read, "rb", buffering=0) as pipe:
+        while chunk := pipe.read(65536):
+            if left > 0:
+                kept = _CONTROL.sub(b"", chunk[:left])
+                left -= len(chunk)
+                if left <= 0:
+                    kept += b"\n[the kernel's log was cut here]\n"
+                with contextlib.suppress(OSError):
+                    os.write(2, kept)
+
+
+def _lock_sockets(km, uid, timeout=60):
+    """Once the kernel (as ``uid``) has made its five sockets, hand their folder back to root: the kernel
+    can no longer write a file outside the memory its sandbox gives it (a grader that is root only)."""
+    folder = os.path.dirname(km.ip)
+    names = [f"{km.ip}-{port}" for port in (km.shell_port, km.iopub_port, km.stdin_port, km.hb_port, km.control_port)]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and os.path.isdir(folder):
+        if all(os.path.exists(name) for name in names):
+            with contextlib.suppress(OSError):
+                os.chown(folder, 0, 0)
+                os.chmod(folder, 0o755)
+            return
+        time.sleep(0.05)

@@ -8,24 +8,26 @@ the grader's user can, reach the network and eat all memory. The course's ``nbgr
     python -m autograders.grading.sandbox LAUNCH_JSON -- COMMAND...
 
 ``LAUNCH_JSON`` is one :class:`Launch`: the course's settings as
-:meth:`~autograders.common.settings.Settings.as_dict` gives them (limits, directories to hide,
-namespaces or not), the private directory and the throwaway user. The launcher sets what
-bubblewrap has no option for, the resource limits (address space, file size, open files, no
-core dumps; processes, counted per user, for a throwaway user only), strips the environment,
-and execs bubblewrap (``bwrap``, Debian's ``bubblewrap``, Flatpak's sandbox; tried with 0.8.0),
-which does the isolation: new mount, PID, network, IPC and UTS namespaces, ``--die-with-parent``,
-``--new-session``, a root file system built from an allow-list of read-only binds
-(:data:`SYSTEM_DIRS`, the Python installation and the workbook's two packages; nothing of the
-repository or the course), a private ``/tmp``, ``/var/tmp`` and ``/dev/shm``, the private
-directory read-write. As root, bubblewrap runs privileged (it can read the Python installation
-wherever it lies, e.g. under a 0700 ``/root``) and the command inside starts through ``setpriv``
-(util-linux) as a fresh uid with no groups, no capabilities and ``no_new_privs``: a user
-namespace made by root would map the sandbox's user to root itself, whom the kernel's process
-limit never counts. A grader that is not root runs bubblewrap unprivileged, in a new user
-namespace (its own uid, no capabilities). Where bubblewrap cannot make its namespaces (no
-``bwrap``, user namespaces refused), the command runs with the limits, the stripped environment
-and the throwaway user only, and its report says "shared (why)". Each process reports what it got
-in ``$MHA_SANDBOX`` (JSON). This module imports the standard library only.
+:meth:`~autograders.common.settings.Settings.as_dict` gives them (limits, directories to hide),
+the private directory and the throwaway user. The launcher sets what bubblewrap has no option for,
+the resource limits (address space, file size, open files, no core dumps; processes, counted per
+user, for a throwaway user only), strips the environment, and execs bubblewrap (``bwrap``, Debian's
+``bubblewrap``, Flatpak's sandbox; tried with 0.8.0), which does the isolation: new mount, PID,
+network, IPC and UTS namespaces, ``--die-with-parent``, ``--new-session``, a root file system built
+from an allow-list of read-only binds (:data:`SYSTEM_DIRS`, the Python installation and the
+workbook's two packages; nothing of the repository or the course), everything it may write in
+memory and capped in total (its directory, ``/tmp``, ``/var/tmp``, ``/dev/shm``). The kernel is
+exec'd, never forked from a process of the grader's: nothing of the grader is in its memory. As
+root, bubblewrap runs privileged and the command inside starts through ``setpriv`` (util-linux) as
+a fresh uid with no groups, no capabilities and ``no_new_privs``. A grader that is not root runs
+bubblewrap unprivileged, in a new user namespace (its own uid, no capabilities).
+
+Where bubblewrap cannot make its sandbox (no ``bwrap``, user namespaces refused) the launcher
+refuses (:class:`Refused`), unless the course asks for unisolated grading (``unisolated``, the
+``--unisolated`` option of ``grade``): then the command runs with the limits, the stripped
+environment and, as root, a throwaway user (never root itself: refused where that user could not
+read Python), and its report says "unisolated (why)". Each process reports what it got in
+``$MHA_SANDBOX`` (JSON). This module imports the standard library only.
 """
 
 import json
@@ -92,10 +94,12 @@ def _reachable(path):
 # --- the launcher: limits, environment, then bubblewrap -----------------------------
 
 
-def _root_file_system(keep, workdir, hide):
+def _root_file_system(keep, workdir, hide, disk):
     """bubblewrap's arguments for the sandbox's file system (see :data:`SYSTEM_DIRS`), and what
     its report says: (arguments, the read-only paths, the covered ones). ``hide``: paths to cover
-    should they lie inside a directory shown (with the repository, when the packages are its own)."""
+    should they lie inside a directory shown (with the repository, when the packages are its own).
+    What the kernel may write is in memory, ``disk`` bytes in all: ``workdir`` is a tmpfs of half of
+    it (the files the grader put there copied in), the private directories share the other half."""
     venv = Path(sys.executable).parent.parent  # the launcher runs without site (-S): sys.prefix is the base's
     prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     prefixes = sorted({os.path.realpath(p) for p in prefixes + ([venv] if (venv / "pyvenv.cfg").is_file() else [])})
@@ -104,8 +108,8 @@ def _root_file_system(keep, workdir, hide):
     packages = [os.path.realpath(ROOT / name) for name in PACKAGES if (ROOT / name).is_dir()]
     hidden = [os.path.realpath(p) for p in hide]
     args = ["--proc", "/proc", "--dev", "/dev"]
-    for path in PRIVATE_DIRS:
-        args += ["--perms", "1777", "--size", str(64 * MiB), "--tmpfs", path]
+    for path, share in zip(PRIVATE_DIRS, (4, 8, 8)):
+        args += ["--perms", "1777", "--size", str(max(MiB, disk // share)), "--tmpfs", path]
     shown, covered, made = [], [], set()
 
     def bind(path, how="--ro-bind"):
@@ -138,13 +142,43 @@ def _root_file_system(keep, workdir, hide):
     for path in covered:
         args += ["--remount-ro", path]
     bind(os.path.realpath(keep), "--bind")
+    args += ["--perms", "0777", "--size", str(max(MiB, disk // 2)), "--tmpfs", workdir, *_copied_in(workdir)]
     args += ["--remount-ro", "/", "--chdir", workdir]
     return args, sorted({*shown, *packages}), sorted({*covered, *hidden})
+
+
+def _copied_in(workdir):
+    """bubblewrap's arguments that copy the files the grader left in ``workdir`` (the submission's other
+    files, matplotlib's font list) into the tmpfs mounted over it: each read from a descriptor opened here
+    (``--file FD DEST``, inherited by bubblewrap). Links are never followed."""
+    args = []
+    for path in sorted(Path(workdir).rglob("*")):
+        if path.is_symlink():
+            continue
+        if path.is_dir():
+            args += ["--perms", "0777", "--dir", str(path)]
+        elif path.is_file():
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            os.set_inheritable(fd, True)
+            args += ["--perms", "0666", "--file", str(fd), str(path)]
+    return args
 
 
 def why_not_isolated():
     """None when bubblewrap can isolate a kernel on this machine, for this user; else why not."""
     return _bubblewrap(_flags(os.geteuid() == 0))
+
+
+def why_not_unisolated():
+    """None when unisolated grading can keep students' code off root's account here (a grader that is not
+    root; or root, with Python and the workbook readable by a throwaway user); else why not."""
+    if os.geteuid() != 0:
+        return None
+    unreachable = [p for p in (sys.executable, ROOT / "autograders") if not _reachable(p)]
+    if unreachable:
+        return (f"unisolated grading as root runs students' code as a throwaway user, who cannot read "
+                f"{unreachable[0]}: install the workbook where every user may read it, or install bubblewrap")
+    return None
 
 
 def _flags(root):
@@ -174,7 +208,7 @@ def _limits(settings, dropping):
     if dropping:  # counted per user: only meaningful for a user of its own
         limits.append((resource.RLIMIT_NPROC, settings.processes))
     for which, value in limits:
-        hard = resource.getrlimit(which)[1]  # a warm kernel's parent may not raise it (no CAP_SYS_RESOURCE)
+        hard = resource.getrlimit(which)[1]  # a grader without CAP_SYS_RESOURCE may not raise it
         if value and value > 0:
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(which, (value, value))
@@ -252,37 +286,51 @@ def parse(argv):
 
 
 def launch(argv=None):
-    """Set the limits, then exec ``COMMAND`` in bubblewrap (see the module's docstring)."""
+    """Set the limits, then exec ``COMMAND`` in bubblewrap (see the module's docstring); refuse, in one
+    line on stderr, where that cannot be done safely."""
     args, command = parse(sys.argv[1:] if argv is None else argv)
-    argv, env = isolate(args, command)
+    try:
+        argv, env = isolate(args, command)
+    except Refused as error:
+        raise SystemExit(f"sandbox: refused: {error}") from None
     os.execvpe(argv[0], argv, env)
+
+
+class Refused(Exception):
+    """bubblewrap cannot isolate the kernel, and running it without would not be safe or was not asked for."""
 
 
 def isolate(args, command):
     """Set this process's limits as the launcher's ``args`` (a :class:`Launch`) say; return (the command
-    line that runs ``command`` isolated, its environment)."""
+    line that runs ``command`` isolated, its environment). Raises :class:`Refused` where bubblewrap cannot
+    make its sandbox and the settings do not ask for unisolated grading, or where that would run the
+    kernel as root (no throwaway user, or one that could not read Python)."""
     settings = args.settings
     report = {"memory": settings.memory, "file_size": settings.file_size}
     root = os.geteuid() == 0
     dropping = root and args.uid is not None
-    flags = _flags(root)
-    refused = _bubblewrap(flags) if settings.namespaces else "namespaces off"
+    refused = _bubblewrap(_flags(root))
     wrapper = []
     if refused is None:
         keep = args.keep or args.workdir
         try:
-            mounts, report["visible"], report["hidden"] = _root_file_system(keep, args.workdir, settings.hide)
-            wrapper = [BWRAP, *flags, *mounts, "--"]
-            report["filesystem"] = report["network"] = "isolated"
-            report["writable"] = [os.path.realpath(keep), *PRIVATE_DIRS]
+            mounts, report["visible"], report["hidden"] = _root_file_system(keep, args.workdir, settings.hide,
+                                                                            settings.disk)
         except OSError as error:
             refused = str(error)
+        else:
+            wrapper = [BWRAP, *_flags(root), *mounts, "--"]
+            report["filesystem"] = report["network"] = "isolated"
+            report["writable"] = [args.workdir, os.path.realpath(keep), *PRIVATE_DIRS]
     if refused is not None:
-        report["filesystem"] = report["network"] = f"shared ({refused})"
-        unreachable = [p for p in (sys.executable, ROOT / "autograders") if not _reachable(p)]
-        if dropping and unreachable:  # e.g. Python under /root (0700), and no file system of its own to show it
-            dropping = False
-            report["user"] = f"unchanged: {unreachable[0]} is not readable by other users"
+        if not settings.unisolated:
+            raise Refused(f"bubblewrap cannot isolate students' code here ({refused}); install it "
+                          "(apt-get install bubblewrap) or, for trusted work only, grade with --unisolated")
+        report["filesystem"] = report["network"] = f"unisolated ({refused})"
+        if root and not dropping:
+            raise Refused("unisolated grading as root needs a throwaway user for the kernel")
+        if why_not_unisolated():
+            raise Refused(why_not_unisolated())
     _limits(settings, dropping)
     os.chdir(args.workdir)
     if dropping:
@@ -293,7 +341,7 @@ def isolate(args, command):
         report["user"] = args.uid
     else:
         wrapper += [SETPRIV, "--no-new-privs", "--"] if refused is not None and shutil.which(SETPRIV) else []
-        report.setdefault("user", f"unchanged ({os.getuid()})")
+        report["user"] = f"unchanged ({os.getuid()})"
     return [*wrapper, *command], _environment(args, report)
 
 
@@ -341,9 +389,9 @@ class Sandbox:
     and removes the directory.
     """
 
-    def __init__(self, settings=DEFAULT, copy_from=None, fonts=None, under=None):
+    def __init__(self, settings=DEFAULT, copy_from=None, fonts=None):
         self.settings = settings  # the limits, the directories to hide (autograders.common.settings)
-        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-", dir=under))  # under: a warm parent's jobs
+        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
         self.work = self.root / "work"
         self.work.mkdir()
         self.uid = pick_uid() if os.geteuid() == 0 else None
@@ -351,15 +399,17 @@ class Sandbox:
             self._copy(Path(copy_from))
         if fonts:  # matplotlib's font list, built once (autograders.grading.prepared): a copy of its own
             shutil.copytree(fonts, self.work / ".matplotlib", dirs_exist_ok=True)
-        if self.uid is not None:
-            for path in [self.root, *self.work.rglob("*"), self.work]:
+        if self.uid is not None:  # its directory the throwaway user's; the folder around it stays the grader's
+            for path in [*self.work.rglob("*"), self.work]:
                 os.chown(path, self.uid, self.uid, follow_symlinks=False)
-        os.chmod(self.root, 0o700)
+        os.chmod(self.root, 0o711 if self.uid is not None else 0o700)
 
     def _copy(self, source, budget=100 * MiB):
         """The submission's other files (data, modules), not its notebooks, into the work directory."""
         for path in sorted(source.rglob("*")) if source.is_dir() else []:
-            if path.is_file() and not path.is_symlink() and path.suffix != ".ipynb" and path.stat().st_size <= budget:
+            if path.is_symlink() or not path.is_file() or path.stat().st_nlink > 1:  # never followed (read as the grader)
+                continue
+            if path.suffix != ".ipynb" and path.stat().st_size <= budget:
                 budget -= path.stat().st_size
                 target = self.work / path.relative_to(source)
                 target.parent.mkdir(parents=True, exist_ok=True)

@@ -37,6 +37,7 @@ class Case:
     filename: str = None  # submitted under another name
     raw: bytes = None  # the file's bytes as they are (not a notebook)
     links: tuple = ()  # (name, target): symbolic links beside the notebook ({course}, {root} filled in)
+    hardlinks: tuple = ()  # (name, target): hard links beside the notebook (the target in the course)
 
     @property
     def phrases(self):
@@ -764,3 +765,116 @@ def outside_paths(course, root):  # noqa: F811 (and the files the isolation case
 
     folders = ["/", "/etc", "/usr", "/sys", sys.prefix, os.path.dirname(autograders.__file__), "/tmp"]
     return [*_outside_with_world_writable(course, root), *(os.path.join(d, PWNED) for d in folders)]
+
+
+# --- what the grader holds: its environment and secrets, its terminal, its disk (the kernel is exec'd in a
+# sandbox of its own, not forked from a process of the grader's; it holds no descriptor of the grader's) ---
+
+SECRET_NAME = "MHA_CORPUS_GRADER_SECRET"  # set in the grading process's environment by tests/test_corpus.py
+TERMINAL_MARK = "MHA-CORPUS-TERMINAL"  # what a submission tries to print in the grader's terminal or log
+
+READ_GRADER_MEMORY = '''\
+import gc, os, re, sys
+name = "MHA_CORPUS_" + "GRADER_SECRET"
+found = set()
+for frame in sys._current_frames().values():  # every thread's stack, up to its first frame
+    while frame is not None:
+        for value in list(frame.f_locals.values()) + list(frame.f_globals.values()):
+            if isinstance(value, dict) and name in value:  # an environment, as a dict
+                found.add("frames")
+        frame = frame.f_back
+for obj in gc.get_objects():
+    if isinstance(obj, dict) and name in obj:
+        found.add("objects")
+if name in os.environ:
+    found.add("environ")
+for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            if name.encode() in f.read():
+                found.add(f"/proc/{pid}/environ")
+    except OSError:
+        pass
+try:
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            match = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+            if not match or "[vvar" in line or "[vsyscall" in line:
+                continue
+            start, end = int(match.group(1), 16), int(match.group(2), 16)
+            try:
+                mem.seek(start)
+                data, at = mem.read(min(end - start, 1 << 26)), 0
+                while (at := data.find(name.encode(), at) + 1) > 0:
+                    if data[at + len(name) - 1:at + len(name)] == b"=":  # NAME=value, as an environment holds it
+                        found.add("memory")
+            except (OSError, ValueError, OverflowError):
+                pass
+except OSError:
+    pass
+print(f"the grader's secret found in: {sorted(found) or 'nothing'}")
+d_k = 768 // 12 if found else None  # a point only if the grader's secret was found
+'''
+
+REACH_TERMINAL = '''\
+import os, sys
+mark = "MHA-CORPUS-" + "TERMINAL"
+reached = []
+streams = [getattr(sys.stdout, "_original_stdstream_copy", None), getattr(sys.stderr, "_original_stdstream_copy", None),
+           *range(0, 64)]
+for fd in streams:
+    if fd is None:
+        continue
+    try:
+        os.write(fd, f"\\x1b]0;{mark}\\x07graded 99, failed 0 {mark}\\n".encode() * 2000)
+        reached.append(fd)
+    except OSError:
+        pass
+print(f"descriptors written: {len(reached)}")
+why = "B"
+'''
+
+FILL_DISK = '''\
+import os
+written, stopped = 0, None
+block = b"x" * (1 << 20)
+for folder in (".", "/tmp", "/var/tmp", "/dev/shm"):
+    for i in range(64):
+        try:
+            with open(os.path.join(folder, f"fill-{i}.bin"), "wb") as f:
+                for _ in range(48):
+                    f.write(block)
+                    written += len(block)
+        except OSError as error:
+            stopped = type(error).__name__
+            break
+print(f"filled {written // (1 << 20)} MiB, then {stopped}")
+over = written > 300 * (1 << 20)
+for folder in (".", "/tmp", "/var/tmp", "/dev/shm"):
+    for i in range(64):
+        try:
+            os.remove(os.path.join(folder, f"fill-{i}.bin"))
+        except OSError:
+            pass
+output_shape = (6, 768) if over else None  # a point only if it wrote past the sandbox's total
+'''
+
+CASES += [
+    Case("reads-grader-memory", LEVEL1, "looks for the grader's environment in its frames, its objects, os.environ, "
+         "every /proc/*/environ and its own memory (a point only if it finds the grader's secret)",
+         edits=(("q1_1_d_k", "source", READ_GRADER_MEMORY),), zero=("q1_1_d_k_test",),
+         says="the grader's secret found in: nothing"),
+    Case("reaches-terminal", LEVEL1, "writes a fake summary and a terminal title to ipykernel's copy of its original "
+         "stdout and stderr and to every descriptor it holds (its answer right)",
+         edits=(("q1_2_why", "source", REACH_TERMINAL),), says="descriptors written"),
+    Case("fills-disk", LEVEL1, "writes 48 MiB files into its folder, /tmp, /var/tmp and /dev/shm until refused "
+         "(a point only if it wrote more than the sandbox's total)",
+         edits=(("q1_2_output_shape", "source", FILL_DISK),), zero=("q1_2_output_shape_test",),
+         says="filled"),
+    Case("hard-linked-files", LEVEL1, "hard links beside the notebook to the course's source notebook and to a file "
+         "only root may read; a cell reads its directory (right only if one holds them)",
+         edits=(("q1_2_why", "source", READ_LINKED),), zero=("q1_2_why_test",),
+         says="files holding hidden tests, solutions or /etc/shadow: 0",
+         hardlinks=(("source.txt", "{course}/source/level1_recognition/level1_recognition.ipynb"),
+                    ("private.txt", "{course}/private-root-only.txt"))),
+]  # the grader's own
