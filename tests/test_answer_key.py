@@ -128,3 +128,12 @@ def test_no_edition_a_student_receives_holds_the_key(practice_dir, course):
             for gid, answer in answers.items():
                 first = answer.split("\n")[0]
                 assert first not in text, f"{name} {path.name}: {gid}'s model answer"
+
+
+def test_the_key_refuses_a_folder_without_source_notebooks(tmp_path, capsys):
+    """Installed without the repository (no notebooks/), the key was an empty page and the command said it
+    was written: now it says where the notebooks are expected, and writes nothing."""
+    out = tmp_path / "key.html"
+    assert main(["answer-key", "--source", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no source notebook there" in err and "--source" in err and not out.exists()

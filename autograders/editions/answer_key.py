@@ -194,6 +194,9 @@ def write(out, source=SOURCE, course=None, student=None, db_url=None):
     problem = refuse_student_folder(out)
     if problem:
         raise ValueError(f"{out}: not written there ({problem})")
+    if not list(assignments(source)):
+        raise ValueError(f"{source}: no source notebook there (the key is built from the repository's notebooks/: "
+                         "run it from a checkout, or give --source)")
     documents = student_documents(Path(course), student, db_url) if student else None
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
