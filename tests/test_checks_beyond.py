@@ -117,7 +117,7 @@ def test_the_hidden_sentences_differ_from_the_visible_ones():
 
 
 def test_a_head_that_is_not_a_pair_is_the_wrong_kind():
-    rejects(check.q4_4_previous_token, np.zeros((11, 7)), "should be a pair (W_Q, W_K)")
+    rejects(check.q4_4_previous_token, np.zeros((11, 7)), "should be a pair (W_Q_i, W_K_i)")
     rejects(check.q4_4_previous_token, None, "no answer yet")
 
 
