@@ -13,6 +13,7 @@ from .test_notebooks import NOTEBOOKS, read
 
 # hint cell id -> (notebook, the graded cell it precedes, what the answer is, in words a hint must avoid)
 HINTS = {
+    "q2_3_hints": ("level2_application", "q2_3_softmax", ["np.max(scores)", "scores - ", "exps / exps.sum()"]),
     "q3_3_hints": ("level3_analysis", "q3_3_explain", ["W_a^O + W_b^O", "h - 1", "98{,}304", "7 distinct"]),
     "q3_4_hints": ("beyond_the_sheet", "q3_4_max_rank", ["min(n, d_k)", "\\min(n, d_k)"]),
     "q4_2_hints": ("level4_synthesis", "q4_2_scaled_scores", ["keys @ q", "@ values", "0.7071", "0.2212"]),
