@@ -297,7 +297,7 @@ def head_split_diagram(n=4, h=2, d_k=3):
             fontsize=8)
     ax.text(x3 + d_k / 2, top, "(h, n, d_k)", ha="center", va="bottom", fontsize=10, fontweight="bold")
     for i in range(h):
-        ax.text(x3 + d_k + 0.3, -i * (n + pad) - n / 2, f"head {i + 1}\n(axis 0 = {i})", ha="left",
+        ax.text(x3 + d_k + 0.3, -i * (n + pad) - n / 2, f"head {i}\n(axis 0 = {i})", ha="left",
                 va="center", fontsize=8, color=PALETTE[i % len(PALETTE)])
     ax.text(x3 + d_k / 2, -height - 0.3, "axis 1: n, axis 2: d_k", ha="center", va="top", fontsize=8)
     for start, end, label in ((d_model, x2, f"reshape\n(n, {h}, {d_k})"), (x2 + width2, x3, "swapaxes\n(0, 1)")):

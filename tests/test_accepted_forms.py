@@ -157,6 +157,8 @@ def blocks_normalised(q, K, V, block_size):
     for start in range(0, len(K), block_size):
         s = K[start:start + block_size] @ q / math.sqrt(len(q))
         m_new = max(m, float(s.max()))
+        if m_new == -math.inf:  # only keys of score -inf so far
+            continue
         p = np.exp(s - m_new)
         total_new = total * math.exp(m - m_new) + p.sum()
         out = (out * total * math.exp(m - m_new) + p @ V[start:start + block_size]) / total_new
@@ -170,6 +172,8 @@ def blocks_logsumexp(q, K, V, block_size):
     for start in range(0, len(K), block_size):
         s = K[start:start + block_size] @ q / math.sqrt(len(q))
         lse_new = np.logaddexp(lse, np.logaddexp.reduce(s))
+        if lse_new == -math.inf:
+            continue
         acc = acc * math.exp(lse - lse_new) + np.exp(s - lse_new) @ V[start:start + block_size]
         lse = lse_new
     return acc

@@ -1,5 +1,5 @@
-"""The checks of the problems beyond the sheet (3.4, 3.5, 4.4, 5.4): right answers pass visible and
-hidden, each known wrong answer of the fixtures names its misconception, wrong kinds get "should be",
+"""The checks of the problems beyond the sheet (3.4, 3.5, 4.4 and, last, 5.4; 4.6 and 4.7: test_checks_today):
+right answers pass visible and hidden, each known wrong answer of the fixtures names its misconception, wrong kinds get "should be",
 and the expected answers are what an independent computation gives."""
 
 import numpy as np
@@ -117,7 +117,7 @@ def test_the_hidden_sentences_differ_from_the_visible_ones():
 
 
 def test_a_head_that_is_not_a_pair_is_the_wrong_kind():
-    rejects(check.q4_4_previous_token, np.zeros((11, 7)), "should be a pair (W_Q, W_K)")
+    rejects(check.q4_4_previous_token, np.zeros((11, 7)), "should be a pair (W_Q_i, W_K_i)")
     rejects(check.q4_4_previous_token, None, "no answer yet")
 
 
@@ -207,3 +207,23 @@ def test_a_head_that_ignores_the_query_still_attends_to_the_first_token():
     with pytest.raises(WrongAnswer) as info:
         check.q4_4_previous_token((W_Q, W_K))
     assert info.value.misconception == "attends-to-first"
+
+
+def test_4_5_decode_limits_factors_are_counted_from_one_decoding_steps_arrays():
+    """Option A's 2 n_ctx d_head multiply-adds per head and option D's 2 d_head = 256 (sheet) times fewer
+    exponentials, counted from the arrays of one generated token's attention at the sheet's numbers."""
+    sheet = problems.MODEL_4_5.sheet
+    n_heads, n_kv, d_head, n_ctx = sheet["n_heads"], sheet["n_kv_heads"], sheet["d_head"], 64  # any n_ctx
+    q = np.ones((n_heads, d_head))
+    K = V = np.ones((n_kv, n_ctx, d_head))
+    scores = np.einsum("gqd,gkd->gqk", q.reshape(n_kv, -1, d_head), K)  # (n_kv, heads per group, n_ctx)
+    macs = scores.size * d_head + scores.size * V.shape[-1]  # each score a dot product; each output entry a sum
+    exponentials = scores.size
+    assert macs // n_heads == 2 * n_ctx * d_head and macs // exponentials == 2 * d_head == 256
+    said = {}
+    for letter in "AD":
+        with pytest.raises(WrongAnswer) as info:
+            check.q4_5_decode_limit(letter)
+        said[letter] = str(info.value)
+    assert "2 · n_ctx · d_head multiply-adds per head" in said["A"]
+    assert f"{2 * d_head} times fewer at d_head = {d_head}" in said["D"]

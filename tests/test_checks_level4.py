@@ -461,7 +461,7 @@ def test_head_split_diagram_draws_every_cell_three_times(monkeypatch):
         cells = [p for p in ax.patches if isinstance(p, Rectangle)]
         assert len(cells) == 3 * n * h * d_k
         texts = [t.get_text() for t in ax.texts]
-        assert texts.count(str(n)) == 3 * h * d_k and f"head {h}\n(axis 0 = {h - 1})" in texts
+        assert texts.count(str(n)) == 3 * h * d_k and f"head {h - 1}\n(axis 0 = {h - 1})" in texts
         assert fig._repr_png_()[:4] == b"\x89PNG"
 
 

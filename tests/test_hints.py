@@ -13,6 +13,7 @@ from .test_notebooks import NOTEBOOKS, read
 
 # hint cell id -> (notebook, the graded cell it precedes, what the answer is, in words a hint must avoid)
 HINTS = {
+    "q2_3_hints": ("level2_application", "q2_3_softmax", ["np.max(scores)", "scores - ", "exps / exps.sum()"]),
     "q3_3_hints": ("level3_analysis", "q3_3_explain", ["W_a^O + W_b^O", "h - 1", "98{,}304", "7 distinct"]),
     "q3_4_hints": ("beyond_the_sheet", "q3_4_max_rank", ["min(n, d_k)", "\\min(n, d_k)"]),
     "q4_2_hints": ("level4_synthesis", "q4_2_scaled_scores", ["keys @ q", "@ values", "0.7071", "0.2212"]),
@@ -20,6 +21,8 @@ HINTS = {
     "q4_4_hints": ("beyond_the_sheet", "q4_4_previous_token", ["e_{i+1}", "+ 1] =", "20.0"]),
     "q5_1_hints": ("level5_mastery", "q5_1_explain", ["largest $k_j$", "smallest $k_j$", "prefers the key"]),
     "q4_5_hints": ("beyond_the_sheet", "q4_5_kv_cache_bytes", ["2 *", "1,073,741,824", "2^{30}", "1 GiB", "2 \\cdot"]),
+    "q4_5_macs_hints": ("beyond_the_sheet", "q4_5_macs_per_byte", ["n_heads / (n_kv_heads", "= 2 multiply-adds",
+                                                                  "32 / (8", "\\cdot 2} = 2"]),
     "q4_6_hints": ("beyond_the_sheet", "q4_6_masked_softmax", ["-np.inf", "np.tri", "np.divide", "where=total",
                                                               "& np.tri", "[:, None, None, :]"]),
     "q4_7_hints": ("beyond_the_sheet", "q4_7_attention_in_blocks", ["np.exp(m - m_new)", "e^{m - m'}", "rescale",

@@ -67,7 +67,9 @@ def test_unlocked_it_shows_the_prediction_beside_the_right_value(name):
     right = moment.actual()
     assert f"it is <b>{right if moment.choices else _shown(right)}</b>" in shown.line.value
     assert shown.right is (guess == right if moment.choices else abs(guess - right) <= moment.tolerance)
-    assert predict_first(name, right).right is True
+    assert (": right, it is" in shown.line.value) is shown.right
+    on_the_mark = predict_first(name, right)
+    assert on_the_mark.right is True and "</b>: right, it is <b>" in on_the_mark.line.value
 
 
 def _shown(value):

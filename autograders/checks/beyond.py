@@ -206,7 +206,7 @@ def _pattern_mistake(weights, scores=None):
     if (top == rows - 1).all():
         return named(tags.TOO_FLAT, f"The pattern is right (every row's largest weight is on the previous token) but "
                      f"too flat: the weakest row puts only {on_previous.min():.2f} there, and {THRESHOLD} is asked. "
-                     "Scale the scores up: multiply W_Q (or W_K) by a larger number, so the softmax sharpens.")
+                     "Scale the scores up: multiply W_Q_i (or W_K_i) by a larger number, so the softmax sharpens.")
     later = rows >= 2  # row 1's previous token is the first token: leave it out of the diagnosis
     if (top[later] == rows[later]).mean() > 0.5:
         return named(tags.ATTENDS_TO_ITSELF, "Most rows put their largest weight on the token itself (the diagonal): the "
@@ -225,11 +225,11 @@ def q4_4_previous_token(head, hidden=False):
     """Problem 4.4 (a): ``head = (W_Q, W_K)`` so that the head puts >= 0.9 on position i - 1 for every i > 0."""
     unanswered("head", head)
     if not isinstance(head, (tuple, list)) or len(head) != 2:
-        raise WrongAnswer(f"`head` should be a pair (W_Q, W_K) of two arrays, got {type(head).__name__} {head!r:.60}.",
+        raise WrongAnswer(f"`head` should be a pair (W_Q_i, W_K_i) of two arrays, got {type(head).__name__} {head!r:.60}.",
                           misconception=tags.WRONG_KIND)
     W_Q, W_K = head
-    W_Q = _head_matrix("W_Q", W_Q)
-    W_K = _head_matrix("W_K", W_K, d_k=W_Q.shape[1])
+    W_Q = _head_matrix("W_Q_i", W_Q)
+    W_K = _head_matrix("W_K_i", W_K, d_k=W_Q.shape[1])
     for index, words in enumerate(HIDDEN_SENTENCES if hidden else VISIBLE_SENTENCES):
         X = by_hand.one_hot_embeddings(words)
         if hidden:  # recomputed with plain numpy, not mha_core: causal softmax of X W_Q (X W_K)^T / sqrt(d_k)
@@ -249,7 +249,7 @@ def q4_4_previous_token(head, hidden=False):
         if index > 0:  # right on the problem's sentence, wrong on another one of the same length
             raise WrongAnswer(named(tags.WORDS_NOT_POSITIONS, f"It works on \"{' '.join(by_hand.SENTENCE)}\" but not on "
                                     f"\"{sentence}\": your scores depend on the words. \"The previous token\" is about "
-                                    "positions: build W_Q and W_K from the position part of the embedding only."))
+                                    "positions: build W_Q_i and W_K_i from the position part of the embedding only."))
         raise WrongAnswer(f"On \"{sentence}\": {message}", misconception=tag_of(message))
     passed(f"Every position i > 0 puts at least {THRESHOLD} of its weight on position i - 1.", hidden)
 

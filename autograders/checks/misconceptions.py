@@ -176,7 +176,14 @@ ONLINE_SOFTMAX_NO_RESCALE = _tag(
     "online-softmax-no-rescale", "a running sum not rescaled when the running maximum changes"
 )
 LAST_BLOCK_DROPPED = _tag("last-block-dropped", "the last, partial block of keys left out")
-ALL_SCORES_AT_ONCE = _tag("all-scores-at-once", "all the scores at once, no loop over blocks (block_size never read)")
+ALL_SCORES_AT_ONCE = _tag("all-scores-at-once", "all the scores held at once, not one block at a time")
+ONLINE_MAX_FROM_ZERO = _tag(
+    "online-max-from-zero", "a running maximum started at 0 (not -inf): NaN when every score is very negative"
+)
+ONLINE_MAX_STILL_INF = _tag(
+    "online-max-still-inf", "a block of -inf scores shifted by a maximum still -inf (-inf - (-inf) = NaN)"
+)
+MUTATES_INPUT = _tag("mutates-input", "the function writes into the arrays it is given")
 N2_HALF_COUNTED = _tag(
     "n2-half-counted", "the n² cost counted for the scores alone (the weighted sum forgotten)"
 )

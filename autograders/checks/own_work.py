@@ -124,6 +124,9 @@ def _remote_sources(func):
         return None
 
 
+is_remote, remote_sources = _is_remote, _remote_sources  # for the checks that read a remote function's cells
+
+
 # --- an argument the function was asked to use -------------------------------------------
 
 
@@ -162,6 +165,141 @@ def _source_ignores(sources, name, index):
                                            isinstance(node.ctx, ast.Load)):
             return False
     return True
+
+
+def _definition_and_argument(sources, name, index):
+    """The last definition of ``name`` in the code cells ``sources`` and the name of its argument number
+    ``index``; (None, None) when there is no such function or argument."""
+    definition = None
+    for node in _cell_statements(sources):
+        definition = dict(_defines(node)).get(name, definition)
+    if not isinstance(definition, ast.FunctionDef):
+        return None, None
+    positional = definition.args.posonlyargs + definition.args.args
+    return (definition, positional[index].arg) if len(positional) > index else (None, None)
+
+
+def _rebound(definition, argument):
+    """True when ``definition`` binds the name ``argument`` anew (``scores = scores.copy()``, a loop's target...)."""
+    augmented = {id(node.target) for node in ast.walk(definition) if isinstance(node, ast.AugAssign)}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and node.id == argument and isinstance(node.ctx, ast.Store) and \
+                id(node) not in augmented:  # ``scores -= ...`` writes into the array, it binds nothing new
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not definition and argument in {
+                a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}:
+            return True
+    return False
+
+
+# Functions and methods that write into the array they are given first (or as ``out=``).
+_WRITES_INTO = {"copyto", "putmask", "place", "put", "fill_diagonal", "put_along_axis"}
+_WRITING_METHODS = {"fill", "sort", "put", "itemset", "resize", "partition", "setfield", "__setitem__", "__iadd__"}
+
+
+def mutates_argument_in_source(sources, name, index):
+    """True when the definition of ``name`` in the code cells ``sources`` writes into its argument number
+    ``index`` in place (``scores[~allowed] = -np.inf``, ``scores -= ...``, ``np.putmask(scores, ...)``,
+    ``out=scores``, ``scores.fill(...)``) without first binding that name to something else; False when it
+    does not, or when that cannot be told. The re-check's reading of what a run in this process shows by
+    comparing the arguments before and after (4.6)."""
+    definition, argument = _definition_and_argument(sources, name, index)
+    if definition is None or _rebound(definition, argument):
+        return False
+
+    def is_argument(node):
+        return isinstance(node, ast.Name) and node.id == argument
+
+    for node in ast.walk(definition):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Subscript) and is_argument(part.value):
+                        return True
+                if isinstance(node, ast.AugAssign) and is_argument(target):
+                    return True
+        if isinstance(node, ast.Call):
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+            if any(k.arg == "out" and (is_argument(k.value) or isinstance(k.value, ast.Tuple) and any(
+                    map(is_argument, k.value.elts))) for k in node.keywords):
+                return True
+            if called in _WRITES_INTO and node.args and is_argument(node.args[0]):
+                return True
+            if isinstance(function, ast.Attribute) and is_argument(function.value) and function.attr in _WRITING_METHODS:
+                return True
+    return False
+
+
+# Calls that take a whole array into a product (or hand back the same numbers: their result is the argument again).
+_PRODUCTS = {"dot", "matmul", "inner", "einsum", "tensordot", "vdot", "multiply", "outer"}
+_SAME_NUMBERS = {"asarray", "array", "asanyarray", "ascontiguousarray", "astype", "copy", "transpose", "T",
+                 "reshape", "squeeze", "atleast_2d"}
+
+
+def whole_argument_in_product(sources, name, index):
+    """True when the definition of ``name`` in the code cells ``sources`` multiplies its argument number
+    ``index`` whole (``K @ q``, ``q @ K.T``, ``np.dot(K, q)``, ``K * q``, also through ``K = np.asarray(K)``),
+    not a block of it (``K[start:stop] @ q``); False when it does not, or when that cannot be told. The
+    re-check's reading of 4.7's "never all n_k scores at once", which a run in this process measures."""
+    definition, argument = _definition_and_argument(sources, name, index)
+    if definition is None:
+        return False
+    whole = {argument}
+
+    def same_numbers(node):
+        """True when ``node`` is one of ``whole``, or gives its numbers again (np.asarray(K), K.T, K.astype(...))."""
+        if isinstance(node, ast.Name):
+            return node.id in whole
+        if isinstance(node, ast.Attribute) and node.attr in _SAME_NUMBERS:
+            return same_numbers(node.value)
+        if isinstance(node, ast.Call):
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+            if called in _SAME_NUMBERS:
+                if isinstance(function, ast.Attribute) and same_numbers(function.value):
+                    return True
+                return bool(node.args) and same_numbers(node.args[0])
+            return False
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mult, ast.Sub, ast.Add)):
+            return same_numbers(node.left) and not isinstance(node.right, ast.Subscript) or same_numbers(node.right) \
+                and isinstance(node.op, (ast.Mult, ast.Add))
+        return False
+
+    for node in ast.walk(definition):  # the names bound to K's numbers again (in the order written, once)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if same_numbers(node.value):
+                whole.add(node.targets[0].id)
+            elif node.targets[0].id in whole:
+                return False  # bound to something else too: cannot be told
+    for node in ast.walk(definition):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.MatMult, ast.Mult)):
+            if same_numbers(node.left) or same_numbers(node.right):
+                if isinstance(node.op, ast.MatMult) or not (_is_number(node.left) or _is_number(node.right)):
+                    return True
+        if isinstance(node, ast.Call):
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+            if called in _PRODUCTS:
+                if any(same_numbers(a) for a in node.args):
+                    return True
+                if isinstance(function, ast.Attribute) and same_numbers(function.value):
+                    return True
+    return False
+
+
+def _is_number(node):
+    """A literal number, or a call or name that is plainly a scalar (np.sqrt(d_k), math.sqrt(...), len(q))."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _is_number(node.operand)
+    if isinstance(node, ast.Call):
+        function = node.func
+        called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+        return called in {"sqrt", "len", "float", "int", "exp", "log"}
+    return False
 
 
 # --- the student's source (the re-check) --------------------------------------------------

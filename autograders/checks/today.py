@@ -9,6 +9,8 @@ statement asks for the loop, and its mistakes are the loop's. The test cells cal
 :mod:`autograders.checks.beyond`.
 """
 
+import tracemalloc
+
 import numpy as np
 
 from . import misconceptions as tags
@@ -24,6 +26,7 @@ MASK_CASES = [
     (3, 2, 5, 5, (5, 0, 3), True, 3.0, 2),  # an empty sequence: its rows see no key at all
     (2, 3, 3, 5, (5, 2), False, 3.0, 3),  # n_q != n_k (queries of one sequence, keys of another)
     (2, 3, 4, 4, (4, 3), True, 400.0, 4),  # large scores: e^s overflows unless each row's maximum is subtracted
+    (2, 3, 3, 5, (5, 4), True, 3.0, 10),  # n_q != n_k with the causal mask: query i sees keys j <= i (top-left)
 ]
 MASK_HIDDEN_CASES = [
     (1, 1, 6, 6, (4,), True, 3.0, 5), (4, 2, 5, 5, (5, 1, 0, 3), False, 3.0, 6), (3, 4, 2, 6, (6, 1, 4), True, 3.0, 7),
@@ -55,7 +58,8 @@ def _allowed(valid_lens, n_q, n_k, causal, mistake=None):
     if mistake == "no_padding":
         pad = np.ones((len(lens), n_q, n_k), bool)
     pad = np.broadcast_to(pad, (len(lens), n_q, n_k))
-    tri = {"triu": keys >= queries, "strict": keys < queries}.get(mistake, keys <= queries)
+    tri = {"triu": keys >= queries, "strict": keys < queries,
+           "bottom_right": keys <= queries + (n_k - n_q)}.get(mistake, keys <= queries)
     use_tri = (causal and mistake != "no_causal") or (not causal and mistake == "always_causal")
     if not use_tri:
         return pad[:, None]
@@ -106,6 +110,9 @@ MASK_MISTAKES = {
                        "(and only to real keys)."),
     "always_causal": named(tags.CAUSAL_MASK_APPLIED, "The causal mask is applied with causal=False too: mask only when "
                            "causal is True."),
+    "bottom_right": named(tags.CAUSAL_MASK_APPLIED, "The causal mask is aligned bottom-right (the last query sees "
+                          "the last key, as when decoding with a cache): here query i sees keys j ≤ i counted from "
+                          "the first key, the top-left triangle np.tri(n_q, n_k), as PyTorch's is_causal does."),
     "or": named(tags.MASKS_COMBINED_WITH_OR, "The two masks are combined with \"or\": a key is then allowed when either "
                 "mask allows it. A key must be allowed by both, padding and causal: combine them with &."),
 }
@@ -113,6 +120,23 @@ _NAN_ROW = named(tags.FULLY_MASKED_NAN, "A row whose keys are all masked (an emp
                  "NaN: every score is -inf, so every e^s is 0 and so is their sum. Give such a row weights 0: for "
                  "instance divide only where the sum is positive (np.divide(e, total, out=np.zeros_like(e), where=total "
                  "> 0)), and shift it by 0, not by its maximum -inf.")
+
+
+_MUTATES = named(tags.MUTATES_INPUT, "`masked_softmax` writes into the `scores` it is given (-inf in the masked "
+                 "places, or the softmax in place): the caller's scores are changed behind its back, and the next head "
+                 "or layer that reads them gets the masked ones. Work on a new array: np.where(allowed, scores, -np.inf) "
+                 "makes one.")
+
+
+def _mutated(fn, given, scores, lens):
+    """The message when ``fn`` wrote into the arrays it was ``given`` (local: compared with the originals;
+    in the re-check, where the call ran in the student's process, read from its cells), else None."""
+    if own_work.is_remote(fn):
+        sources = own_work.remote_sources(fn)
+        return _MUTATES if any(own_work.mutates_argument_in_source(sources, "masked_softmax", i) for i in (0, 1)) \
+            else None
+    same = np.array_equal(given[0], scores, equal_nan=True) and np.array_equal(given[1], lens)
+    return None if same else _MUTATES
 
 
 def _no_key_rows(valid_lens, n_q, n_k, causal):
@@ -149,7 +173,11 @@ def q4_6_masked_softmax(fn, hidden=False):
         shapes = (f"For scores of shape {scores.shape} = (batch, h, n_q, n_k) the masks' shapes should be: padding "
                   f"(batch, n_k) = {(batch, n_k)}, given axes of length 1 for the heads and the queries, {(batch, 1, 1, n_k)}; "
                   f"causal (n_q, n_k) = {(n_q, n_k)}; both together {(batch, 1, n_q, n_k)}, which broadcasts over the heads.")
-        value = own_work.call("masked_softmax", fn, scores.copy(), lens.copy(), causal, shapes=shapes)
+        given = (scores.copy(), lens.copy())
+        value = own_work.call("masked_softmax", fn, *given, causal, shapes=shapes)
+        mutated = _mutated(fn, given, scores, lens)
+        if mutated:
+            raise WrongAnswer(f"{where}: {mutated}", misconception=tag_of(mutated))
         value = _mask_output(value, scores.shape, where, _no_key_rows(lens, n_q, n_k, causal), scale > 100)
         expected = masked_weights(scores, lens, causal)
         if np.allclose(value, expected, rtol=0, atol=MASK_TOL):
@@ -167,17 +195,21 @@ def q4_6_masked_softmax(fn, hidden=False):
 
 
 # (n_k, d_k, d_v, block_size, kind, seed). kind "rising": the scores' maximum grows block after block, so what was
-# summed must be rescaled again and again; "large": scores in the hundreds (e^s overflows without the maximum).
+# summed must be rescaled again and again; "large": scores in the hundreds (e^s overflows without the maximum);
+# "very negative": every score near -1000 (e^s underflows to 0 unless measured against the largest one); "-inf":
+# some scores are -inf (keys that get no weight) and the whole first block is.
 BLOCK_CASES = [
     (1000, 8, 4, 64, "rising", 0),  # long, 1000 keys, the last block partial (1000 = 15 · 64 + 40)
     (10, 4, 3, 3, "rising", 1),
     (300, 8, 5, 32, "large", 2),
     (5, 4, 2, 8, "rising", 3),  # one block, larger than the keys
     (37, 4, 3, 1, "large", 4),  # blocks of one key
+    (50, 4, 3, 8, "very negative", 10),
+    (40, 4, 3, 8, "-inf", 11),
 ]
 BLOCK_HIDDEN_CASES = [
     (4096, 16, 8, 128, "large", 5), (2000, 8, 8, 100, "rising", 6), (63, 4, 4, 7, "rising", 7), (1, 4, 2, 4, "rising", 8),
-    (500, 8, 3, 1, "large", 9),
+    (500, 8, 3, 1, "large", 9), (700, 8, 4, 32, "very negative", 12), (129, 8, 2, 16, "-inf", 13),
 ]
 BLOCK_RTOL = 1e-9
 
@@ -188,15 +220,24 @@ def block_kind(n_k, d_k, d_v, block_size, kind, seed=None):
                                              ("long", n_k >= 1000)) if holds))
 
 
+NEGATIVE_SCORE = -1000.0  # the "very negative" kind's scores lie around it: far below log of the smallest float
+
+
 def block_inputs(n_k, d_k, d_v, block_size, kind, seed):
     """q (d_k,), K (n_k, d_k), V (n_k, d_v)."""
     rng = np.random.default_rng([47, seed])
     q = rng.standard_normal(d_k)
     K = rng.standard_normal((n_k, d_k))
-    if kind == "rising":  # the keys line up with q more and more: block after block, a larger maximum
+    if kind in ("rising", "-inf"):  # the keys line up with q more and more: block after block, a larger maximum
         K += np.linspace(0, 6, n_k)[:, None] * q / np.linalg.norm(q)
-    else:
+    elif kind == "large":
         K *= 250.0
+    else:  # every score K_j q / √d_k = (20 N_j q) / √d_k + NEGATIVE_SCORE, some 20 from -1000
+        K = 20.0 * K + NEGATIVE_SCORE * np.sqrt(d_k) * q / (q @ q)
+    if kind == "-inf":  # the first block and every seventh key: a key whose score is -inf (q has no zero entry)
+        q = np.where(q == 0, 1.0, q)
+        hidden_keys = np.r_[np.arange(min(block_size, n_k - 1)), np.arange(block_size, n_k, 7)]
+        K[hidden_keys] = -np.inf * np.sign(q)
     return q, K, rng.standard_normal((n_k, d_v))
 
 
@@ -210,12 +251,14 @@ def full_attention(q, K, V):
 def blocked(q, K, V, block_size, mistake=None):
     """The output, one block at a time, with one of :data:`BLOCK_MISTAKES` made."""
     scale = 1.0 if mistake == "no_scale" else np.sqrt(len(q))
-    m, total, acc = -np.inf, 0.0, np.zeros(V.shape[-1])
+    m, total, acc = 0.0 if mistake == "max_from_zero" else -np.inf, 0.0, np.zeros(V.shape[-1])
     stop = len(K) - len(K) % block_size if mistake == "last_block_dropped" and len(K) > block_size else len(K)
     with np.errstate(all="ignore"):
         for start in range(0, stop, block_size):
             s = K[start:start + block_size] @ q / scale
             m_new = s.max() if mistake == "block_max" else max(m, s.max())
+            if m_new == -np.inf and mistake != "inf_minus_inf":  # nothing but -inf so far: no weight yet
+                continue
             p = np.exp(s - m_new)
             c = np.exp(m - m_new) if mistake != "block_max" else 1.0
             total = total * (1.0 if mistake in ("no_rescale", "acc_only", "block_max") else c) + p.sum()
@@ -239,7 +282,17 @@ BLOCK_MISTAKES = {
                        "m; " + _RESCALE.format(what="the running sum and the accumulator")),
     "last_block_dropped": named(tags.LAST_BLOCK_DROPPED, "The last, partial block is left out: when block_size does not "
                                 "divide n_k, the keys after the last full block count too (range(0, n_k, block_size))."),
-    "no_scale": named(tags.NO_SCALING, "No scaling: divide each block's scores K_b q by √d_k, as attention does."),
+    "no_scale": named(tags.NO_SCALING, "No scaling: divide each block's scores q K_b^T by √d_k, as attention does."),
+}
+# Mistakes that give NaN, each on the kind of input that shows it (a finite wrong output is named above).
+NAN_MISTAKES = {
+    "max_from_zero": named(tags.ONLINE_MAX_FROM_ZERO, "The running maximum starts at 0: when every score is below "
+                           "about -745, each e^(s - 0) underflows to 0, the sum stays 0, and 0/0 is NaN. Start it at "
+                           "-inf (the maximum of no scores yet), so that the first block's largest score becomes m."),
+    "inf_minus_inf": named(tags.ONLINE_MAX_STILL_INF, "A block whose scores are all -inf (keys that get no weight) "
+                           "leaves the maximum at -inf, and s - m = -inf - (-inf) is NaN. While the maximum is still "
+                           "-inf nothing has any weight yet: skip such a block (or shift it by 0), as a masked row "
+                           "is handled in Problem 4.6."),
 }
 
 
@@ -261,6 +314,8 @@ def q4_7_attention_in_blocks(fn, hidden=False):
             raise WrongAnswer(f"{where}, `attention_in_blocks` should return one output vector of d_v = {d_v} numbers "
                               f"(the weighted sum of the values), got {shown}.", misconception=tags.WRONG_KIND)
         if not np.isfinite(array).all():
+            name_mistake(where, NAN_MISTAKES, lambda mistake: blocked(q, K, V, block_size, mistake),
+                         lambda wrong: not np.isfinite(wrong).all())
             raise WrongAnswer(f"{where}, the output has NaN or infinity in it. Either e^s overflowed (subtract the "
                               "running maximum before exponentiating) or the rescaling factor is upside down: it is "
                               "e^(m - m_new), at most 1, and 0 at the first block, where m = -inf.",
@@ -269,7 +324,7 @@ def q4_7_attention_in_blocks(fn, hidden=False):
             continue
         name_mistake(where, BLOCK_MISTAKES, lambda mistake: blocked(q, K, V, block_size, mistake), lambda wrong: (
             np.isfinite(wrong).all() and not np.allclose(wrong, expected) and np.allclose(array, wrong, rtol=1e-6)))
-        raise WrongAnswer(f"{where}, `attention_in_blocks` does not give softmax(K q / √d_k) @ V: keep a running "
+        raise WrongAnswer(f"{where}, `attention_in_blocks` does not give softmax(q K^T / √d_k) V: keep a running "
                           "maximum m, a running sum of e^(s - m) and a running sum of e^(s - m) v, rescale both sums "
                           "whenever m grows, and divide at the end.")
     if own_work.ignores_argument(fn, "attention_in_blocks", 3):
@@ -277,5 +332,55 @@ def q4_7_attention_in_blocks(fn, hidden=False):
                           "n_k scores at once, which is what the problem is about avoiding. Read K and V block_size "
                           "keys at a time, with a running maximum, sum and weighted sum.",
                           misconception=tags.ALL_SCORES_AT_ONCE)
+    held = held_at_once(fn)
+    if held is not None and held >= HELD_LIMIT:
+        raise WrongAnswer(f"`attention_in_blocks` gives the right output but holds the scores of all the keys at once: "
+                          f"on {MEMORY_KEYS:,} keys in blocks of {MEMORY_BLOCK} it kept about {held:.1f} numbers per key "
+                          "alive at the same time (the whole q K^T, or every block's scores kept and joined before one "
+                          "softmax), not counting copies of K and V. Keep only the current block's scores: the running "
+                          "maximum, sum and weighted sum carry what the earlier blocks contributed.",
+                          misconception=tags.ALL_SCORES_AT_ONCE)
     correct("One block at a time, the same output as all the scores at once: FlashAttention's idea."
             if not hidden else "Hidden checks passed too: longer inputs, other block sizes.")
+
+
+# --- 4.7: what the function holds at once ------------------------------------------------------------------
+
+MEMORY_KEYS, MEMORY_BLOCK = 2 ** 15, 512  # 64 blocks: a loop over them holds a few thousand numbers, not 32,768
+HELD_LIMIT = 0.5  # numbers per key held at once beyond copies of K and V: all the scores hold 1 (float64) or more
+
+
+def _peak(fn, q, K, V, block_size):
+    """The bytes ``fn(q, K, V, block_size)`` allocated beyond what was allocated before it ran, at its peak
+    (tracemalloc, which numpy reports its arrays to)."""
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        own_work.call("attention_in_blocks", fn, q, K, V, block_size)
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+
+
+def held_at_once(fn, n_k=MEMORY_KEYS, block_size=MEMORY_BLOCK):
+    """How many numbers (float64) per key ``fn`` holds at once beyond copies of its inputs, or None where that
+    cannot be measured. Its peak is measured twice: with d_k = d_v = 4 (P) and with d_k = d_v = 8 (P_8).
+    Copies of K and V double from one to the other, the scores (one per key) do not: 2 P - P_8 leaves what does
+    not grow with the widths. (Every copy of K or V is 1 MiB or more, so numpy reuses its temporaries alike at
+    both widths.) A loop over blocks holds about 0.1 per key here (a block's scores and the blocks' views), all
+    the scores at once 1 to 3.
+
+    In the re-check the function runs in the student's process, where nothing can be measured from here: its
+    cells are read instead, and a product of the whole K (``K @ q``, ``np.dot(K, q)``) counts as 1."""
+    if own_work.is_remote(fn):
+        whole = own_work.whole_argument_in_product(own_work.remote_sources(fn), "attention_in_blocks", 1)
+        return 1.0 if whole else None
+    peaks = {}
+    for width in (4, 8):
+        q, K, V = block_inputs(n_k, width, width, block_size, "rising", 100 + width)
+        peaks[width] = _peak(fn, q, K, V, block_size)
+    return (2 * peaks[4] - peaks[8]) / (8 * n_k)

@@ -109,8 +109,8 @@ KV_PARAMS = Answer(
     ),
     fallback=lambda n: f"`kv_params` is {n.value:,}: W_K and W_V each map d_model = {n.d_model} numbers to the "
                        "n_kv_heads key-value heads of d_head numbers.",
-    right=lambda n: f"2 · {n.d_model} · {n.n_kv_heads} · {n.d_head} = {2 * n.d_model * n.n_kv_heads * n.d_head:,}, "
-                    f"{n.n_heads // n.n_kv_heads} times fewer than with a key-value head per query head.",
+    right=lambda n: f"2 · {n.d_model} · {n.n_kv_heads} · {n.d_head} = {2 * n.d_model * n.n_kv_heads * n.d_head:,}: "
+                    "W_K and W_V each map d_model numbers to the shared key-value heads only.",
     hidden_right="It matches the sizes of the matrices themselves.",
 )
 MACS_PER_BYTE = Answer(
@@ -134,13 +134,14 @@ MACS_PER_BYTE = Answer(
     hidden_right="It matches a count of one decoding step's arrays.",
 )
 DECODE_LIMIT = choice("q4_5_decode_limit", "B", {
-    "A": (tags.DECODE_COMPUTE_BOUND, "A is the belief that the multiply-adds limit decoding. One new query costs n_ctx "
-          "· d_head multiply-adds per head, linear in n_ctx, and each byte read feeds only macs_per_byte of them: far "
+    "A": (tags.DECODE_COMPUTE_BOUND, "A is the belief that the multiply-adds limit decoding. One new query costs 2 · n_ctx "
+          "· d_head multiply-adds per head (n_ctx · d_head for its scores, as many for its weighted sum), linear in n_ctx, and each byte read feeds only macs_per_byte of them: far "
           "fewer than the ~78 the GPU could do while it reads that byte. The GPU waits on memory."),
     "C": (tags.MEMORY_FREE, "C takes memory to be free: the cache is in the GPU's memory, but every generated token "
           "reads all of it again, at about 2 · 10^12 bytes a second, and that is slower than the arithmetic."),
     "D": (tags.SOFTMAX_BOTTLENECK, "D blames the softmax: one token's attention takes n_heads · n_ctx exponentials, "
-          "d_head times fewer than its multiply-adds; both wait on the cache being read."),
+          "2 · d_head times fewer than its 2 · n_heads · n_ctx · d_head multiply-adds (256 times fewer at d_head = "
+          "128); both wait on the cache being read."),
 }, right="Generating one token reads the whole cache for a few multiply-adds per byte: decoding is limited by memory "
          "traffic, which is why shrinking the cache (grouped-query attention, 8-bit numbers) speeds it up.",
     hidden_right=HIDDEN_PASSED, hidden_says="`decode_limit` is not what limits decoding.")

@@ -152,7 +152,7 @@ MOMENTS = {
         "below starts at Problem 1.1's block; pick h = 24 in its menu).",
         lambda: _widgets().shape_explorer(d_model=768, h=12, n=6, tokens=TOKENS)),
     "predict_2_1_weight": Moment(
-        "In the row of it, the weight on cat (a number between 0 and 1)?", _pronoun_weight,
+        "In the row of \"it\", the weight on \"cat\" (a number between 0 and 1)?", _pronoun_weight,
         "this head's W_Q and W_K were written so that a pronoun's query matches the keys of the nouns it can "
         "stand for (and in its small lexicon it stands for an animal, never a thing).",
         _figure(lambda: _plots().sentence_heatmap(SENTENCE, pattern="pronoun")),

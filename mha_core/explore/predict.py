@@ -72,7 +72,8 @@ class PredictFirst(widgets.VBox):
                                      because="", **common)
         else:
             self.line.value = render("prediction_line.html", state="open", value=shown(self.prediction),
-                                     actual=shown(moment.actual()), because=moment.because, **common)
+                                     actual=shown(moment.actual()), because=moment.because,
+                                     right=moment.judge(self.prediction), **common)
             self.view = moment.view()
         super().__init__([self.line] if self.view is None else [self.line, self.view])
 
