@@ -21,6 +21,9 @@
     answer-key [--out answer-key.html] [--course course --student S]
                               the answer key, one printable page for teachers (with --student,
                               that student's own numbers and right answers)
+    student-wheel [--out dist]
+                              the students' wheel: mha_core and autograders.student only, no answer
+                              (what a graded class's students install)
     hub up --roster R [--instructor I] | hub stop | hub status
                               host the class on this server (JupyterHub, the exchange)
 """
@@ -187,6 +190,18 @@ def _variants(args):
     return 0
 
 
+def _student_wheel(args):
+    from .editions import student_wheel
+
+    try:
+        path = student_wheel.build(args.out)
+    except RuntimeError as error:
+        print(f"student-wheel: {error}", file=sys.stderr)
+        return 2
+    print(f"the students' wheel: {path} (mha_core and autograders.student: no answer, no check)")
+    return 0
+
+
 def _answer_key(args):
     from .editions import answer_key
 
@@ -290,6 +305,10 @@ def build_parser():
     key.add_argument("--student", help="this student's own numbers and answers (a course with variants)")
     key.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's gradebook.db)")
     key.set_defaults(run=_answer_key)
+
+    wheel = commands.add_parser("student-wheel", help="the students' wheel: the library and autograders.student, no answer")
+    wheel.add_argument("--out", default="dist", help="the folder to write it in (default: dist)")
+    wheel.set_defaults(run=_student_wheel)
 
     from .hub.cli import add_commands
 

@@ -44,7 +44,7 @@ DEMO_ROWS = [
     (5, "query word", "data"), (5, "sentence", "layout"),
 ]
 D_MODEL, H, N = 512, 8, 16
-CELL = (f"import mha_core as mha\nfrom autograders.problems.sentences import TOKENS\n"
+CELL = (f"import mha_core as mha\nfrom autograders.student.sentences import TOKENS\n"
         f"mha.widgets.shape_explorer(d_model={D_MODEL}, h={H}, n={N}, tokens=TOKENS)\n")
 
 # Installed in the page: on the control's keydown, note the time; when the image's src changes

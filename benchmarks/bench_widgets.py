@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from autograders.problems.level4 import SHEET_4_2
-from autograders.problems.sentences import SENTENCE, TOKENS
+from autograders.student.sentences import SENTENCE, TOKENS
 
 TARGET_MS = 50.0
 D_MODEL, H, N = 512, 8, 16

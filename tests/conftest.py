@@ -663,7 +663,7 @@ def pytest_sessionfinish(session):
 # multiprocessing "spawn" pool (grading's). The session's own slow work (the "slow work"
 # threads of Pool, busy in a full run while fast tests run) is not the test's.
 KERNEL_COMMAND = re.compile(
-    r"(?:^|\s)(?:-m\s+)?(?:ipykernel_launcher|ipykernel|autograders\.grading\.(?:sandbox|student_side))(?:\s|$)"
+    r"(?:^|\s)(?:-m\s+)?(?:ipykernel_launcher|ipykernel|autograders\.grading\.sandbox|autograders\.student\.serve)(?:\s|$)"
     r"|autograders/grading/sandbox\.py\s|\bbwrap\s"
     r"|\bnbgrader\s+(?:autograde|validate)\b"
     r"|\b(?:-m\s+)?autograders\s+(?:grade|regrade)\b"

@@ -32,6 +32,7 @@ import pytest
 from autograders.checks import feedback
 from autograders.checks import beyond, level1, level2, level3, level4, level5
 from autograders.checks.feedback import WrongAnswer
+from autograders.student import feedback as student_feedback
 from autograders.problems import LEVELS
 from tests import reference
 from tests.checking import rejects
@@ -608,7 +609,7 @@ def test_shown_never_doubles_not_yet_and_keeps_the_message_whole():
 
 
 def test_the_wrap_style_breaks_between_words_only():
-    style = feedback.WRAP_STYLE
+    style = student_feedback.WRAP_STYLE
     assert "word-break: normal" in style and "overflow-wrap: break-word" in style and "break-all" not in style
     assert ".jp-OutputArea-output pre" in style  # JupyterLab's rule there says break-all
     assert "#validation-message pre" in style  # nbgrader's Validate dialog: no wrapping at all
@@ -644,7 +645,7 @@ def test_short_tracebacks_shows_one_line_and_sets_the_wrap_style(monkeypatch):
     shell = _FakeShell()
     monkeypatch.setattr(builtins, "get_ipython", lambda: shell, raising=False)
     feedback.short_tracebacks()
-    assert shell.published == [{"text/html": feedback.WRAP_STYLE, "text/plain": ""}]
+    assert shell.published == [{"text/html": student_feedback.WRAP_STYLE, "text/plain": ""}]
     error = WrongAnswer("Not yet: the output grows with h.")
     shell.handler(shell, WrongAnswer, error, None)
     (lines,) = shell.shown

@@ -8,7 +8,8 @@ import pytest
 import mha_core as mha
 from autograders.checks import beyond as check
 from autograders.checks.feedback import WrongAnswer
-from autograders.problems import beyond as problems, by_hand
+from autograders.problems import beyond as problems
+from autograders.student import by_hand
 from mha_core import learned
 from tests.checking import accepts, rejects
 from tests.fixtures import beyond_the_sheet

@@ -566,7 +566,7 @@ def test_a_batched_transpose_of_every_axis_is_named_too():
 ])
 def test_a_shape_error_known_only_by_its_message_is_explained(numpy_says, tag, says):
     """The re-check sends back only the exception's type and message: the shapes in numpy's words are used."""
-    from autograders.checks import shape_errors
+    from autograders.student import shape_errors
 
     found, text = shape_errors.explain(ValueError(numpy_says))
     assert found == tag
@@ -577,7 +577,7 @@ def test_a_shape_error_known_only_by_its_message_is_explained(numpy_says, tag, s
 
 def test_the_real_numpy_messages_are_the_ones_read():
     """The messages above are numpy's own: each raised here by the operation it names."""
-    from autograders.checks import shape_errors
+    from autograders.student import shape_errors
 
     for make in (lambda: np.ones((2, 5, 5)) / np.ones((2, 5)), lambda: np.ones((2, 4, 4)) @ np.ones((4, 4, 2)),
                  lambda: np.ones((2, 5, 4)) @ np.ones((4, 5, 2)), lambda: np.ones(80).reshape(5, 2, 4)):

@@ -14,13 +14,13 @@ process per core, niceness ``MHA_CORPUS_BURN_NICE``, default 10; 0 to keep them
 as busy as another engineer's tests would; ``MHA_CORPUS_BURN=0`` to go without).
 """
 
-import glob
 import html
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import nbformat
 import pytest
@@ -174,7 +174,10 @@ def corpus(tmp_path_factory, burner):
             os.remove(path)
     runs = {}
     assert all(process.poll() is None for process in burner), "the CPU burner died before grading"
-    before = set(glob.glob("/tmp/mha-*"))
+    scratch = tmp / "tmp"  # the grader's temporary folder while it grades (TMPDIR): empty again afterwards
+    scratch.mkdir(mode=0o755)
+    saved_tmp = (tempfile.tempdir, os.environ.get("TMPDIR"))
+    tempfile.tempdir, os.environ["TMPDIR"] = str(scratch), str(scratch)
     terminal = tmp / "terminal.txt"  # the grader's stdout and stderr while it grades: what its terminal would show
     saved = [os.dup(1), os.dup(2)]
     os.environ[SECRET_NAME] = f"grader-secret-{os.getpid()}"  # as a PGPASSWORD or a hub token would be
@@ -192,11 +195,14 @@ def corpus(tmp_path_factory, burner):
         for fd in saved:
             os.close(fd)
         del os.environ[SECRET_NAME]
+        tempfile.tempdir = saved_tmp[0]
+        os.environ.pop("TMPDIR") if saved_tmp[1] is None else os.environ.update(TMPDIR=saved_tmp[1])
         for path in outside_paths(course, ROOT):
             if os.path.exists(path):
                 os.remove(path)
     runs["terminal"] = terminal.read_bytes()
-    runs["left in /tmp"] = sorted(set(glob.glob("/tmp/mha-*")) - before)
+    # (pymp-*: multiprocessing's folder for its forkserver's socket, this process's own until it exits)
+    runs["left in /tmp"] = sorted(name for name in os.listdir(scratch) if not name.startswith("pymp-"))
     assert all(process.poll() is None for process in burner), "the CPU burner died while grading"
     return {"runs": runs, "points": points, "course": course}
 

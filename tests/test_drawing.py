@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograders.problems.sentences import HEAD_VIEW_SENTENCES
+from autograders.student.sentences import HEAD_VIEW_SENTENCES
 import mha_core
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -323,76 +323,79 @@ def test_start_page_lists_every_notebook_and_says_how_to_work(practice):
         assert part in text, part
 
 
-# --- graded edition: labelled choices, form only ----------------------------------
-
-
-def choice_checks():
-    """{check function name} of the checks that ask for a labelled choice, found by reading
-    their source for feedback.as_choice (independently of autograders.checks.forms)."""
-    from autograders import checks  # noqa: F401
-    import importlib
-    import pkgutil
-
-    import autograders.checks as package
-
-    found = set()
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"autograders.checks.{info.name}")
-        for name, function in vars(module).items():
-            declared = getattr(function, "answer", None)  # a declared answer (autograders/problems)
-            if name.startswith("q") and inspect.isfunction(function) and (
-                    declared.kind == "choice" if declared else "as_choice(" in inspect.getsource(function)):
-                found.add(name)
-    return found
+# --- graded edition: every visible test form only ----------------------------------
 
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
-def test_graded_edition_makes_only_choice_tests_form_only(path):
+def test_graded_edition_makes_every_test_form_only(path):
+    """Every visible test of the graded edition checks its answer's form only (``_form(...)``, the students'
+    module); the checks' import and each full check lead the hidden tests, which the release never holds: no
+    test a student can run names the checks or tells a right answer from a wrong one."""
     source, graded = read(path), editions.graded_notebook(read(path))
-    choices = choice_checks()
     assert [c.cell_type for c in graded.cells] == [c.cell_type for c in source.cells]
+    rewritten = 0
     for before, after in zip(source.cells, graded.cells):
         calls = re.findall(r"^_checks\.(\w+)\((\w+)\)$", HIDDEN.sub("", before.source), re.M)
-        rewritten = [(name, value) for name, value in calls if name in choices and is_test_cell(before)]
-        if not rewritten:
-            assert after.source == before.source, nbgrader_meta(before).get("grade_id")
+        if not (calls and is_test_cell(before)):
+            if "variants." not in before.source:  # a numbers or data cell: the students' own calls
+                assert after.source == before.source, nbgrader_meta(before).get("grade_id")
             continue
+        rewritten += 1
         visible, hidden = after.source.split("### BEGIN HIDDEN TESTS")
-        for name, value in rewritten:
-            assert f"_form_only(_checks.{name}, {value})" in visible
-            assert f"_checks.{name}({value})" not in visible.replace(f"_form_only(_checks.{name}, {value})", "")
-            assert hidden.lstrip("\n").startswith(f"_checks.{name}({value})\n"), "the full check should lead the hidden tests"
-        assert HIDDEN.sub("", before.source) != HIDDEN.sub("", after.source)
-    found = {name for c in source.cells if is_test_cell(c) for name in re.findall(r"_checks\.(\w+)\(", c.source)}
-    assert not (found & choices) or editions.graded_text(path) != path.read_text()
+        assert "autograders.checks" not in visible and "_checks" not in visible
+        assert "from autograders.student.forms import form as _form" in visible
+        for name, value in calls:
+            assert re.search(rf"^_form\('\w+', {value}, '\w+'", visible, re.M), visible
+            assert f"\n_checks.{name}({value})\n" in hidden
+        assert hidden.lstrip("\n").startswith("from autograders.checks import"), "the checks' import leads the hidden tests"
+    assert rewritten == sum(is_test_cell(c) for c in source.cells) > 0
+
+
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_graded_edition_imports_only_the_students_side_outside_hidden_tests(path):
+    """What a student's Python runs of the graded edition (every cell outside the hidden tests) imports
+    mha_core, numpy and autograders.student only: nothing a hosted class's students lack."""
+    graded = editions.graded_notebook(read(path))
+    for cell in graded.cells:
+        if cell.cell_type != "code":
+            continue
+        shown = HIDDEN.sub("", cell.source)
+        for module in re.findall(r"^\s*(?:from|import)\s+([\w.]+)", shown, re.M):
+            assert module.split(".")[0] in ("numpy", "mha_core") or module.startswith("autograders.student"), (
+                nbgrader_meta(cell).get("grade_id"), module)
 
 
 def test_form_only_checks_the_form_and_says_so(capsys):
+    """The graded edition's visible test says an answer of the right form is recorded, whatever its value; a
+    blank or wrongly typed answer is told what form was expected."""
     from autograders.checks import level1
-    from autograders.checks.forms import form_only
-    from autograders.checks.feedback import WrongAnswer
+    from autograders.student.feedback import WrongAnswer
+    from autograders.student.forms import form
 
     options = level1.q1_2_why.answer.options
-    wrong = next(o for o in options if o != level1.q1_2_why.answer.answer({}))
-    form_only(level1.q1_2_why, wrong.lower())
-    said = capsys.readouterr().out
-    assert said.startswith("✔ Answer recorded") and ", ".join(options) in said and "graded" in said
+    for option in options:  # right or wrong: the same words
+        form("why", option.lower(), "choice", options=options)
+        said = capsys.readouterr().out
+        assert said.startswith("✔ Answer recorded") and ", ".join(options) in said and "graded" in said
+    said = set()
+    for value in (64, 63.5, 1e9):
+        form("d_k", value, "number")
+        said.add(capsys.readouterr().out.replace(f"{value:g}", "X"))
+    assert len(said) == 1
     with pytest.raises(WrongAnswer, match="no answer yet"):
-        form_only(level1.q1_2_why, None)
+        form("why", None, "choice", options=options)
     with pytest.raises(WrongAnswer, match="should be one of"):
-        form_only(level1.q1_2_why, 2)
-    with pytest.raises(TypeError):
-        form_only(level1.q1_1_d_k, 3)
-    # The practice edition's (full) check tells at once.
-    with pytest.raises(WrongAnswer) as info:
-        level1.q1_2_why(wrong)
-    assert "Answer recorded" not in str(info.value) and repr(wrong) in str(info.value)
+        form("why", "E", "choice", options=options)
+    with pytest.raises(WrongAnswer, match="a single number"):
+        form("d_k", "64", "number")
+    with pytest.raises(WrongAnswer, match="should be a function"):
+        form("softmax", 3, "function")
+    with pytest.raises(WrongAnswer, match="3 numbers"):
+        form("output_shape", (6, 768), "shape", ndim=3)
+    with pytest.raises(ValueError, match="kind"):
+        form("x", 1, "letter")
 
 
-# --- graded release -------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
 def test_release_layout(path, course):
     name = path.stem
     assert name in course.names
@@ -648,11 +651,11 @@ def test_nbgrader_validate_of_the_blank_release_names_the_written_problem(small_
 def test_release_checks_only_the_form_of_a_choice(small_release):
     """In the release a wrong labelled choice passes the visible test ("Answer recorded"),
     a blank one says "no answer yet"; the practice edition's test tells at once. Each test cell
-    imports its checks itself: it runs in a namespace holding only the answer."""
+    imports what it calls itself: it runs in a namespace holding only the answer."""
     from autograders.checks.feedback import WrongAnswer
 
     released = by_grade_id(read(small_release["released"]))["q2_2_why_test"].source
-    assert "_form_only(_checks.q2_2_why, why)" in released and "hidden=True" not in released
+    assert "_form('why', why, 'choice'" in released and "hidden=True" not in released and "_checks" not in released
     wrong = small_release["wrong_choice"]
     exec(compile(released, "<release>", "exec"), {"why": wrong})  # noqa: S102 (passes: no exception)
     with pytest.raises(WrongAnswer, match="no answer yet"):

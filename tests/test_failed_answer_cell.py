@@ -10,8 +10,9 @@ import builtins
 
 import pytest
 
-from autograders.checks import feedback
-from autograders.checks.feedback import FailedRun, WrongAnswer
+from autograders.checks import feedback as checks_feedback
+from autograders.student import feedback
+from autograders.student.feedback import FailedRun, WrongAnswer
 
 
 class _Kernel:
@@ -67,7 +68,7 @@ def test_a_function_answer_whose_cell_did_not_compile_is_not_the_old_one(shell):
     shell.run_cell("def softmax(scores):\n    return scores")
     shell.run_cell("def softmax(scores):\n    return scores +")  # SyntaxError: the old def would stay
     with pytest.raises(WrongAnswer, match=FAILED):
-        feedback.call("softmax", shell.user_ns["softmax"], [1.0, 2.0])
+        checks_feedback.call("softmax", shell.user_ns["softmax"], [1.0, 2.0])
 
 
 def test_other_cells_that_raise_keep_their_names(shell):

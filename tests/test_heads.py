@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograders.problems.sentences import ENGLISH, FRENCH, SENTENCE
+from autograders.student.sentences import ENGLISH, FRENCH, SENTENCE
 import mha_core as mha
 from mha_core import heads
 

@@ -24,10 +24,10 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
-from autograders.problems.sentences import ENGLISH, FRENCH
+from autograders.student.sentences import ENGLISH, FRENCH
 import mha_core
 from mha_core.explore.base import Explorer
-from autograders.problems.moments import predict_first
+from autograders.student.moments import predict_first
 from mha_core.explore.predict import PredictFirst
 from tests.conftest import ids, is_test_cell, level_notebooks, nbgrader_meta, read
 from tests.test_predict_first import correct_values, found_in, value_texts

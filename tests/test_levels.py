@@ -71,10 +71,10 @@ def _offered(module):
 
 @pytest.mark.parametrize("check_name", ["q4_4_previous_token", "q4_4_average_query"])
 def test_the_by_hand_module_offers_no_answer_to_the_problems_it_serves(check_name, capsys):
-    """4.4's data lives in autograders.problems.by_hand, which students import: nothing it offers passes 4.4."""
+    """4.4's data lives in autograders.student.by_hand, which students import: nothing it offers passes 4.4."""
     from autograders.checks import beyond
     from autograders.checks.feedback import WrongAnswer
-    from autograders.problems import by_hand
+    from autograders.student import by_hand
 
     passing = []
     for name, value in _offered(by_hand):
@@ -84,7 +84,7 @@ def test_the_by_hand_module_offers_no_answer_to_the_problems_it_serves(check_nam
             continue
         passing.append(name)
     capsys.readouterr()
-    assert not passing, f"autograders.problems.by_hand offers an answer to {check_name}: {passing}"
+    assert not passing, f"autograders.student.by_hand offers an answer to {check_name}: {passing}"
 
 
 CORE = [path for path in LEVELS if path.stem.startswith("level")]

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from autograders.problems import sentences
-from autograders.problems.sentences import ENGLISH, FRENCH, SENTENCE
+from autograders.student import sentences
+from autograders.student.sentences import ENGLISH, FRENCH, SENTENCE
 import mha_core as mha
 from mha_core import plots
 from mha_core.figures import counts

@@ -10,7 +10,7 @@ import pytest
 import mha_core
 from autograders.checks import predictions
 from autograders.checks.predictions import PREDICTIONS
-from autograders.problems.moments import MOMENTS, predict_first
+from autograders.student.moments import MOMENTS, predict_first
 from mha_core.explore.predict import PredictFirst, as_prediction
 from tests.conftest import all_notebooks, nbgrader_meta, read
 

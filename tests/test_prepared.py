@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from autograders.common.settings import DEFAULT
+from autograders.student.settings import DEFAULT
 from autograders.grading import prepared, sandbox
 
 
@@ -16,7 +16,7 @@ def test_a_prediction_moment_imports_no_explorer_and_no_figure():
     and matplotlib's figures come when a view is opened, and mha_core.widgets still names them all."""
     code = textwrap.dedent("""
         import sys
-        from autograders.problems.moments import predict_first
+        from autograders.student.moments import predict_first
         predict_first("predict_1_1_d_k_h24", None)
         print(sorted(m for m in ("matplotlib.figure", "mha_core.explore.canvas", "mha_core.explore.shapes") if m in sys.modules))
         import mha_core.widgets as w

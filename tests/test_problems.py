@@ -20,7 +20,8 @@ from autograders.checks.feedback import WrongAnswer
 from autograders.problems import LEVELS
 from autograders.problems.declare import text
 from autograders.problems.engine import check, pool, recognise
-from autograders.variants import current, prompt
+from autograders.student import numbers as current
+from autograders.variants import prompt
 from tests.conftest import NOTEBOOKS, is_test_cell
 
 ANSWERS = [(assignment, answer) for assignment, module in LEVELS.items() for answer in module.ANSWERS]
@@ -161,7 +162,7 @@ def test_each_numbers_cell_shows_a_declared_pools_numbers(assignment):
         with current.handing(document):
             line = prompt.text(assignment, problem)
         for name, value in entry.items():
-            assert f"{numbers.symbols.get(name, name)} = {prompt._show(value)}" in line, (name, line)
+            assert f"{numbers.symbols.get(name, name)} = {prompt.current._show(value)}" in line, (name, line)
 
 
 # --- what every answer of a kind is told: a wrong kind, an unknown wrong answer, a hidden failure -------------

@@ -17,10 +17,10 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograders.grading import protocol
+from autograders.student import protocol
 from autograders.grading import recheck as rc
 from autograders.grading import standalone
-from autograders.common.settings import Settings
+from autograders.student.settings import Settings
 from tests import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,7 +218,7 @@ def test_an_explanation_crosses_only_in_its_schema():
             "explained": {"tag": "no-keepdims", "text": "`e.sum(axis=-1)` has shape (2, 5)"}}
     kind, content = rc.check_reply({"seq": 3, "raised": info}, "call", 3)
     error = protocol.raised(content)
-    from autograders.checks.shape_errors import explain
+    from autograders.student.shape_errors import explain
 
     assert kind == "raised" and explain(error) == ("no-keepdims", "`e.sum(axis=-1)` has shape (2, 5)")
     for explained in ({"tag": "passed", "text": "x"}, {"tag": "no-keepdims"}, {"tag": "no-keepdims", "text": "x" * 2001},
@@ -237,7 +237,7 @@ def test_a_callback_of_a_function_never_passed_is_interference():
 def test_a_callback_may_send_no_bigger_array_than_the_check_passed(monkeypatch):
     """The checker's function runs in the grading process with no deadline of its own: the student's function
     may call it on arrays up to the size of the call's own arguments, and gets an error back beyond."""
-    from autograders.grading import student_side
+    from autograders.student import serve as student_side
 
     sent = []
     monkeypatch.setattr(student_side, "send", lambda fd, message, deadline=None: sent.append(message))

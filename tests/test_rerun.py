@@ -8,7 +8,7 @@ import matplotlib.text
 import numpy as np
 import pytest
 
-from autograders.problems.sentences import SENTENCE
+from autograders.student.sentences import SENTENCE
 from mha_core import widgets
 from mha_core.explore import base
 

@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from autograders.grading import autograde, sandbox
-from autograders.common.settings import DEFAULT, Settings
+from autograders.student.settings import DEFAULT, Settings
 from tests.corpus import world_writable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -789,13 +789,12 @@ def _lines(text):
 
 
 def test_the_packages_shown_to_the_kernel_hold_no_solution_nor_hidden_test():
-    """What the kernel is shown of the project (autograders/, mha_core/) holds none of the
-    notebooks' solutions or hidden tests: no three consecutive lines of one of them. (The
-    checks' own reference computations and mha_core are public by design: the practice
-    edition ships them.)"""
+    """What the kernel is shown of the project (autograders/student, mha_core/) holds none of the
+    notebooks' solutions or hidden tests: no three consecutive lines of one of them (the declarations and
+    the checks stay with the grader: tests/test_student_side.py)."""
     import re
 
-    shown = {p: "\n".join(_lines(t)) for p, t in _files_of([ROOT / n for n in sandbox.PACKAGES]).items()}
+    shown = {p: "\n".join(_lines(t)) for p, t in _files_of([ROOT / n for n in sandbox.STUDENT_SIDE]).items()}
     blocks = 0
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for cell in nbformat.read(str(path), as_version=4).cells:

@@ -11,7 +11,7 @@ import pytest
 
 from autograders.editions import editions
 from autograders.grading import standalone
-from autograders.common.settings import CONFIG_NAMES, DEFAULT, Settings
+from autograders.student.settings import CONFIG_NAMES, DEFAULT, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL1 = ROOT / "notebooks" / "level1_recognition.ipynb"

@@ -138,8 +138,8 @@ def test_the_library_imports_nothing_of_the_workbook():
 
 def test_the_library_holds_none_of_the_workbooks_sentences():
     """The sentences the figures and explorers are drawn over are the workbook's content
-    (``autograders.problems.sentences``): the library takes them as arguments and writes none of them."""
-    from autograders.problems import sentences
+    (``autograders.student.sentences``): the library takes them as arguments and writes none of them."""
+    from autograders.student import sentences
 
     said = [sentences.SENTENCE, sentences.TOKENS[len(sentences.SENTENCE):], sentences.ENGLISH, sentences.FRENCH]
     said += [words for _, query, keys, _ in sentences.HEAD_VIEW_SENTENCES for words in (query, keys) if words]

@@ -106,7 +106,7 @@ def test_the_kernel_commands_are_recognised():
                  [python, "-m", "autograders.grading.sandbox", '{"workdir": "/tmp/w"}', "--", python, "-c", "pass"],
                  [python, "-I", "/x/autograders/grading/sandbox.py", '{"workdir": "/tmp/w"}', "--", "true"],
                  ["bwrap", "--unshare-pid", "--", python, "-c", "pass"],
-                 [python, "-m", "autograders.grading.student_side", "serve", "3", "4"],
+                 [python, "-m", "autograders.student.serve", "serve", "3", "4"],
                  [python, "-m", "nbgrader", "autograde", "level1_recognition"],
                  [python, "-m", "nbgrader", "validate", "level1.ipynb"],
                  [python, "-m", "autograders", "grade", "--course", "course"],

@@ -10,7 +10,7 @@ import pytest
 
 from autograders.checks import level2, level3, level4
 from autograders.checks.feedback import WrongAnswer
-from autograders.variants import current
+from autograders.student import numbers as current
 
 L3, L4 = "level3_analysis", "level4_synthesis"
 
@@ -140,8 +140,10 @@ def test_level4_causal_query_for_each_students_own_vectors(q, keys, values, caps
     raw = [s * math.sqrt(2) for s in scaled]
     with current.handing(doc(L4, q4_2={"query": list(q), "keys": [list(k) for k in keys],
                                        "values": [list(v) for v in values]})):
-        q_, K, V, d_k = level4.vectors_4_2()  # the data cell's arrays are the student's
-        assert q_.tolist() == list(q) and K.tolist() == [list(k) for k in keys] and d_k == 2
+        from autograders import variants
+
+        q_, K, V = variants.given(L4, "q4_2", "query", "keys", "values")  # the data cell's arrays are the student's
+        assert q_.tolist() == list(q) and K.tolist() == [list(k) for k in keys] and K.shape[1] == 2
         for hidden in (False, True):
             level4.q4_2_scaled_scores(np.round(scaled, 4), hidden=hidden)
             level4.q4_2_weights(np.round(weights, 4), hidden=hidden)

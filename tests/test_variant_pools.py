@@ -8,7 +8,8 @@ import pytest
 
 from autograders.checks import level1, level2
 from autograders.checks.feedback import WrongAnswer
-from autograders.variants import SHEET, VariantError, current
+from autograders.variants import SHEET, VariantError
+from autograders.student import numbers as current
 from autograders.variants.levels import FIXED, POOLS, problems
 from autograders.variants.pools import MIN_ENTRIES, vet
 
@@ -241,7 +242,7 @@ def test_a_kernel_importing_the_checks_vets_no_pool():
     import sys
 
     code = ("from autograders.checks import level2\n"
-            "from autograders.variants import current\n"
+            "from autograders.student import numbers as current\n"
             "from autograders.variants.levels import POOLS\n"
             "doc = {'student': 'ann', 'assignment': 'level2_application', 'generation': {'q2_3': 0},\n"
             "       'numbers': {'q2_3': {'scores': [1.0, 3.0, 2.0]}}}\n"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from autograders.problems.level4 import SHEET_4_2
-from autograders.problems.sentences import ENGLISH, FRENCH, HEAD_VIEW_SENTENCES, SENTENCE, TOKENS
+from autograders.student.sentences import ENGLISH, FRENCH, HEAD_VIEW_SENTENCES, SENTENCE, TOKENS
 import mha_core as mha
 from mha_core import access, plots, widgets
 from mha_core.figures import screen

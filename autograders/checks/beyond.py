@@ -3,7 +3,7 @@ equivariance) and 4.4 (build a head); 4.6 (masks in a batch) and 4.7 (attention 
 :mod:`.today`; the declared answers (4.5, 4.7 (b), 5.4's learned heads...) from :mod:`autograders.problems.beyond`.
 
 One function per autograded answer cell, named after its grade_id. Expected values come from
-:mod:`mha_core` (its attention, :mod:`autograders.problems.by_hand`'s data); with ``hidden=True`` a check tries further inputs or recomputes the answer another way, and
+:mod:`mha_core` (its attention, :mod:`autograders.student.by_hand`'s data); with ``hidden=True`` a check tries further inputs or recomputes the answer another way, and
 its messages never give the answer away. The known wrong answers are data: each table maps what a
 wrong answer does to its message, tagged with its misconception (:mod:`.misconceptions`).
 """
@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 import mha_core as mha
-from ..problems import by_hand
+from ..student import by_hand
 
 from ..problems import beyond as problems
 from ..problems.engine import checks

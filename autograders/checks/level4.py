@@ -69,11 +69,6 @@ def q4_1_parameter_count(fn, hidden=False):
 
 # --- Problem 4.2: a causal query by hand -----------------------------------------
 
-def vectors_4_2():
-    """(q, K, V, d_k) of this student's Problem 4.2 as arrays (row j of K is k_j, of V is v_j): the data cell's."""
-    return problems.arrays(numbers(problems.SCALED_SCORES, problems.ASSIGNMENT))
-
-
 # --- Problem 4.3: multi-head attention, written with numpy (part of Level 4) ----
 
 # (batch, n, d_model, h, causal, seed); batch None = X of shape (n, d_model), else (batch, n, d_model).

@@ -7,6 +7,8 @@ carries the tag (:func:`~autograders.checks.feedback.error_value`), and the repo
 phrases of the message. A tag not in :data:`NAMES` is refused where it is raised.
 """
 
+from ..student import feedback as _feedback, tags as _student
+
 # tag: the name the report shows. In the order the report lists them when counts tie.
 NAMES = {}
 # tag: words (a regular expression) that a labelled choice's option must hold to carry this tag: a tag
@@ -23,8 +25,8 @@ def _tag(tag, name, option=None):
     return tag
 
 
-NO_ANSWER = _tag("no-answer", "no answer yet")
-WRONG_KIND = _tag("wrong-kind", "answer of the wrong kind (type or shape)")
+NO_ANSWER = _tag(_student.NO_ANSWER, "no answer yet")
+WRONG_KIND = _tag(_student.WRONG_KIND, "answer of the wrong kind (type or shape)")
 MULTIPLIED_BY_H = _tag("multiplied-by-h", "multiplied by h instead of dividing")
 ROLES_SWAPPED = _tag("roles-swapped", "split h by d_model (roles swapped)")
 HEAD_FULL_WIDTH = _tag(
@@ -36,7 +38,7 @@ ONE_HEAD_FOR_ALL = _tag("one-head-for-all", "one head confused with all heads", 
 MATRIX_CONFUSED = _tag("matrix-confused", "a matrix confused with another (weights, scores, projections)")
 QT_K = _tag("qt-k", "Q_i^T K_i instead of Q_i K_i^T")
 HEADS_SUMMED = _tag(
-    "heads-summed", "heads summed or stacked instead of concatenated",
+    _student.HEADS_SUMMED, "heads summed or stacked instead of concatenated",
     option=r"added together|summed",
 )
 SCALED_BY_D_K = _tag("scaled-by-d-k", "scaled by d_k instead of √d_k", option=r"dividing by \$d_k\$")
@@ -109,10 +111,10 @@ HEADS_AXES_SWAPPED = _tag("heads-axes-swapped", "the wrong axes swapped when spl
 MASK_WRONG_WAY = _tag("mask-wrong-way", "causal mask the wrong way round or after the softmax")
 ROWS_NOT_COLUMNS = _tag("rows-not-columns", "per-head slices from rows instead of columns")
 BATCH_DIMENSION = _tag("batch-dimension", "a leading batch dimension not handled")
-NO_KEEPDIMS = _tag("no-keepdims", "a sum or maximum without keepdims (broadcast over the wrong axis)")
-TRANSPOSED_ALL_AXES = _tag("transposed-all-axes", ".T on a 3-D array (every axis reversed, not the last two)")
+NO_KEEPDIMS = _tag(_student.NO_KEEPDIMS, "a sum or maximum without keepdims (broadcast over the wrong axis)")
+TRANSPOSED_ALL_AXES = _tag(_student.TRANSPOSED_ALL_AXES, ".T on a 3-D array (every axis reversed, not the last two)")
 X_W_TRANSPOSED = _tag("x-w-transposed", "X @ W.T instead of X @ W (the transpose of the sheet's convention)")
-SHAPE_ERROR = _tag("shape-error", "a shape error inside the student's function")
+SHAPE_ERROR = _tag(_student.SHAPE_ERROR, "a shape error inside the student's function")
 NOT_OWN_WORK = _tag("not-own-work", "the library called instead of written with numpy")
 RAISED = _tag("raised", "the student's function raised an error")
 # beyond the sheet (autograders.checks.beyond)
@@ -188,4 +190,6 @@ N2_HALF_COUNTED = _tag(
     "n2-half-counted", "the n² cost counted for the scores alone (the weighted sum forgotten)"
 )
 
-TAG_LINE = "[misconception: {}]"  # the first line of a tagged error's value (not shown to the student)
+TAG_LINE = _student.TAG_LINE
+
+_feedback.KNOWN_TAGS = NAMES  # a tag not declared here is refused where it is raised

@@ -52,11 +52,11 @@ class Prediction:
 
 def _predictions():
     """:data:`PREDICTIONS`, every prediction of the workbook by id: one per moment of
-    ``autograders.problems.moments`` (its question, and its right value as the library computes it: the
+    ``autograders.student.moments`` (its question, and its right value as the library computes it: the
     explorer the prediction unlocks says the same). Made when first used, its right values when first read,
     so that :func:`read` alone runs none of the library."""
     if "PREDICTIONS" not in globals():
-        from ..problems.moments import MOMENTS
+        from ..student.moments import MOMENTS
 
         globals()["PREDICTIONS"] = {key: Prediction(m.question, m.actual, m.tolerance, m.choices)
                                     for key, m in MOMENTS.items()}

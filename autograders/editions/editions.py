@@ -44,7 +44,7 @@ from pathlib import Path
 import nbformat
 
 from ..common.regions import first_hidden_line
-from ..common.settings import DEFAULT
+from ..student.settings import DEFAULT
 from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG, kernel_language_info
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -322,8 +322,7 @@ def build_practice(out="workbook", source=SOURCE, say=print):
 # --- graded edition: the course's source notebooks -------------------------------
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-FORM_CALL = "_form_only"  # a name no student has a reason to bind (the test cell binds it itself)
-FORM_IMPORT = f"from autograders.checks.forms import form_only as {FORM_CALL}"
+NUMBERS_FUNCTIONS = ("show", "given")  # autograders.variants' calls a graded edition gives the students' own
 
 
 def check_modules(nb):
@@ -348,58 +347,99 @@ def check_modules(nb):
     return {name: importlib.import_module(module) for name, module in found.items()}
 
 
-def form_only_test(source, modules):
-    """The graded edition of the test cell ``source``: each visible call of a labelled
-    choice's check (``_checks.q1_2_why(why)``) becomes ``_form_only(_checks.q1_2_why, why)``
-    and the call itself moves to the front of the hidden tests. ``source`` unchanged
-    when it has no such call."""
-    from ..checks.forms import is_choice
+def _imports_checks(node):
+    return (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograders.checks")) or (
+        isinstance(node, ast.Import) and any(a.name.startswith("autograders.checks") for a in node.names))
+
+
+def form_only_test(source, modules, functions=()):
+    """The graded edition of the test cell ``source``: its visible part checks only the form of each answer
+    (``_checks.q2_2_scaled_score(scaled_score)`` becomes ``_form("scaled_score", scaled_score, "number")``,
+    :func:`autograders.checks.forms.form_call`), and the import of the checks and their calls move to the
+    front of the hidden tests, which the students' release never holds (``functions``: the answers the
+    notebook's answer cells define with ``def``). ``source`` unchanged when it calls no check."""
+    from ..checks.forms import FORM_IMPORT, form_call
 
     lines = source.split("\n")
     begin = first_hidden_line(source)
     begin = len(lines) if begin is None else begin
+    visible_text = "\n".join(lines[:begin])
     try:
-        tree = ast.parse("\n".join(lines[:begin]))
+        tree = ast.parse(visible_text)
     except SyntaxError:
         return source
-    moved, visible = [], list(lines[:begin])
+    moved, visible, forms = [], list(lines[:begin]), []
     for node in reversed(tree.body):
         call = node.value if isinstance(node, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and isinstance(call.func.value, ast.Name) and call.func.value.id in modules
-                and node.lineno == node.end_lineno and not call.keywords):
+        is_check = (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id in modules and not call.keywords)
+        if not (is_check or _imports_checks(node)):
             continue
-        check = getattr(modules[call.func.value.id], call.func.attr, None)
-        if not is_choice(check) or len(call.args) != 1:
-            continue
+        if node.lineno != node.end_lineno:
+            raise ValueError(f"a test cell's check on more than one line cannot be made form-only: {source[:80]!r}")
         line = visible[node.lineno - 1]
-        indent = line[: len(line) - len(line.lstrip())]
-        value = ast.get_source_segment("\n".join(lines[:begin]), call.args[0])
-        visible[node.lineno - 1 : node.lineno] = [
-            f"{indent}{FORM_IMPORT}", f"{indent}{FORM_CALL}({call.func.value.id}.{call.func.attr}, {value})"
-        ]
+        if is_check:
+            check = getattr(modules[call.func.value.id], call.func.attr, None)
+            value = ast.get_source_segment(visible_text, call.args[0]) if call.args else None
+            forms.insert(0, form_call(check, value, value in functions) if value else None)
+        del visible[node.lineno - 1]
         moved.insert(0, line.strip())
     if not moved:
         return source
+    visible += [FORM_IMPORT, *(f for f in forms if f)]
     if begin == len(lines):
         return "\n".join([*visible, HIDDEN_BEGIN, *moved, HIDDEN_END])
     indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
     return "\n".join([*visible, lines[begin], *(indent + m for m in moved), *lines[begin + 1 :]])
 
 
+def numbers_cell(source):
+    """The graded edition of a cell calling ``variants.show`` or ``variants.given`` (the numbers under a varied
+    problem, its data): the students' own :mod:`autograders.student.numbers`, the problem's sheet numbers
+    written in from its declaration (``sheet=...``), which stays with the grader."""
+    from ..variants.prompt import sheet_of
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and isinstance(node.func.value, ast.Name) and node.func.value.id == "variants"
+             and node.func.attr in NUMBERS_FUNCTIONS and len(node.args) >= 2
+             and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args[:2])]
+    if not calls:
+        return source
+    lines = source.split("\n")
+    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset), reverse=True):
+        if call.lineno != call.end_lineno:
+            raise ValueError(f"a numbers call on more than one line: {source[:80]!r}")
+        given = sheet_of(call.args[0].value, call.args[1].value)
+        args = ", ".join([*(ast.unparse(a) for a in call.args), *(f"{k}={v!r}" for k, v in given.items())])
+        line = lines[call.lineno - 1]
+        lines[call.lineno - 1] = f"{line[:call.col_offset]}{call.func.attr}({args}){line[call.end_col_offset:]}"
+    imported = ", ".join(sorted({c.func.attr for c in calls}))
+    return "\n".join(f"from autograders.student.numbers import {imported}" if line.strip() == "from autograders "
+                     "import variants" else line for line in lines)
+
+
 def graded_notebook(nb):
-    """The graded edition of the source notebook ``nb`` (a new notebook), as the course's
-    ``source/`` holds it: a labelled choice's visible test checks only the form ("one of
-    A, B, C, D"); right or wrong is decided by the hidden tests, the first of which is
-    the full check (its message, naming the misconception, is in the feedback)."""
+    """The graded edition of the source notebook ``nb`` (a new notebook), as the course's ``source/`` holds
+    it: every visible test checks only its answer's form; right or wrong is decided by the hidden tests, the
+    first of which is the full check (its message, naming the misconception, is in the feedback). Its cells
+    import nothing the students' side lacks (:mod:`autograders.student`): the numbers cells show the sheet's
+    numbers written in."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     modules = check_modules(nb)
+    functions = {name for cell in nb.cells if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")
+                 for name in re.findall(r"^def\s+(\w+)\s*\(", cell.source, re.M)}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
             # a test cell's own import names its checks (a notebook may import two modules as _checks)
             own = check_modules(nbformat.from_dict({"cells": [cell]}))
-            cell.source = form_only_test(cell.source, {**modules, **own})
+            cell.source = form_only_test(cell.source, {**modules, **own}, functions)
+        elif cell.cell_type == "code":
+            cell.source = numbers_cell(cell.source)
     return nb
 
 

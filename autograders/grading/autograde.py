@@ -12,7 +12,7 @@ that dies (``os._exit``, a fatal signal, the memory limit) is replaced by a fres
 that quietly replays the cells that had completed, and the rest of the notebook runs.
 Each such event leaves a one-line error in the cell ("timeout", "crash", "memory
 limit"), which nbgrader's feedback shows. Output is capped per cell twice: in the
-kernel (:mod:`autograders.grading.output_cap`: past the limit the cell is stopped) and
+kernel (:mod:`autograders.student.output_cap`: past the limit the cell is stopped) and
 here, whatever the kernel sends. With ``checks`` on (the course's autograde, ``grade``'s jobs) the
 test cells never run in the kernel: the kernel that ran the last cell hands the answers over to the
 checks, whose verdicts become the test cells' outputs, which nbgrader then scores
@@ -36,8 +36,8 @@ from nbgrader.converters import Autograde
 from nbgrader.preprocessors import CheckCellMetadata, DeduplicateIds, Execute, OverwriteCells
 from traitlets import Bool, Integer, List, Unicode, default
 
-from ..common.settings import CONFIG_NAMES, DEFAULT, GiB, Settings
-from .output_cap import OUTPUT_MARK
+from ..student.settings import CONFIG_NAMES, DEFAULT, GiB, Settings
+from ..student.output_cap import OUTPUT_MARK
 from .provisioner import SandboxKernelSpecs
 from .repairs import (  # noqa: F401 (the course's config and the tests know them here too)
     CheckCellMetadataOnce, INVALID_NOTE, METADATA_NOTE, NOTE, RENAMED_NOTE, RestoreCellMetadata, RestoreMissingCells, prepare_submission,
@@ -61,7 +61,7 @@ def _has_error(cell, ename):
 class SandboxExecute(Execute):
     """nbgrader's Execute in a sandboxed kernel, where a bad cell costs only itself."""
 
-    # The course's settings (autograders.common.settings: their defaults, and what each means).
+    # The course's settings (autograders.student.settings: their defaults, and what each means).
     notebook_timeout = Integer(DEFAULT.notebook_timeout, help="seconds the whole notebook may run (0: no limit)").tag(config=True)
     memory_limit = Integer(DEFAULT.memory, help="address space of a kernel, bytes (0: no limit)").tag(config=True)
     file_size_limit = Integer(DEFAULT.file_size, help="largest file a kernel may write, bytes").tag(config=True)
@@ -93,7 +93,8 @@ class SandboxExecute(Execute):
     @property
     def settings(self):
         """This executor's options (the course's, as its config sets them) as one :class:`Settings`."""
-        return Settings(cell_timeout=self.timeout, **{field: getattr(self, name) for field, name in CONFIG_NAMES.items()})
+        return Settings(cell_timeout=self.timeout, tests_in_kernel=not self.checks,
+                        **{field: getattr(self, name) for field, name in CONFIG_NAMES.items()})
 
     def create_kernel_manager(self):
         """jupyter_client's own kernel manager, whose kernel spec names the sandbox's provisioner

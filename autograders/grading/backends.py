@@ -5,6 +5,7 @@ Each backend takes :class:`~autograders.grading.jobs.Job` s and yields their
 process that ran it (a job that kills its worker is reported failed, alone).
 """
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -26,6 +27,31 @@ def _init_worker(env=None):
         os.environ.update(env)
     tempfile.tempdir = os.environ.get("TMPDIR") or None
     environment()
+
+
+def _folder():
+    """A folder for a grading's temporary files, removed with it; searchable by a throwaway user (the way to a
+    kernel's folder when grading unisolated)."""
+    folder = tempfile.mkdtemp(prefix="mha-grading-")
+    os.chmod(folder, 0o711)
+    return folder
+
+
+@contextlib.contextmanager
+def temporary_files():
+    """This process's grading files (its private gradebook, its kernels' folders, the font list) in a folder of
+    their own while the block runs, removed at its end: nothing of a grading is left in /tmp."""
+    from . import gradebooks, prepared
+
+    folder, before = _folder(), tempfile.tempdir
+    tempfile.tempdir = folder
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = before
+        gradebooks.forget_private()
+        prepared.forget()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def local(jobs, workers, function=None):
@@ -52,8 +78,7 @@ def local(jobs, workers, function=None):
         for job in batch:
             pending.remove(job)
         size = 1 if alone else max(1, min(workers, len(batch)))
-        folder = tempfile.mkdtemp(prefix="mha-grading-")  # the workers' temporary files (their gradebooks...)
-        os.chmod(folder, 0o711)  # the way to a kernel's folder, for a throwaway user (unisolated grading)
+        folder = _folder()  # the workers' temporary files (their gradebooks, kernels' folders, font lists)
         pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_init_worker,
                                    initargs=({**os.environ, "TMPDIR": folder},))
         try:
@@ -96,5 +121,6 @@ def dask(jobs, scheduler):
 
 
 def serial(jobs):
-    for job in jobs:
-        yield run_job(job)
+    with temporary_files():
+        for job in jobs:
+            yield run_job(job)

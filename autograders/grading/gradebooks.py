@@ -174,6 +174,14 @@ def private_url():
     return _private["url"]
 
 
+def forget_private():
+    """Forget this process's private gradebook (its folder is being removed): a new one for the next job."""
+    engine = _private.get("engine")
+    if engine is not None:
+        engine.dispose()
+    _private.clear()
+
+
 @contextlib.contextmanager
 def one_engine(url):
     """While a job runs, every nbgrader ``Gradebook`` on ``url`` (the private gradebook, read back here, then

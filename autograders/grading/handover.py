@@ -2,7 +2,7 @@
 
 A submission's own cells run once, in one sandboxed kernel (:class:`~autograders.grading.autograde.SandboxExecute`,
 nbgrader's Execute step); its test cells never run there. After the last cell that same
-kernel runs :func:`~autograders.grading.student_side.serve` over the two pipes its provisioner gave it
+kernel runs :func:`~autograders.student.serve.serve` over the two pipes its provisioner gave it
 at launch (:meth:`~autograders.grading.provisioner.SandboxProvisioner.take_pipes`), and
 :func:`check_answers` runs every test of the assignment's source notebook, hidden ones too, here in the
 grader's process, on the answers that cross as data (:func:`autograders.grading.recheck.check`); their
@@ -20,7 +20,7 @@ import os
 import signal
 from pathlib import Path
 
-SERVE = "from autograders.grading.student_side import serve as _mha_serve\n_mha_serve({}, {})"
+SERVE = "from autograders.student.serve import serve as _mha_serve\n_mha_serve({}, {})"
 
 
 def _source(executor, resources):
@@ -48,7 +48,7 @@ def _trouble(executor, cells):
 
 def _side(executor, provisioner):
     """The kernel serving the hand-over (:class:`StudentSide`), or None when it has no pipes."""
-    from .student_side import StudentSide
+    from ..student.serve import StudentSide
 
     pipes = provisioner.take_pipes() if provisioner is not None else ()
     if not pipes:
@@ -70,7 +70,7 @@ def check_answers(executor, resources, provisioner, broken=None):
     no kernel left, ``broken`` says why); their verdicts go to ``executor.verdicts`` and become the test
     cells' outputs."""
     from .recheck import cell_label, check, is_test, wanted
-    from .student_side import Handover
+    from ..student.serve import Handover
     from .verdicts import write_outputs
 
     if not any(is_test(c) for c in executor.nb.cells):  # no test cell (a plain notebook): nothing to check

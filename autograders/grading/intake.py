@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .gradebooks import course_config
-from ..common.settings import DEFAULT
+from ..student.settings import DEFAULT
 
 MAX_NOTEBOOK_BYTES = DEFAULT.file_size  # a kernel may write no larger file: no notebook of ours is larger
 MAX_ZIP_BYTES = 4 * DEFAULT.file_size  # all the notebooks of one zip together

@@ -52,7 +52,7 @@ class Job:
     extension: Optional[float] = None  # seconds, or None
     feedback: bool = True  # write the feedback pages
     recheck: bool = True  # the tests run in the grader, never in the student's kernel
-    variants: Optional[dict] = None  # the student's numbers (autograders.variants.current); None: the sheet's
+    variants: Optional[dict] = None  # the student's numbers (autograders.student.numbers); None: the sheet's
 
     @property
     def key(self):
@@ -203,7 +203,7 @@ def run_job(job):
         try:
             from nbgrader.utils import setenv
 
-            from ..variants import current
+            from ..student import numbers as current
 
             # The checks of this process and of every kernel it starts (nbgrader's, the re-check's) use the
             # numbers handed here, whatever file the submission or an environment variable holds.

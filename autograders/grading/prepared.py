@@ -73,3 +73,9 @@ def font_list(settings):
 
                 atexit.register(shutil.rmtree, _built["fonts"], True)
         return _built["fonts"]
+
+
+def forget():
+    """Forget the font list built (its folder is being removed): built again on the next call."""
+    with _lock:
+        _built.clear()

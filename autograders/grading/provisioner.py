@@ -15,10 +15,10 @@ it talks over Unix sockets in that directory (zmq's ``ipc`` transport, so that a
 network namespace does not cut it off); its command line is the launcher's, which
 starts it in bubblewrap; and it is given two pipes, over which, after the last cell, it
 hands the answers over to the grader's checks (:meth:`SandboxProvisioner.take_pipes`,
-:mod:`autograders.grading.student_side`). The kernel is interrupted by a message on its control channel, not a
+:mod:`autograders.student.serve`). The kernel is interrupted by a message on its control channel, not a
 signal: bubblewrap starts it in a session of its own.
 
-:func:`kernel_spec` is that spec for given :class:`~autograders.common.settings.Settings`
+:func:`kernel_spec` is that spec for given :class:`~autograders.student.settings.Settings`
 (the kernel is this interpreter's ipykernel, with the output cap loaded on its command
 line); :class:`SandboxKernelSpecs` hands it to a kernel manager, whatever kernel name the
 notebook asks for.
@@ -38,7 +38,7 @@ from traitlets import Dict
 
 from .prepared import font_list
 from .sandbox import Sandbox
-from ..common.settings import Settings
+from ..student.settings import Settings
 
 PROVISIONER = "mha-sandbox"  # its entry point's name (pyproject.toml)
 
@@ -46,7 +46,7 @@ PROVISIONER = "mha-sandbox"  # its entry point's name (pyproject.toml)
 def kernel_spec(settings, name="python3"):
     """The spec of a sandboxed kernel under ``settings``."""
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-            "--IPKernelApp.extra_extensions=autograders.grading.output_cap",
+            "--IPKernelApp.extra_extensions=autograders.student.output_cap",
             f"--OutputLimit.characters={settings.output_limit}"]
     return KernelSpec(argv=argv, display_name=f"Python 3 (sandboxed, {name})", language="python", interrupt_mode="message",
                       metadata={"kernel_provisioner": {"provisioner_name": PROVISIONER,

@@ -7,7 +7,7 @@ in an answer cell passes every test. So the tests that decide run elsewhere, kee
 - the **student's side**: the submission's one run of its own cells (never a test cell), in its
   sandboxed kernel (:class:`autograders.grading.autograde.SandboxExecute`), which after the last cell hands the answers
   the tests use over as **data** (JSON; numpy arrays as ``.npy`` read with ``allow_pickle=False``:
-  nothing it produced is ever unpickled; :mod:`autograders.grading.student_side`). A function answer
+  nothing it produced is ever unpickled; :mod:`autograders.student.serve`). A function answer
   stays there: the checker gets a handle, and each call sends the arguments over and the result back,
   as data;
 - the **checker side** (the grader's process, where no student code ever ran) runs the instructor's
@@ -16,7 +16,7 @@ in an answer cell passes every test. So the tests that decide run elsewhere, kee
 
 Everything from the student's process is untrusted data: each reply is read with a deadline and a
 size limit, must answer the request just sent (its sequence number) and match an explicit schema
-(:mod:`autograders.grading.protocol`); anything else is interference, and the process is killed.
+(:mod:`autograders.student.protocol`); anything else is interference, and the process is killed.
 
 The verdict is per test cell: the checks passed → its points; anything else → 0 with a reason.
 "Could not confirm" (a cell or a function call of the student's timed out, crashed or interfered
@@ -43,10 +43,10 @@ import warnings
 from dataclasses import dataclass
 
 from ..common.regions import hidden_line_numbers
-from .protocol import (  # noqa: F401 (the protocol's public names, as the re-check's)
+from ..student.protocol import (  # noqa: F401 (the protocol's public names, as the re-check's)
     MAX_DEPTH, MAX_ITEMS, MAX_MESSAGE, ProtocolError, RemoteFunction, check_reply, decode, encode, validate,
 )
-from .student_side import INTERFERED, Handover, Stopped, StudentSide, Unconfirmed  # noqa: F401
+from ..student.serve import INTERFERED, Handover, Stopped, StudentSide, Unconfirmed  # noqa: F401
 
 NOT_CONFIRMED = "could not confirm this test, so it scores 0"
 
@@ -155,7 +155,7 @@ def _parts(source, filename):
 
 def check(source, handover):
     """``{grade_id: Checked}`` for each test cell of the source notebook ``source``, run here against the
-    answers ``handover`` (:class:`~autograders.grading.student_side.Handover`) brings from the student's
+    answers ``handover`` (:class:`~autograders.student.serve.Handover`) brings from the student's
     process (where the test cells never run)."""
     tests = [(c, nbgrader_meta(c)["grade_id"], float(nbgrader_meta(c).get("points", 0)))
              for c in source.cells if is_test(c)]
@@ -206,7 +206,7 @@ def _verdict(handover, clean, cell, gid, points):
 
 def error_output(error, source, gid):
     """The error output a failed visible test shows, as the student's kernel shows it: a check's
-    ``WrongAnswer`` as its message alone (:func:`autograders.checks.feedback.short_tracebacks`), anything
+    ``WrongAnswer`` as its message alone (:func:`autograders.student.feedback.short_tracebacks`), anything
     else as its type and value, with ``line``: the test's line that raised it (the cell's context around
     it is drawn by :func:`autograders.grading.verdicts.write_outputs`, from the cell the student sees)."""
     from ..checks.feedback import WrongAnswer, coloured, error_value, shown
@@ -230,7 +230,7 @@ def _failed_line(error, filename):
 
 def _misconception(error):
     """The tag of a check's own ``WrongAnswer`` (a known one), else None. An exception rebuilt
-    from the student side (:func:`~autograders.grading.protocol.raised`) is never a ``WrongAnswer``, whatever its name."""
+    from the student side (:func:`~autograders.student.protocol.raised`) is never a ``WrongAnswer``, whatever its name."""
     from ..checks.feedback import WrongAnswer
     from ..checks.misconceptions import NAMES
 

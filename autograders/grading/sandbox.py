@@ -8,7 +8,7 @@ the grader's user can, reach the network and eat all memory. The course's ``nbgr
     python -m autograders.grading.sandbox LAUNCH_JSON -- COMMAND...
 
 ``LAUNCH_JSON`` is one :class:`Launch`: the course's settings as
-:meth:`~autograders.common.settings.Settings.as_dict` gives them (limits, directories to hide),
+:meth:`~autograders.student.settings.Settings.as_dict` gives them (limits, directories to hide),
 the private directory and the throwaway user. The launcher sets what bubblewrap has no option for,
 the resource limits (address space, file size, open files, no core dumps; processes, counted per
 user, for a throwaway user only), strips the environment, and execs bubblewrap (``bwrap``, Debian's
@@ -43,11 +43,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: autograders/ and mha_core/
 
 if __package__:
-    from ..common.settings import DEFAULT, MiB, Settings
-else:  # run as a plain script: the settings module (autograders/common/settings.py), by its path
+    from ..student.settings import DEFAULT, MiB, Settings
+else:  # run as a plain script: the settings module (autograders/student/settings.py), by its path
     import importlib.util
 
-    _spec = importlib.util.spec_from_file_location("_mha_settings", Path(__file__).resolve().parents[1] / "common" / "settings.py")
+    _spec = importlib.util.spec_from_file_location("_mha_settings", Path(__file__).resolve().parents[1] / "student" / "settings.py")
     _settings = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_settings)
     DEFAULT, MiB, Settings = _settings.DEFAULT, _settings.MiB, _settings.Settings
@@ -59,6 +59,10 @@ else:  # run as a plain script: the settings module (autograders/common/settings
 # tests/), not the course, not /root, /home, /run.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
 PACKAGES = ("autograders", "mha_core")
+# Of the workbook, a graded kernel is shown what a student's own Python has (autograders.student: no answer,
+# no check) and the library; the rest of autograders (the declarations, the checks, grading) stays with the
+# grader. With the tests run in the kernel (--no-recheck, trusted work only), the whole package.
+STUDENT_SIDE = ("mha_core", "autograders/__init__.py", "autograders/student")
 PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 BWRAP, SETPRIV = "bwrap", "setpriv"
 NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
@@ -68,7 +72,7 @@ KEEP_ENV = ("PATH", "JPY_PARENT_PID", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "M
             "JPY_SESSION_NAME", "MHA_CORE_DRAW")
 KEEP_ENV_PREFIXES = ("LC_",)
 
-HANDED_ENV = "MHA_VARIANTS_HANDED"  # the student's numbers, as the grader decided them (autograders.variants.current)
+HANDED_ENV = "MHA_VARIANTS_HANDED"  # the student's numbers, as the grader decided them (autograders.student.numbers)
 
 UID_RANGE = (3_000_000, 3_900_000)  # throwaway uids, one per process
 
@@ -94,18 +98,19 @@ def _reachable(path):
 # --- the launcher: limits, environment, then bubblewrap -----------------------------
 
 
-def _root_file_system(keep, workdir, hide, disk):
+def _root_file_system(keep, workdir, hide, disk, whole=False):
     """bubblewrap's arguments for the sandbox's file system (see :data:`SYSTEM_DIRS`), and what
     its report says: (arguments, the read-only paths, the covered ones). ``hide``: paths to cover
     should they lie inside a directory shown (with the repository, when the packages are its own).
     What the kernel may write is in memory, ``disk`` bytes in all: ``workdir`` is a tmpfs of half of
-    it (the files the grader put there copied in), the private directories share the other half."""
+    it (the files the grader put there copied in), the private directories share the other half. Of the
+    workbook's packages: :data:`STUDENT_SIDE`, or both whole (``whole``: the tests run in the kernel)."""
     venv = Path(sys.executable).parent.parent  # the launcher runs without site (-S): sys.prefix is the base's
     prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     prefixes = sorted({os.path.realpath(p) for p in prefixes + ([venv] if (venv / "pyvenv.cfg").is_file() else [])})
     if "/" in prefixes:
         raise OSError("Python is installed in / itself: no installation to show alone")
-    packages = [os.path.realpath(ROOT / name) for name in PACKAGES if (ROOT / name).is_dir()]
+    packages = [os.path.realpath(ROOT / name) for name in (PACKAGES if whole else STUDENT_SIDE) if (ROOT / name).exists()]
     hidden = [os.path.realpath(p) for p in hide]
     args = ["--proc", "/proc", "--dev", "/dev"]
     for path, share in zip(PRIVATE_DIRS, (4, 8, 8)):
@@ -132,7 +137,8 @@ def _root_file_system(keep, workdir, hide, disk):
         if not any(_under(path, s) for s in shown):
             bind(path)
             shown.append(path)
-    for path in ([str(ROOT)] if _is_checkout(ROOT) else []) + hidden:
+    grader_side = [] if whole else [os.path.realpath(ROOT / "autograders")]  # covered, the student side bound back
+    for path in ([str(ROOT)] if _is_checkout(ROOT) else []) + grader_side + hidden:
         if any(_under(path, s) for s in shown) and os.path.isdir(path) and not any(_under(path, c) for c in covered):
             args += ["--tmpfs", path]  # inside a directory shown: covered, and what is wanted of it bound back
             covered.append(path)
@@ -242,7 +248,7 @@ def _environment(args, report):
 
 class Launch:
     """What the launcher is asked to do, in one value: isolate under ``settings`` (a
-    :class:`~autograders.common.settings.Settings`: the limits, the directories to hide, namespaces
+    :class:`~autograders.student.settings.Settings`: the limits, the directories to hide, namespaces
     or not), work in ``workdir`` (working directory and home), keep ``keep`` visible (default:
     ``workdir``), become the throwaway ``uid`` (as root) and hand it the files ``own``; ``variants``: the
     student's numbers (JSON) for the command's :data:`HANDED_ENV`, or None."""
@@ -315,7 +321,7 @@ def isolate(args, command):
         keep = args.keep or args.workdir
         try:
             mounts, report["visible"], report["hidden"] = _root_file_system(keep, args.workdir, settings.hide,
-                                                                            settings.disk)
+                                                                            settings.disk, settings.tests_in_kernel)
         except OSError as error:
             refused = str(error)
         else:
@@ -384,13 +390,13 @@ class Sandbox:
     """One private directory (and, as root, one throwaway user) for one process.
 
     ``command(inner)`` is the launcher's command line that runs ``inner`` inside
-    it, under ``settings`` (:class:`~autograders.common.settings.Settings`: its limits,
+    it, under ``settings`` (:class:`~autograders.student.settings.Settings`: its limits,
     its hidden directories, namespaces or not); ``close()`` kills whatever the user left running
     and removes the directory.
     """
 
     def __init__(self, settings=DEFAULT, copy_from=None, fonts=None):
-        self.settings = settings  # the limits, the directories to hide (autograders.common.settings)
+        self.settings = settings  # the limits, the directories to hide (autograders.student.settings)
         self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
         self.work = self.root / "work"
         self.work.mkdir()
@@ -418,7 +424,7 @@ class Sandbox:
     def command(self, inner, own=()):
         """The command line that runs ``inner`` in this sandbox (the launcher's, as a plain script without
         site: the standard library only, no .pth file's imports for every process)."""
-        from ..variants.current import handed_json
+        from ..student.numbers import handed_json
 
         launch = Launch(self.settings, workdir=self.work, keep=self.root, uid=self.uid, own=own, variants=handed_json())
         return [sys.executable, "-I", "-S", os.path.abspath(__file__), launch.to_json(), "--", *inner]

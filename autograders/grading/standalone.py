@@ -6,7 +6,7 @@ The tests use it on notebooks made by hand; ``grade`` runs the same steps inside
 import json
 import tempfile
 
-from ..common.settings import CONFIG_NAMES, Settings
+from ..student.settings import CONFIG_NAMES, Settings
 from .autograde import SandboxExecute
 from .recheck import Checked, is_test, nbgrader_meta
 

@@ -2,7 +2,7 @@
 
 ``check(answer, assignment)`` is the function a notebook's test cell calls (``_checks.q2_2_scaled_score(
 scaled_score)``): it converts the value (a wrong type gets "should be ..."), takes this student's numbers
-(:mod:`autograders.variants.current`), and passes, names the misconception of a known wrong answer, or
+(:mod:`autograders.student.numbers`), and passes, names the misconception of a known wrong answer, or
 says what to do. With ``hidden=True`` it judges against the declaration's own recomputation, and names
 nothing when the declaration says so.
 """
@@ -24,7 +24,7 @@ def numbers(answer, assignment):
     """This student's numbers for ``answer`` (the sheet's outside a course, or when the problem has no pool)."""
     if not answer.numbers.entries:
         return dict(answer.numbers.sheet)
-    from ..variants import current
+    from ..student import numbers as current
 
     return current.numbers(assignment, pool(answer))
 

@@ -10,6 +10,6 @@ and record: :mod:`.course`.
 """
 
 from .choice import SHEET, VariantError, choose, read_key, seed, write_key
-from .prompt import show
+from .prompt import given, show
 
-__all__ = ["SHEET", "VariantError", "choose", "read_key", "seed", "show", "write_key"]
+__all__ = ["SHEET", "VariantError", "choose", "read_key", "given", "seed", "show", "write_key"]

@@ -16,12 +16,9 @@ from pathlib import Path
 
 from ..common.inputs import InputError, read_text
 
-SHEET = "sheet"  # the generation of the sheet's own numbers
+from ..student.numbers import SHEET, VariantError  # noqa: F401 (the students' side reads them too)
+
 KEY_BYTES = 32
-
-
-class VariantError(ValueError):
-    """Variants cannot be decided: a key, an overrides file, a pool or an id is wrong."""
 
 
 class VariantInputError(InputError, VariantError):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import record
 from .choice import VariantError, choose, read_key, write_key
-from .current import sheet_document
+from ..student.numbers import sheet_document
 from .levels import POOLS, problems
 from .overrides import read_overrides
 from .pools import vet

@@ -14,7 +14,7 @@ which cells are masked, what the readout says, the alt text: no widget, no figur
 - :mod:`.rank`: n and d_k -> the rank of the scores Q_i K_i^T (Problem 3.4);
 - :mod:`.head_view`: where one word looks, every head at once (the demo);
 - :mod:`.predict`: predict, then see: a figure or explorer locked until the student's prediction is
-  in (the workbook's moments are its content: ``autograders.problems.moments``).
+  in (the workbook's moments are its content: ``autograders.student.moments``).
 
 Shared: :mod:`.canvas` (the figure shown as PNG and redrawn in place), :mod:`.base` (the container and
 its controls). Each view's ``.controls`` (name -> widget) are kept apart from its outputs, ``.state``
@@ -26,7 +26,7 @@ draw nothing.
 import importlib
 
 # Each name's module, imported when the name is first asked for: a kernel that only shows a prediction
-# moment (autograders.problems.moments: .predict) does not import every explorer and matplotlib's figures
+# moment (autograders.student.moments: .predict) does not import every explorer and matplotlib's figures
 # (0.6 s of CPU at each grading kernel's start, measured 2026-12-05); `from mha_core.widgets import *`
 # still imports them all.
 _MODULES = {  # module: the names it gives

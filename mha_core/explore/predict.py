@@ -9,7 +9,7 @@ prediction shows, and the figure or explorer is not even built; once it is in, t
 A moment says what one prediction asks (``question``, ``kind``, ``what`` it unlocks), its right value
 (``actual()``, judged by ``judge``, read within ``choices`` or ``in_bounds``), why (``because``) and
 builds what it unlocks (``view()``); the workbook's moments are its content, not the library's
-(``autograders.problems.moments``).
+(``autograders.student.moments``).
 """
 
 import numbers

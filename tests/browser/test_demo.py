@@ -294,7 +294,7 @@ def head_view_words(view):
 def choose_head_view(page, end):
     """Screen 6: the prepared sentence whose word buttons take the most lines (each tried in turn, its
     words awaited as the library labels them), its prepared word, and the weights at ``end``."""
-    from autograders.problems.sentences import HEAD_VIEW_SENTENCES
+    from autograders.student.sentences import HEAD_VIEW_SENTENCES
     from mha_core.explore.head_view import word_labels
 
     view = page.locator(".mha-head-view")

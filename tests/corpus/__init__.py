@@ -821,12 +821,12 @@ import os, sys
 mark = "MHA-CORPUS-" + "TERMINAL"
 reached = []
 streams = [getattr(sys.stdout, "_original_stdstream_copy", None), getattr(sys.stderr, "_original_stdstream_copy", None),
-           *range(0, 64)]
+           sys.__stdout__.fileno(), sys.__stderr__.fileno(), 0, 1, 2]  # (the hand-over's pipes: its own answers)
 for fd in streams:
     if fd is None:
         continue
     try:
-        os.write(fd, f"\\x1b]0;{mark}\\x07graded 99, failed 0 {mark}\\n".encode() * 2000)
+        os.write(fd, f"\\x1b]0;{mark}\\x07graded 99, failed 0 {mark}\\n".encode() * 20)
         reached.append(fd)
     except OSError:
         pass
@@ -865,7 +865,7 @@ CASES += [
          edits=(("q1_1_d_k", "source", READ_GRADER_MEMORY),), zero=("q1_1_d_k_test",),
          says="the grader's secret found in: nothing"),
     Case("reaches-terminal", LEVEL1, "writes a fake summary and a terminal title to ipykernel's copy of its original "
-         "stdout and stderr and to every descriptor it holds (its answer right)",
+         "stdout and stderr and to its descriptors 0, 1 and 2 (its answer right)",
          edits=(("q1_2_why", "source", REACH_TERMINAL),), says="descriptors written"),
     Case("fills-disk", LEVEL1, "writes 48 MiB files into its folder, /tmp, /var/tmp and /dev/shm until refused "
          "(a point only if it wrote more than the sandbox's total)",
@@ -878,3 +878,44 @@ CASES += [
          hardlinks=(("source.txt", "{course}/source/level1_recognition/level1_recognition.ipynb"),
                     ("private.txt", "{course}/private-root-only.txt"))),
 ]  # the grader's own
+
+
+# --- the answers the grader keeps: a graded kernel is shown autograders.student and mha_core only ---
+
+IMPORT_ANSWERS = '''\
+import importlib, pkgutil, sys
+found = []
+for name in ["autograders.problems", "autograders.problems.level1", "autograders.checks", "autograders.checks.level1",
+             "autograders.grading", "autograders.grading.recheck", "autograders.variants.levels", "autograders.editions"]:
+    try:
+        importlib.import_module(name)
+        found.append(name)
+    except Exception:
+        pass
+try:
+    from autograders.problems import level1 as declared
+    d_k = declared.D_K.answer(None)
+except Exception:
+    pass
+try:
+    from autograders.checks import level1 as checks
+    for option in "ABCD":
+        try:
+            checks.q1_2_why(option, hidden=True)
+            found.append("the right option " + option)
+        except Exception:
+            pass
+except Exception:
+    pass
+import autograders, autograders.student
+reachable = sorted(m.name for m in pkgutil.iter_modules(autograders.__path__))
+print(f"grader modules imported: {found}; autograders holds {reachable}")
+d_k = 768 // 12 if found else None  # a point only if an answer or a check was reachable
+'''
+
+CASES += [
+    Case("imports-the-answers", LEVEL1, "imports the declarations, the checks and the grading from its kernel and "
+         "tries every option of a labelled choice against the check (a point only if one imports)",
+         edits=(("q1_1_d_k", "source", IMPORT_ANSWERS),), zero=("q1_1_d_k_test",),
+         says="grader modules imported: []; autograders holds ['student']"),
+]  # the answers

@@ -5,7 +5,7 @@ A message is length-prefixed JSON, read with a deadline and a size limit; a valu
 ``allow_pickle=False``; a function as a handle the checker calls back through), and nothing
 the student side sends is used before :func:`validate` and :func:`check_reply` accepted it
 (keys, types, lengths, nesting, array dtypes and sizes, the sequence number of the request).
-Both sides import this module: :mod:`autograders.grading.student_side` runs the student's code,
+Both sides import this module: :mod:`autograders.student.serve` runs the student's code,
 :mod:`autograders.grading.recheck` runs the checks.
 """
 
@@ -24,7 +24,7 @@ import time
 import numpy as np
 from numpy.lib import format as npy_format
 
-from ..checks.shape_errors import TAGS as SHAPE_TAGS, explain
+from .shape_errors import TAGS as SHAPE_TAGS, explain
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes in one message from the student side
 MAX_DEPTH = 24  # containers nested in one value (encode stops at 20)

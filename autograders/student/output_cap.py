@@ -1,12 +1,12 @@
 """What a cell may print: a cap on ``sys.stdout`` and ``sys.stderr``, per cell.
 
-Used in two places, with the course's ``output_limit`` (:mod:`autograders.common.settings`): in nbgrader's
+Used in two places, with the course's ``output_limit`` (:mod:`autograders.student.settings`): in nbgrader's
 kernel, as an IPython extension loaded on the kernel's command line::
 
     python -m ipykernel_launcher -f CONNECTION_FILE \\
-        --IPKernelApp.extra_extensions=autograders.grading.output_cap --OutputLimit.characters=200000
+        --IPKernelApp.extra_extensions=autograders.student.output_cap --OutputLimit.characters=200000
 
-and during the hand-over (:func:`autograders.grading.student_side.serve`), which caps what each
+and during the hand-over (:func:`autograders.student.serve.serve`), which caps what each
 request's code prints the same way. Past the limit the cell is stopped
 (:class:`OutputLimitExceeded`), at once, whatever the machine's load.
 """
@@ -17,7 +17,7 @@ import threading
 from traitlets import Integer
 from traitlets.config import Configurable
 
-from ..common.settings import DEFAULT
+from ..student.settings import DEFAULT
 
 OUTPUT_MARK = "[output limit:"
 CHUNK = 8192  # characters a capped stream gathers before handing them on

@@ -93,8 +93,8 @@ def _masked_weight():
 
 
 def _keys_4_2():
-    """Problem 4.2's keys and values, (K, V), as its declaration holds them."""
-    from .level4 import SHEET_4_2
+    """Problem 4.2's keys and values, (K, V), as the sheet gives them."""
+    from .sheet import SHEET_4_2
 
     return SHEET_4_2["keys"], SHEET_4_2["values"]
 

@@ -33,6 +33,7 @@ class Settings:
     unisolated: bool = False  # run kernels without bubblewrap (trusted work only; never as root)
     disk: int = 256 * MiB  # bytes a kernel may write in all, its directory and its /tmp, /var/tmp, /dev/shm
     max_restarts: int = 8  # kernels started for one notebook, at most
+    tests_in_kernel: bool = False  # --no-recheck (trusted work): the test cells run in the kernel, shown the checks
 
     def __post_init__(self):
         object.__setattr__(self, "hide", tuple(sorted({str(Path(p).resolve()) for p in self.hide if p})))

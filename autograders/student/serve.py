@@ -4,7 +4,7 @@ checker's handle on it.
 A submission runs once, in one sandboxed kernel (:class:`autograders.grading.autograde.SandboxExecute`).
 After its last cell that same process runs :func:`serve` over two pipes it was given at launch: it
 hands answers over as data and answers calls of the student's functions, one reply per request
-(:mod:`autograders.grading.protocol`). :class:`StudentSide` is that process seen from the checker
+(:mod:`autograders.student.protocol`). :class:`StudentSide` is that process seen from the checker
 (every reply checked, every wait with a deadline, the process killed at the first fault);
 :class:`Handover` is the answers the tests use, fetched once, and the calls of the student's
 functions. What a fault did is said in words (:func:`fault`) for the verdicts of
@@ -20,7 +20,7 @@ import signal
 import sys
 import time
 
-from ..common.settings import DEFAULT
+from ..student.settings import DEFAULT
 from .output_cap import cap
 from .protocol import ProtocolError, check_reply, decode, decode_validated, encode, raised, raised_info, receive, send
 
@@ -69,7 +69,7 @@ class _Discard:
 def serve(fd_in, fd_out):
     """Hand the answers over and answer calls of the student's functions, one reply per request, until
     "bye" (run by the grader in the student's kernel, after the last cell, as
-    ``from autograders.grading.student_side import serve; serve(IN, OUT)``). What a request's code
+    ``from autograders.student.serve import serve; serve(IN, OUT)``). What a request's code
     prints is discarded, capped as in a cell (:mod:`.output_cap`, the limit the "hello" request gives):
     past it the function is stopped and its reply is that error."""
     from IPython import get_ipython

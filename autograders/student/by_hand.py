@@ -1,5 +1,5 @@
 """Heads built by hand (beyond the sheet, Problem 4.4): the data the student's matrices run on (the
-workbook's content, beside the declarations; a notebook imports it: ``from autograders.problems import by_hand``).
+workbook's content, beside the declarations; a notebook imports it: ``from autograders.student import by_hand``).
 
 - A short sentence as one-hot embeddings: each row of ``X`` is ``[one-hot word | one-hot position]``
   (:func:`one_hot_embeddings`), so ``d_model = len(VOCAB) + n``. A head whose ``W_Q``, ``W_K`` the

@@ -22,7 +22,11 @@ import json
 import os
 from pathlib import Path
 
-from .choice import SHEET, VariantError
+SHEET = "sheet"  # the generation of the sheet's own numbers
+
+
+class VariantError(ValueError):
+    """Variants cannot be decided: a key, an overrides file, a pool or an id is wrong."""
 
 DIR_ENV = "MHA_VARIANTS_DIR"  # another folder of students' files (tests, ``make lab``)
 HANDED_ENV = "MHA_VARIANTS_HANDED"  # the document, as JSON, in a kernel the grader started
@@ -120,3 +124,44 @@ def generation(assignment, problem):
 
 def _plain(value):
     return tuple(value) if isinstance(value, list) else value
+
+
+# --- the cells under a varied problem's statement: "Your numbers: d_model = 256, h = 8", and its data ---------
+# The graded edition writes each problem's sheet numbers into these calls (``sheet=...``, from its declaration,
+# which stays with the grader): a student's own Python needs nothing else.
+
+
+class Sheet:
+    """A problem's sheet numbers, in the order the cell names them (what :func:`numbers` needs of a pool)."""
+
+    def __init__(self, problem, sheet):
+        self.problem, self.sheet = problem, dict(sheet)
+
+
+def line(assignment, problem, *, sheet, symbols=None):
+    """The line the cell shows for ``problem`` of ``assignment``: this student's numbers (``sheet``: the
+    sheet's, ``symbols``: how the cell names a number, ``{"dot": "q k^T"}``)."""
+    found = numbers(assignment, Sheet(problem, sheet))
+    shown = ", ".join(f"{(symbols or {}).get(name, name)} = {_show(found[name])}" for name in sheet)
+    if generation(assignment, problem) == SHEET:
+        return f"Your numbers (the sheet's: outside a course everybody has these): {shown}."
+    return f"Your numbers: {shown}. (Yours only: your neighbour's differ.)"
+
+
+def show(assignment, problem, *, sheet, symbols=None):
+    """Print this student's numbers for ``problem`` (the locked cell under its statement)."""
+    print(line(assignment, problem, sheet=sheet, symbols=symbols))
+
+
+def given(assignment, problem, *names, sheet, symbols=None):
+    """This student's numbers ``names`` of ``problem``, as numpy arrays (a data cell's: 4.2's vectors)."""
+    import numpy as np
+
+    found = numbers(assignment, Sheet(problem, sheet))
+    return tuple(np.asarray(found[name], dtype=float) for name in names)
+
+
+def _show(value):
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_show(v) for v in value) + ")"
+    return f"{value:g}" if isinstance(value, float) else str(value)

@@ -30,7 +30,7 @@ import numpy as np
 
 import mha_core
 
-from . import misconceptions as tags
+from . import tags
 
 TAGS = (tags.TRANSPOSED_ALL_AXES, tags.NO_KEEPDIMS, tags.HEADS_SUMMED, tags.SHAPE_ERROR)  # what explain() names
 
