@@ -82,6 +82,25 @@ def _grades(args):
     return 0 if sent or not scores else 1
 
 
+def _unlink(args):
+    """The instructor's word that ``--student`` may sign in from another LMS account (lti.py)."""
+    from . import lti
+
+    try:
+        settings = HubSettings.load(args.root)
+    except FileNotFoundError:
+        print(f"no hub in {args.root}", file=sys.stderr)
+        return 2
+    if args.student not in settings.students and args.student != settings.instructor:
+        print(f"hub unlink: {args.student!r} is not on the roster (ids are compared exactly)", file=sys.stderr)
+        return 2
+    if lti.unlink(settings.path("lti", "launches.json"), args.student):
+        print(f"{args.student}: no LMS account tied any more; their next launch from the LMS ties the one it comes from")
+    else:
+        print(f"{args.student}: no LMS account was tied (they never launched)")
+    return 0
+
+
 def usage_lines(url, token, course_id):
     """Each student's submissions on the exchange and what they hold, against the quota."""
     import json
@@ -132,7 +151,8 @@ def add_commands(commands):
                             ("stop", _stop, "stop the hub and everyone's server; all data stays"),
                             ("status", _status, "is the hub running?"),
                             ("grades", _grades, "send an assignment's grades to the LMS (LTI Advantage AGS)"),
-                            ("usage", _usage, "each student's submissions on the exchange, against the quota")):
+                            ("usage", _usage, "each student's submissions on the exchange, against the quota"),
+                            ("unlink", _unlink, "let a student sign in from another LMS account (LTI)")):
         action = actions.add_parser(name, help=text)
         action.add_argument("--root", default=defaults.root, help=f"the hub's state (default {defaults.root})")
         action.add_argument("--prefix", default=defaults.prefix, help=f"its environments (default {defaults.prefix})")
@@ -154,6 +174,8 @@ def add_commands(commands):
             action.add_argument("--due", help="CSV: assignment,duedate (e.g. 2026-12-08 17:00:00 UTC)")
             action.add_argument("--lti", help="JSON: sign-in from an LMS (LTI 1.3): issuer, client_id, authorize_url, "
                                               "jwks_endpoint, and token_endpoint for grades (docs/lms.md)")
+        if name == "unlink":
+            action.add_argument("--student", required=True, help="the roster id, exactly as the roster writes it")
         if name == "grades":
             action.add_argument("--assignment", required=True, help="the assignment whose grades are sent")
             action.add_argument("--course", help="the course (default: the instructor's ~/course)")

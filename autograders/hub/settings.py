@@ -9,7 +9,7 @@ from pathlib import Path
 
 SIGNUPS = ("approve", "open")
 # Sign-in from an LMS (LTI 1.3, autograders/hub/lti.py): what the platform's registration gives.
-LTI_KEYS = {"issuer", "client_id", "authorize_url", "jwks_endpoint"}
+LTI_KEYS = {"issuer", "client_id", "deployment_id", "authorize_url", "jwks_endpoint"}
 LTI_OPTIONAL = {"token_endpoint", "username_key"}
 # A kernel's sockets are Unix sockets (lab/jupyter_server_config.py) named
 # <runtime>/kernel-<36-character id>-ipc-<1..5>; such a path has at most 107 bytes.
@@ -51,6 +51,12 @@ class HubSettings:
             raise ValueError(f"the LTI settings need {', '.join(sorted(LTI_KEYS))} (and may have "
                              f"{', '.join(sorted(LTI_OPTIONAL))}); missing: {', '.join(sorted(missing)) or 'none'}; "
                              f"unknown: {', '.join(sorted(unknown)) or 'none'}")
+        if self.lti:
+            given = self.lti["deployment_id"]
+            listed = [given] if isinstance(given, str) else given
+            if not isinstance(listed, list) or not listed or not all(isinstance(d, str) and d for d in listed):
+                raise ValueError(f"the LTI setting deployment_id must be the registration's deployment id (a "
+                                 f"non-empty string, or a list of them), got {given!r}")
 
     @property
     def venv(self):
