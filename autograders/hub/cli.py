@@ -18,6 +18,7 @@ def _up(args):
         lti = json.loads(open(args.lti).read()) if args.lti else {}
         settings = _settings(args, ip=args.ip, port=args.port, instructor=args.instructor, signup=args.signup,
                              demo_password=args.demo_password or "", cull_timeout=args.cull_timeout, lti=lti,
+                             exchange_port=args.exchange_port,
                              submission_quota=args.quota * 2**20)
         up(settings, args.roster, args.due)
     except (HubError, RosterError, ValueError, OSError) as error:
@@ -161,6 +162,9 @@ def add_commands(commands):
             action.add_argument("--roster", required=True, help="CSV: id,first_name,last_name,email (id = login)")
             action.add_argument("--instructor", default=defaults.instructor, help="the instructor's login")
             action.add_argument("--port", type=int, default=defaults.port)
+            action.add_argument("--exchange-port", type=int, default=0,
+                                help="the exchange's port on 127.0.0.1 (default: a free one, chosen at the first "
+                                     "`hub up` of this root and kept in its settings.json)")
             action.add_argument("--ip", default=defaults.ip, help="address to listen on (default: all)")
             action.add_argument("--signup", choices=["approve", "open"], default=defaults.signup,
                                 help="approve: the instructor approves each signup (default); "

@@ -22,7 +22,8 @@ class HubSettings:
     prefix: str = "/opt/mha-workbook"      # the environments the hub and the students' servers run from
     ip: str = ""                           # every interface: students reach the hub from their machines
     port: int = 8000
-    exchange_port: int = 10101             # the ngshare service, on the loopback only
+    exchange_port: int = 0                 # the ngshare service, on the loopback only; 0: a free one, chosen
+                                           # by the first `hub up` of this root and kept in settings.json
     instructor: str = "instructor"
     students: list = field(default_factory=list)
     course_id: str = "mha-workbook"          # the course config's c.CourseDirectory.course_id
@@ -37,7 +38,7 @@ class HubSettings:
         if self.signup not in SIGNUPS:
             raise ValueError(f"signup must be one of {', '.join(SIGNUPS)}, got {self.signup!r}")
         for name in ("port", "exchange_port"):
-            if not 0 < getattr(self, name) < 65534:
+            if not 0 < getattr(self, name) < 65534 and not (name == "exchange_port" and self.exchange_port == 0):
                 raise ValueError(f"{name} must be a TCP port (1-65533; the next two are the hub's too), got {getattr(self, name)}")
         if self.cull_timeout < 60:
             raise ValueError(f"cull_timeout must be at least 60 seconds, got {self.cull_timeout}")

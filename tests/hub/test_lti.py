@@ -11,6 +11,7 @@ student's browser is a cookie-keeping HTTP client.
 
 import html
 import os
+import re
 import pwd
 import shutil
 import subprocess
@@ -71,6 +72,12 @@ def lms():
         remove_people()
         shutil.rmtree(state, ignore_errors=True)
         roster.unlink(missing_ok=True)
+
+
+def page_text(answer):
+    """The words of a hub's page, for a failure's reader."""
+    words = re.sub(r"\s+", " ", re.sub(r"(?s)<script.*?</script>|<style.*?</style>|<[^>]+>", " ", answer.text))
+    return f"{answer.status_code}: {html.unescape(words).strip()[:1500]}"
 
 
 def signed_in_as(browser, settings):
@@ -162,8 +169,8 @@ def test_a_bad_launch_is_refused_with_a_clear_page(lms, case):
         answer = browser.launch(platform, login)
     finally:
         platform.tamper = {}
-    assert answer.status_code == status, answer.text[:500]
-    assert message in html.unescape(answer.text), answer.text[:2000]
+    assert answer.status_code == status, page_text(answer)
+    assert message in html.unescape(answer.text), page_text(answer)
     assert signed_in_as(browser, hosted.settings) is None, "a refused launch signs nobody in"
     if case == "clock ten minutes ahead":
         assert AGAIN not in html.unescape(answer.text), "launching again cannot help"
@@ -321,8 +328,9 @@ def test_a_look_alike_lms_login_is_nobody(lms, case):
     browser = Browser()
     answer = browser.launch(platform, attacker)
     page = html.unescape(answer.text)
-    assert answer.status_code == 403, page[:500]
-    assert f"{login} is not on this class's roster" in page and f"{login!r} is not {imitated!r}" in page, page[:2000]
+    assert answer.status_code == 403, page_text(answer)
+    assert f"{login} is not on this class's roster" in page and f"{login!r} is not {imitated!r}" in page, \
+        page_text(answer)
     assert signed_in_as(browser, hosted.settings) is None, "a look-alike signs nobody in"
     launches = lti.read_launches(hosted.settings.path("lti", "launches.json"))
     assert all(entry["sub"] != platform.users[attacker] for entry in launches.values()), launches
