@@ -22,6 +22,7 @@ import pytest
 
 from autograders.hub.hubconfig import umask_of
 
+from ..browser.servers import run_async
 from .conftest import INSTRUCTOR, PEOPLE, ok
 from .test_exchange import hub_class_home
 from .test_lifecycle import start
@@ -103,7 +104,7 @@ async def _terminal(base, name, token, lines, wait_for, timeout):
 
 def in_lab_terminal(hub_class, name, lines, wait_for, timeout=90):
     base = f"http://127.0.0.1:{hub_class.settings.port}"
-    return asyncio.run(_terminal(base, name, hub_class.token(name), lines, wait_for, timeout))
+    return run_async(_terminal(base, name, hub_class.token(name), lines, wait_for, timeout))
 
 
 def attack(hub_class, path, given=""):

@@ -74,9 +74,14 @@ def lms():
         roster.unlink(missing_ok=True)
 
 
+def decoded(answer):
+    """The page as the hub wrote it (UTF-8; its error pages name no charset, and requests then reads Latin-1)."""
+    return answer.content.decode("utf-8")
+
+
 def page_text(answer):
     """The words of a hub's page, for a failure's reader."""
-    words = re.sub(r"\s+", " ", re.sub(r"(?s)<script.*?</script>|<style.*?</style>|<[^>]+>", " ", answer.text))
+    words = re.sub(r"\s+", " ", re.sub(r"(?s)<script.*?</script>|<style.*?</style>|<[^>]+>", " ", decoded(answer)))
     return f"{answer.status_code}: {html.unescape(words).strip()[:1500]}"
 
 
@@ -140,7 +145,9 @@ REFUSED = {
                          "a deployment of the tool that this hub does not know"),
     "no deployment": ("mhalben", {LTI_CLAIM + "deployment_id": DROP}, 400, "not a valid LTI 1.3 launch"),
     # Deep Linking with the claims it needs, and another message type: no assignment's launch.
-    "deep linking": ("mhalben", {LTI_CLAIM + "message_type": "LtiDeepLinkingRequest", LTI_CLAIM + "resource_link": DROP,
+    "deep linking": ("mhalben", {LTI_CLAIM + "message_type": "LtiDeepLinkingRequest", "azp": CLIENT_ID,
+                                 LTI_CLAIM + "tool_platform": {"guid": "lms-1", "name": "LMS"},
+                                 LTI_CLAIM + "launch_presentation": {"document_target": "window"},
                                  "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": {
                                      "deep_link_return_url": "http://127.0.0.1:1/return",
                                      "accept_types": ["ltiResourceLink"], "accept_presentation_document_targets": ["window"]}},
@@ -327,7 +334,7 @@ def test_a_look_alike_lms_login_is_nobody(lms, case):
     platform.enrol(attacker, roster_id=login)
     browser = Browser()
     answer = browser.launch(platform, attacker)
-    page = html.unescape(answer.text)
+    page = html.unescape(decoded(answer))
     assert answer.status_code == 403, page_text(answer)
     assert f"{login} is not on this class's roster" in page and f"{login!r} is not {imitated!r}" in page, \
         page_text(answer)
