@@ -17,6 +17,7 @@ import pwd
 import secrets
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -121,17 +122,19 @@ def bob_in_lab(hub_class):
     start(hub_class, BOB)
     yield hub_class
     hub_class.run(BOB, "pkill", "-u", BOB, "-f", "ipykernel_launcher")
+    for left in Path("/tmp").glob(f"{BOB}-*.json*"):
+        left.unlink()
 
 
 def start_kernel(hub_class, path, prepare=()):
     """In Bob's Lab terminal: ``prepare`` (shell lines), then a TCP kernel on ``path``, in the background.
     The terminal's output, once the kernel has said it started, or failed."""
     python = hub_class.settings.venv / "bin" / "python"
-    done = f"KERNEL-{secrets.token_hex(3)}"
+    token = secrets.token_hex(3)  # the end's marker, computed by the shell: the terminal echoes what is typed
     return in_lab_terminal(hub_class, BOB, [
         *prepare, f"stat -c 'mode %a' {path}; umask",
         f"({python} -m ipykernel_launcher --transport=tcp -f {path} > {path}.log 2>&1 &) ; sleep 6; "
-        f"cat {path}.log; echo {done}"], done)
+        f"cat {path}.log; echo KERNEL-$((6*7))-{token}"], f"KERNEL-42-{token}")
 
 
 def test_the_lab_of_a_student_runs_with_umask_0077_and_the_instructors_with_0022(bob_in_lab):
