@@ -66,10 +66,15 @@ demo: $(STAMP_DEMO)
 # the instructor $(INSTRUCTOR) with the course and the Formgrader, the ngshare exchange, the culler.
 # Needs root (or sudo); refuses before changing anything when it cannot work. HUB_ARGS: more
 # options of `mha-workbook hub up` (--signup open, --due due.csv, --cull-timeout 1800, ...).
+# ROOT (the hub's state) and PREFIX (its environments) place a second hub beside the first;
+# `make hub-stop ROOT=...` stops that one.
 ROSTER     ?= roster.csv
 INSTRUCTOR ?= instructor
 PORT       ?= 8000
 HUB_ARGS   ?=
+ROOT       ?= /srv/mha-workbook
+PREFIX     ?= /opt/mha-workbook
+HUB_PLACE   = --root "$(ROOT)" --prefix "$(PREFIX)"
 SUDO       := $(if $(filter 0,$(shell id -u)),,sudo)
 
 hub:
@@ -77,10 +82,10 @@ hub:
 		echo "make hub: needs root (it creates an account per student): run it as root, or install sudo"; exit 2; fi
 	@[ -r "$(ROSTER)" ] || { echo "make hub: roster $(ROSTER) cannot be read (make hub ROSTER=path/to/roster.csv)"; exit 2; }
 	$(MAKE) $(STAMP_HUB)
-	$(SUDO) $(RUN) -m autograders hub up --roster "$(ROSTER)" --instructor "$(INSTRUCTOR)" --port $(PORT) $(HUB_ARGS)
+	$(SUDO) $(RUN) -m autograders hub up $(HUB_PLACE) --roster "$(ROSTER)" --instructor "$(INSTRUCTOR)" --port $(PORT) $(HUB_ARGS)
 
 hub-stop: $(STAMP_HUB)
-	$(SUDO) $(RUN) -m autograders hub stop
+	$(SUDO) $(RUN) -m autograders hub stop $(HUB_PLACE)
 
 # The single-user image of deploy/Dockerfile, built with podman (deploy/README.md). Without a
 # registry: a stand-in for its base (python:3.11-slim-bookworm) is made from Debian's packages

@@ -8,7 +8,9 @@ nothing of the workbook. Beside ngshare's own options it takes ``--limit BYTES``
   naming its size and the limit, before anything is stored;
 - a student's submissions, all of them kept (the last one counts, the others are the audit
   trail), hold at most the quota together: one that would pass it is refused with a message
-  naming the quota and what the student's submissions hold, before anything is stored;
+  naming the quota and what the student's submissions hold, before anything is stored (one over
+  the limit is refused for that, whatever the student's submissions hold: the same upload gets the
+  same answer whatever was submitted before it);
 - ``GET usage/<course>`` (the course's instructors and the exchange's admins): each student's
   submissions and the bytes they hold, with the quota;
 - requests larger than that (base64 and form encoding included) are cut off by the HTTP
@@ -48,7 +50,7 @@ def usage(db, student_id=None):
     return {student: (count, int(size)) for student, count, size in query}
 
 
-def with_quota(service, quota):
+def with_quota(service, quota, limit=None):
     """Refuse a submission that would take its student past ``quota`` bytes; serve ``usage/<course>``.
     (ngshare's handlers are synchronous in one process: two submissions are never checked at once.)"""
     submit = service.SubmitAssignment.post
@@ -58,7 +60,7 @@ def with_quota(service, quota):
             size = decoded_size(self.get_body_argument("files", None) or "[]")
         except (ValueError, TypeError, AttributeError):
             size = 0  # ngshare's own checks answer malformed input
-        if self.user is not None:
+        if self.user is not None and (limit is None or size <= limit):  # over the limit: refused for that
             count, used = usage(self.db, self.user.id).get(self.user.id, (0, 0))
             if used + size > quota:
                 self.json_error(413, f"Submission refused: your {count} submission(s) hold {mib(used)} and this "
@@ -136,7 +138,7 @@ def main(argv):
     argv = list(argv)
     limit = option(argv, "--limit", 64 * 2**20)
     quota = option(argv, "--quota", 200 * 2**20)
-    with_quota(with_limit(limit), quota).main(argv)
+    with_quota(with_limit(limit), quota, limit).main(argv)
 
 
 if __name__ == "__main__":

@@ -525,7 +525,7 @@ def _students_lab_kernel_answers(home):
         with urllib.request.urlopen(request, timeout=60) as response:
             kernel = json.loads(response.read())["id"]
         try:
-            return asyncio.run(asyncio.wait_for(ask(kernel), 60)), server.log()
+            return servers.run_async(asyncio.wait_for(ask(kernel), 60)), server.log()
         except (asyncio.TimeoutError, TypeError):  # no reply; or the socket closed (read_message gave None)
             return None, server.log()
     finally:

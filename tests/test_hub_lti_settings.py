@@ -11,12 +11,17 @@ from autograders.hub import hubconfig
 from autograders.hub.settings import HubSettings
 
 LTI = {"issuer": "https://lms.example.edu", "client_id": "123", "authorize_url": "https://lms.example.edu/auth",
-       "jwks_endpoint": "https://lms.example.edu/jwks"}
+       "jwks_endpoint": "https://lms.example.edu/jwks", "deployment_id": "1:abc"}
 
 
 @pytest.mark.parametrize("lti, named", [
     ({k: v for k, v in LTI.items() if k != "jwks_endpoint"}, "missing: jwks_endpoint; unknown: none"),
     ({**LTI, "client_secret": "x"}, "missing: none; unknown: client_secret"),
+    ({k: v for k, v in LTI.items() if k != "deployment_id"}, "missing: deployment_id; unknown: none"),
+    ({**LTI, "deployment_id": ""}, "deployment_id must be the registration's deployment id"),
+    ({**LTI, "deployment_id": []}, "deployment_id must be the registration's deployment id"),
+    ({**LTI, "deployment_id": ["1:abc", ""]}, "deployment_id must be the registration's deployment id"),
+    ({**LTI, "deployment_id": 7}, "deployment_id must be the registration's deployment id"),
 ])
 def test_incomplete_lti_settings_are_refused_naming_the_key(lti, named):
     with pytest.raises(ValueError, match=named):
@@ -32,7 +37,7 @@ def test_hub_up_says_in_one_line_when_the_lti_file_cannot_be_read(tmp_path, caps
     lti.write_text(json.dumps({"issuer": "https://lms.example.edu"}))
     assert main(command) == 2
     said = capsys.readouterr().err.strip()
-    assert "missing: authorize_url, client_id, jwks_endpoint" in said and len(said.splitlines()) == 1
+    assert "missing: authorize_url, client_id, deployment_id, jwks_endpoint" in said and len(said.splitlines()) == 1
     assert not (tmp_path / "state").exists()
 
 
@@ -47,5 +52,7 @@ def test_the_lti_settings_give_the_roster_lti_authenticator(tmp_path):
     auth = c.RosterLTI13Authenticator
     assert auth.roster == {"ann", "ben"} and auth.client_id == {"123"} and auth.issuer == LTI["issuer"]
     assert auth.username_key == "custom_roster_id"
+    assert auth.deployment_ids == {"1:abc"} and c.LTI13LaunchValidator.time_leeway == 60
+    assert c.JupyterHub.spawner_class == "autograders.hub.spawner.ClassSpawner"
     key = tmp_path / "secrets" / "lti_tool_key.pem"
     assert key.read_bytes().startswith(b"-----BEGIN PRIVATE KEY-----") and key.stat().st_mode & 0o777 == 0o600

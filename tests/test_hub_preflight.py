@@ -91,3 +91,44 @@ def test_a_prefix_too_long_for_a_kernels_socket_is_refused(nothing_may_change, t
     with pytest.raises(hub.HubError, match=f"prefix '{settings.prefix}' is too long: a kernel's socket under it"):
         hub.up(settings, roster(tmp_path, ["mhaqann"]))
     unchanged(settings, ["mhaqann"])
+
+
+def test_two_hubs_get_exchange_ports_of_their_own_and_each_keeps_its_own(tmp_path):
+    """The exchange's port was fixed at 10101: a second hub on the machine collided. Now each root's first
+    ``hub up`` picks a free one, off the hub's three, recorded in its settings.json and kept at a restart;
+    a recorded port another program took meanwhile is replaced."""
+    port, _ = hub_ports()
+    first = HubSettings(root=str(tmp_path / "one"), port=port)
+    chosen = hub.choose_exchange_port(first)
+    assert chosen not in (0, port, port + 1, port + 2) and first.exchange_port == chosen
+    first.save()
+    with socket.socket() as holder:  # the first hub's exchange runs: the second hub cannot have its port
+        holder.bind(("127.0.0.1", chosen))
+        holder.listen()
+        second = HubSettings(root=str(tmp_path / "two"), port=port + 10)
+        assert hub.choose_exchange_port(second) not in (chosen, port + 10, port + 11, port + 12)
+        again = HubSettings(root=str(tmp_path / "one"), port=port)
+        # Taken, and not by this root's hub (not running): another program; a new one is chosen.
+        assert hub.choose_exchange_port(again) != chosen
+    restarted = HubSettings(root=str(tmp_path / "one"), port=port)
+    assert hub.choose_exchange_port(restarted) == chosen, "the recorded port is kept while it is free"
+    given = HubSettings(root=str(tmp_path / "one"), port=port, exchange_port=12345)
+    assert hub.choose_exchange_port(given) == 12345, "a port given on the command line is used"
+    assert HubSettings().exchange_port == 0
+
+
+def test_make_hub_and_hub_stop_take_the_same_root_and_prefix():
+    """`make hub-stop` stopped only the default root; both targets now pass ROOT and PREFIX, whose
+    defaults are the command's."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    makefile = Path(__file__).resolve().parents[1] / "Makefile"
+    defaults = dict(re.findall(r"^(ROOT|PREFIX)\s*\?=\s*(\S+)$", makefile.read_text(), re.M))
+    assert defaults == {"ROOT": HubSettings().root, "PREFIX": HubSettings().prefix}
+    for target in ("hub", "hub-stop"):
+        shown = subprocess.run(["make", "-n", "-C", str(makefile.parent), target, "ROOT=/srv/second",
+                                "PREFIX=/opt/second", "ROSTER=/dev/null"], capture_output=True, text=True).stdout
+        line = next(line for line in shown.splitlines() if "autograders hub" in line)
+        assert '--root "/srv/second" --prefix "/opt/second"' in line, line

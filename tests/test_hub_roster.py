@@ -150,6 +150,26 @@ def test_only_roster_students_sign_up_and_nobody_signs_up_as_the_instructor(tmp_
     assert sign_in("wrong") is None and sign_in("") is None
 
 
+@pytest.mark.parametrize("given, imitated", [("KIM", "kim"), ("\u212aim", "kim"), ("\u212aIM", "kim"),
+                                              ("\uff4b\uff49\uff4d", "kim"), ("Teacher", "teacher")])
+def test_a_look_alike_of_a_roster_id_is_nobody(tmp_path, given, imitated):
+    """JupyterHub would lower-case ``given`` (the Kelvin sign U+212A lowers to 'k') onto a roster id or the
+    instructor's: here it is compared as written, refused, and named as a look-alike."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    from autograders.hub.auth import RosterAuthenticator
+
+    db = sessionmaker(bind=create_engine("sqlite://"))()
+    auth = RosterAuthenticator(db=db, roster={"kim", "bob"}, admin_users={"teacher"},
+                               instructor_password_file=str(tmp_path / "none"))
+    assert auth.normalize_username(given) == given
+    assert not auth.check_allowed(auth.normalize_username(given))
+    assert auth.look_alike(given) == imitated and auth.look_alike(imitated) is None
+    assert auth.create_user(given, "a-long-password-1") is None
+    assert auth.get_user(imitated) is None and auth.get_user(given) is None
+
+
 def test_lateness_reads_as_days_hours_minutes():
     from autograders.grading.report import late_by
 

@@ -11,9 +11,15 @@ instructor's approval, so the roster is a trait of its own here. It also pre-app
 admins at signup, so whoever signed up first with the instructor's login would be an
 admin: here the instructor cannot sign up at all, and signs in with the password
 ``mha-workbook hub up`` wrote to a root-only file.
+
+A login is compared with the roster's ids exactly as the roster writes them: JupyterHub's own
+normalisation (lower case, which also folds the Kelvin sign U+212A onto ``k``) is not applied,
+so ``BOB`` or ``\u212aim`` is nobody, never ``bob`` or ``kim``. The roster's ids are lower-case
+ASCII (``roster.py``), so no two of them, nor a student's and the instructor's, fold onto each other.
 """
 
 import hmac
+import unicodedata
 from pathlib import Path
 
 from jupyterhub.auth import Authenticator
@@ -47,8 +53,21 @@ class OnRoster(Authenticator):
 
     roster = Set(Unicode(), help="the roster's ids: the only students who may sign up and log in").tag(config=True)
 
+    def normalize_username(self, username):
+        """The name as given: no lower-casing, no Unicode fold (both would make a look-alike somebody)."""
+        return username
+
     def on_roster(self, username):
+        """Whether ``username`` is, character for character, a roster id or the instructor's login."""
         return username in self.roster or username in self.admin_users
+
+    def look_alike(self, username):
+        """The roster id or instructor login that ``username`` imitates (the same once case and Unicode
+        are folded, but not the same), or None."""
+        if self.on_roster(username):
+            return None
+        folded = fold(username)
+        return next((name for name in sorted(self.roster | self.admin_users) if fold(name) == folded), None)
 
     def check_allowed(self, username, authentication=None):
         return self.on_roster(username)
@@ -57,6 +76,11 @@ class OnRoster(Authenticator):
         if not self.on_roster(user.name):
             raise ValueError(f"{user.name} is not on the class roster")
         return super().add_user(user)
+
+
+def fold(name):
+    """``name`` with case and Unicode compatibility folded (NFKC, casefold, NFKC): what a look-alike shares."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 class RosterSharedPassword(OnRoster, SharedPasswordAuthenticator):

@@ -18,6 +18,7 @@ def _up(args):
         lti = json.loads(open(args.lti).read()) if args.lti else {}
         settings = _settings(args, ip=args.ip, port=args.port, instructor=args.instructor, signup=args.signup,
                              demo_password=args.demo_password or "", cull_timeout=args.cull_timeout, lti=lti,
+                             exchange_port=args.exchange_port,
                              submission_quota=args.quota * 2**20)
         up(settings, args.roster, args.due)
     except (HubError, RosterError, ValueError, OSError) as error:
@@ -82,6 +83,25 @@ def _grades(args):
     return 0 if sent or not scores else 1
 
 
+def _unlink(args):
+    """The instructor's word that ``--student`` may sign in from another LMS account (lti.py)."""
+    from . import lti
+
+    try:
+        settings = HubSettings.load(args.root)
+    except FileNotFoundError:
+        print(f"no hub in {args.root}", file=sys.stderr)
+        return 2
+    if args.student not in settings.students and args.student != settings.instructor:
+        print(f"hub unlink: {args.student!r} is not on the roster (ids are compared exactly)", file=sys.stderr)
+        return 2
+    if lti.unlink(settings.path("lti", "launches.json"), args.student):
+        print(f"{args.student}: no LMS account tied any more; their next launch from the LMS ties the one it comes from")
+    else:
+        print(f"{args.student}: no LMS account was tied (they never launched)")
+    return 0
+
+
 def usage_lines(url, token, course_id):
     """Each student's submissions on the exchange and what they hold, against the quota."""
     import json
@@ -132,7 +152,8 @@ def add_commands(commands):
                             ("stop", _stop, "stop the hub and everyone's server; all data stays"),
                             ("status", _status, "is the hub running?"),
                             ("grades", _grades, "send an assignment's grades to the LMS (LTI Advantage AGS)"),
-                            ("usage", _usage, "each student's submissions on the exchange, against the quota")):
+                            ("usage", _usage, "each student's submissions on the exchange, against the quota"),
+                            ("unlink", _unlink, "let a student sign in from another LMS account (LTI)")):
         action = actions.add_parser(name, help=text)
         action.add_argument("--root", default=defaults.root, help=f"the hub's state (default {defaults.root})")
         action.add_argument("--prefix", default=defaults.prefix, help=f"its environments (default {defaults.prefix})")
@@ -141,6 +162,9 @@ def add_commands(commands):
             action.add_argument("--roster", required=True, help="CSV: id,first_name,last_name,email (id = login)")
             action.add_argument("--instructor", default=defaults.instructor, help="the instructor's login")
             action.add_argument("--port", type=int, default=defaults.port)
+            action.add_argument("--exchange-port", type=int, default=0,
+                                help="the exchange's port on 127.0.0.1 (default: a free one, chosen at the first "
+                                     "`hub up` of this root and kept in its settings.json)")
             action.add_argument("--ip", default=defaults.ip, help="address to listen on (default: all)")
             action.add_argument("--signup", choices=["approve", "open"], default=defaults.signup,
                                 help="approve: the instructor approves each signup (default); "
@@ -154,6 +178,8 @@ def add_commands(commands):
             action.add_argument("--due", help="CSV: assignment,duedate (e.g. 2026-12-08 17:00:00 UTC)")
             action.add_argument("--lti", help="JSON: sign-in from an LMS (LTI 1.3): issuer, client_id, authorize_url, "
                                               "jwks_endpoint, and token_endpoint for grades (docs/lms.md)")
+        if name == "unlink":
+            action.add_argument("--student", required=True, help="the roster id, exactly as the roster writes it")
         if name == "grades":
             action.add_argument("--assignment", required=True, help="the assignment whose grades are sent")
             action.add_argument("--course", help="the course (default: the instructor's ~/course)")

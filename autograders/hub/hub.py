@@ -34,7 +34,7 @@ from pathlib import Path
 from ..common.inputs import InputError, read_csv
 from . import accounts, exposure
 from .roster import login_problem, read_roster
-from .settings import SOCKET_PATH_MAX
+from .settings import SOCKET_PATH_MAX, HubSettings
 
 REPO = Path(__file__).resolve().parents[2]
 HUB_FILES = REPO / "hub"
@@ -88,6 +88,33 @@ def running_pid(settings):
     return pid if b"jupyterhub" in cmdline else None
 
 
+def free_loopback_port(avoid=()):
+    """A TCP port free on 127.0.0.1 now, not one of ``avoid``."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in avoid:
+            return port
+
+
+def choose_exchange_port(settings):
+    """Give ``settings`` its exchange's port when it has none (0): the one this root's hub recorded in its
+    settings.json, while it is free or this hub's own; else a free one (two hubs on one machine never
+    share it). ``up`` records it in settings.json."""
+    if settings.exchange_port:
+        return settings.exchange_port
+    try:
+        recorded = HubSettings.load(settings.root).exchange_port
+    except (OSError, ValueError, TypeError):
+        recorded = 0
+    if recorded and (running_pid(settings) is not None or not port_taken(recorded)):
+        settings.exchange_port = recorded
+    else:
+        settings.exchange_port = free_loopback_port(avoid={settings.port, settings.hub_port, settings.proxy_api_port})
+    return settings.exchange_port
+
+
 def preflight(settings, roster, clone=REPO):
     if os.geteuid() != 0:
         raise HubError("the hub needs root (it creates an account per student and starts each "
@@ -99,6 +126,7 @@ def preflight(settings, roster, clone=REPO):
         raise HubError(f"instructor: {problem}")
     students = read_roster(roster, instructor=settings.instructor, foreign=accounts.foreign)
     ours = running_pid(settings) is not None
+    choose_exchange_port(settings)
     for name, port in (("port", settings.port), ("port + 1 (the hub's API)", settings.hub_port),
                        ("port + 2 (the proxy's API)", settings.proxy_api_port),
                        ("exchange_port", settings.exchange_port)):
@@ -412,7 +440,8 @@ def up(settings, roster, due=None, clone=REPO):
               f"the instructor signs in as {settings.instructor} with the password in "
               f"{settings.path('secrets', 'instructor_password')}; students sign up at /hub/signup"
               + (" and are approved by the instructor at /hub/authorize" if settings.signup == "approve" else ""))
-    log(f"the hub is up: http://{host}:{settings.port}/ ({len(students)} students; "
+    log(f"the hub is up: http://{host}:{settings.port}/ (exchange on 127.0.0.1:{settings.exchange_port}; "
+        f"{len(students)} students; "
         f"instructor: {settings.instructor}, course in {course_dir(settings)})\n{signin}")
     return students
 

@@ -4,8 +4,9 @@
 
 - the pure-Python ``configurable-http-proxy`` from PyPI as the proxy (no Node), with room
   for a class's requests at once (``proxy.py``);
-- each person's JupyterLab spawned as their own system user (LocalProcessSpawner),
-  students with the students' tools, the instructor with the Formgrader;
+- each person's JupyterLab spawned as their own system user (LocalProcessSpawner, with a
+  umask of 0077 for students: ``spawner.py``), students with the students' tools, the
+  instructor with the Formgrader;
 - RosterAuthenticator (NativeAuthenticator on the roster), sign-in from an LMS (LTI 1.3,
   ``lti.py``) or a shared demo password;
 - services: ngshare (the exchange), the idle culler, and ``course-admin``, the token the
@@ -40,6 +41,13 @@ def spawn_environment(settings, name):
     return environment
 
 
+def umask_of(settings, name):
+    """The umask of ``name``'s server and all it starts (``spawner.py`` says why)."""
+    from .spawner import INSTRUCTOR_UMASK, STUDENT_UMASK
+
+    return INSTRUCTOR_UMASK if name == settings.instructor else STUDENT_UMASK
+
+
 def configure(c, settings):
     root, bin_dir = settings.path(), settings.venv / "bin"
     c.JupyterHub.ip = settings.ip
@@ -55,6 +63,7 @@ def configure(c, settings):
     c.ConfigurableHTTPProxy.pid_file = str(root / "proxy.pid")
     c.ConfigurableHTTPProxy.auth_token = settings.path("secrets", "proxy_token").read_text().strip()
 
+    c.JupyterHub.spawner_class = "autograders.hub.spawner.ClassSpawner"
     c.Spawner.cmd = [str(bin_dir / "jupyterhub-singleuser")]
     c.Spawner.notebook_dir = "~"
     c.Spawner.default_url = "/lab/tree/START.md"  # written into every home (jupyterhub-singleuser ignores LabApp's)
@@ -63,6 +72,7 @@ def configure(c, settings):
 
     def pre_spawn(spawner):
         spawner.environment.update(spawn_environment(settings, spawner.user.name))
+        spawner.umask = umask_of(settings, spawner.user.name)
 
     c.Spawner.pre_spawn_hook = pre_spawn
 

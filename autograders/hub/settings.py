@@ -9,7 +9,7 @@ from pathlib import Path
 
 SIGNUPS = ("approve", "open")
 # Sign-in from an LMS (LTI 1.3, autograders/hub/lti.py): what the platform's registration gives.
-LTI_KEYS = {"issuer", "client_id", "authorize_url", "jwks_endpoint"}
+LTI_KEYS = {"issuer", "client_id", "deployment_id", "authorize_url", "jwks_endpoint"}
 LTI_OPTIONAL = {"token_endpoint", "username_key"}
 # A kernel's sockets are Unix sockets (lab/jupyter_server_config.py) named
 # <runtime>/kernel-<36-character id>-ipc-<1..5>; such a path has at most 107 bytes.
@@ -22,7 +22,8 @@ class HubSettings:
     prefix: str = "/opt/mha-workbook"      # the environments the hub and the students' servers run from
     ip: str = ""                           # every interface: students reach the hub from their machines
     port: int = 8000
-    exchange_port: int = 10101             # the ngshare service, on the loopback only
+    exchange_port: int = 0                 # the ngshare service, on the loopback only; 0: a free one, chosen
+                                           # by the first `hub up` of this root and kept in settings.json
     instructor: str = "instructor"
     students: list = field(default_factory=list)
     course_id: str = "mha-workbook"          # the course config's c.CourseDirectory.course_id
@@ -37,7 +38,7 @@ class HubSettings:
         if self.signup not in SIGNUPS:
             raise ValueError(f"signup must be one of {', '.join(SIGNUPS)}, got {self.signup!r}")
         for name in ("port", "exchange_port"):
-            if not 0 < getattr(self, name) < 65534:
+            if not 0 < getattr(self, name) < 65534 and not (name == "exchange_port" and self.exchange_port == 0):
                 raise ValueError(f"{name} must be a TCP port (1-65533; the next two are the hub's too), got {getattr(self, name)}")
         if self.cull_timeout < 60:
             raise ValueError(f"cull_timeout must be at least 60 seconds, got {self.cull_timeout}")
@@ -51,6 +52,12 @@ class HubSettings:
             raise ValueError(f"the LTI settings need {', '.join(sorted(LTI_KEYS))} (and may have "
                              f"{', '.join(sorted(LTI_OPTIONAL))}); missing: {', '.join(sorted(missing)) or 'none'}; "
                              f"unknown: {', '.join(sorted(unknown)) or 'none'}")
+        if self.lti:
+            given = self.lti["deployment_id"]
+            listed = [given] if isinstance(given, str) else given
+            if not isinstance(listed, list) or not listed or not all(isinstance(d, str) and d for d in listed):
+                raise ValueError(f"the LTI setting deployment_id must be the registration's deployment id (a "
+                                 f"non-empty string, or a list of them), got {given!r}")
 
     @property
     def venv(self):

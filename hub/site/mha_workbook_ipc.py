@@ -13,7 +13,10 @@ Python there. When ``jupyter_client.connect`` is first imported, it:
 - makes ``ipc`` the default transport of ``ConnectionFileMixin`` (hence of every kernel
   manager, client and console app; a transport set by configuration still wins);
 - gives a manager that has no connection file one in the runtime folder, so that its
-  sockets (``<connection file>-ipc-<n>``) are there too, not in the current folder.
+  sockets (``<connection file>-ipc-<n>``) are there too, not in the current folder;
+- refuses to load a connection file that another account may read (its key lets whoever reads
+  it run code in the kernel): a kernel started by hand with such a file (``ipykernel_launcher
+  -f /tmp/k.json``, a file written with a umask of 0022) exits with the reason instead.
 
 It imports nothing until jupyter_client is imported.
 """
@@ -43,6 +46,25 @@ def patch(connect):
         return write(self, **kwargs)
 
     mixin.write_connection_file = write_connection_file
+    load = mixin.load_connection_file
+
+    def load_connection_file(self, connection_file=None):
+        refuse_if_shared(connection_file or self.connection_file)
+        return load(self, connection_file)
+
+    mixin.load_connection_file = load_connection_file
+
+
+def refuse_if_shared(path):
+    """Raise PermissionError when the connection file ``path`` can be read by its group or others."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, TypeError, ValueError):
+        return  # no such file: jupyter_client says so itself
+    if mode & 0o077:
+        raise PermissionError(f"the connection file {path} can be read by other accounts (mode {mode & 0o777:04o}): "
+                              f"whoever reads its key can run code as you. Not used: make it private "
+                              f"(chmod 600 {path}) and start again, or let the kernel write its own")
 
 
 def private_connection_file():

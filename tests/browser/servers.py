@@ -73,6 +73,17 @@ def free_base_port(avoid=()):
     raise RuntimeError("no three free ports in a row")
 
 
+def run_async(coroutine):
+    """``asyncio.run(coroutine)`` in a thread of its own: a session's Playwright (tests/conftest.py's
+    ``chromium``) keeps an event loop running in the main thread, where ``asyncio.run`` refuses to start
+    (a test that passed alone then failed after the browser's tests)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
 def hub_ports():
     """(port, exchange_port) for a hub under test: four free ports that do not overlap."""
     port = free_base_port()

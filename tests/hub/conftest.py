@@ -127,14 +127,17 @@ class Class:
                                          headers={"Authorization": f"token {self.token(name)}"})
         return _send(request)
 
-    def run(self, name, *command, cwd=None, timeout=600):
-        """``command`` as ``name``, with the environment of their Lab's terminal."""
+    def run(self, name, *command, cwd=None, timeout=600, input=None):
+        """``command`` as ``name``, with the environment and umask of their Lab's terminal."""
+        from autograders.hub.hubconfig import umask_of
+
         settings = self.settings
         environment = hub_terminal_environment(settings, name, self.token(name))
         runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin")
         return subprocess.run([runuser, "-u", name, "--", "env", "-i",
                                *(f"{k}={v}" for k, v in environment.items()), *command],
-                              cwd=cwd or accounts.home(name), capture_output=True, text=True, timeout=timeout)
+                              cwd=cwd or accounts.home(name), capture_output=True, text=True, timeout=timeout,
+                              input=input, umask=umask_of(settings, name))
 
     def nbgrader(self, name, *arguments, cwd=None):
         return self.run(name, str(self.settings.venv / "bin" / "nbgrader"), *arguments,

@@ -14,9 +14,14 @@ It does what a platform does in a launch and in grade passback, after IMS Securi
   access token and the media types checked.
 
 ``tamper`` changes the next id_tokens (expiry, audience, signing key, a claim) to try the
-hub's refusals.
+hub's refusals: a claim set to ``DROP`` is left out; ``key`` signs with another key; ``alg``
+forges the header: ``none`` (unsigned), ``HS256-public`` (an HMAC keyed with the platform's
+public key, as served), or another algorithm signed with the platform's key (``RS512``).
 """
 
+import base64
+import hashlib
+import hmac
 import json
 import re
 import threading
@@ -27,12 +32,14 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jwt
 import requests
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 CLIENT_ID = "mha-workbook-test-client"
 DEPLOYMENT = "deployment-1"
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+DROP = object()  # a tampered claim with this value is left out of the id_token
 
 
 def new_key():
@@ -58,7 +65,8 @@ class Platform:
     def settings(self):
         """The hub's LTI settings, as the LMS's tool registration gives them."""
         return {"issuer": self.url, "client_id": CLIENT_ID, "authorize_url": f"{self.url}/authorize",
-                "jwks_endpoint": f"{self.url}/jwks", "token_endpoint": f"{self.url}/token"}
+                "jwks_endpoint": f"{self.url}/jwks", "token_endpoint": f"{self.url}/token",
+                "deployment_id": DEPLOYMENT}
 
     def enrol(self, login, roster_id=None):
         """A user of the LMS whose launches send ``roster_id`` (default ``login``) as ``custom_roster_id``."""
@@ -87,13 +95,31 @@ class Platform:
                   "lineitems": f"{self.url}/lineitems?context=course-1"},
         }
         tamper = dict(self.tamper)
-        key = tamper.pop("key", self.key)
+        key, alg = tamper.pop("key", self.key), tamper.pop("alg", "RS256")
         claims.update(tamper)
-        return jwt.encode(claims, key, algorithm="RS256", headers={"kid": self.kid})
+        claims = {name: value for name, value in claims.items() if value is not DROP}
+        if alg == "none":
+            return _forge({"alg": "none", "typ": "JWT", "kid": self.kid}, claims, lambda signed: b"")
+        if alg == "HS256-public":  # the classic confusion: the public key's PEM as the HMAC secret
+            pem = self.key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                     serialization.PublicFormat.SubjectPublicKeyInfo)
+            return _forge({"alg": "HS256", "typ": "JWT", "kid": self.kid}, claims,
+                          lambda signed: hmac.new(pem, signed, hashlib.sha256).digest())
+        return jwt.encode(claims, key, algorithm=alg, headers={"kid": self.kid})
 
     def jwks(self):
         jwk = jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
         return {"keys": [{**jwk, "kid": self.kid, "alg": "RS256", "use": "sig"}]}
+
+
+def _b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+
+def _forge(header, claims, sign):
+    """A JWT made by hand (PyJWT refuses to make these), its signature ``sign(header.payload)``."""
+    signed = _b64(json.dumps(header).encode()) + b"." + _b64(json.dumps(claims).encode())
+    return (signed + b"." + _b64(sign(signed))).decode()
 
 
 def _handler(platform):

@@ -11,6 +11,7 @@ student's browser is a cookie-keeping HTTP client.
 
 import html
 import os
+import re
 import pwd
 import shutil
 import subprocess
@@ -27,12 +28,15 @@ from autograders.hub.settings import HubSettings
 from ..browser.servers import hub_ports
 from .conftest import PREFIX as HUB_PREFIX
 from .conftest import Class, stop_hub, write_roster
-from .lti_platform import CLIENT_ID, LTI as LTI_CLAIM, Browser, Platform, new_key
+from .lti_platform import CLIENT_ID, DROP, Browser, Platform, new_key
+from .lti_platform import LTI as LTI_CLAIM
 
 PREFIX = os.environ.get("MHA_LTI_HUB_PREFIX", HUB_PREFIX)
 PEOPLE = "mhal"
 INSTRUCTOR = "mhalteach"
-ROSTER = [("mhalann", "Ann", "Launches"), ("mhalben", "Ben", "Launches"), ("mhalcat", "Cat", "Never")]
+# Kim is imitated by a look-alike login; Dan is claimed by a second LMS account, then untied by the instructor.
+ROSTER = [("mhalann", "Ann", "Launches"), ("mhalben", "Ben", "Launches"), ("mhalcat", "Cat", "Never"),
+          ("mhalkim", "Kim", "Imitated"), ("mhaldan", "Dan", "Claimed")]
 AGAIN = "Open the assignment from your course's page in the LMS again."
 
 
@@ -68,6 +72,17 @@ def lms():
         remove_people()
         shutil.rmtree(state, ignore_errors=True)
         roster.unlink(missing_ok=True)
+
+
+def decoded(answer):
+    """The page as the hub wrote it (UTF-8; its error pages name no charset, and requests then reads Latin-1)."""
+    return answer.content.decode("utf-8")
+
+
+def page_text(answer):
+    """The words of a hub's page, for a failure's reader."""
+    words = re.sub(r"\s+", " ", re.sub(r"(?s)<script.*?</script>|<style.*?</style>|<[^>]+>", " ", decoded(answer)))
+    return f"{answer.status_code}: {html.unescape(words).strip()[:1500]}"
 
 
 def signed_in_as(browser, settings):
@@ -113,7 +128,34 @@ REFUSED = {
     "expired": ("mhalben", {"exp": int(time.time()) - 60, "iat": int(time.time()) - 400}, 400,
                 "This launch has expired"),
     "forged": ("mhalben", {"key": new_key()}, 400, "This launch was not signed by your LMS's key"),
+    # A forged header: unsigned, an HMAC keyed with the platform's public key, another algorithm.
+    "alg none": ("mhalben", {"alg": "none"}, 400, "This launch was not signed by your LMS's key"),
+    "alg HS256 keyed with the public key": ("mhalben", {"alg": "HS256-public"}, 400,
+                                            "This launch was not signed by your LMS's key"),
+    "alg RS512": ("mhalben", {"alg": "RS512"}, 400, "This launch was not signed by your LMS's key"),
     "wrong audience": ("mhalben", {"aud": "another-tool"}, 403, "This launch was meant for another tool"),
+    "audience list without us": ("mhalben", {"aud": ["another-tool", "a-third"], "azp": "another-tool"}, 403,
+                                 "This launch was meant for another tool"),
+    "azp of another tool, one aud": ("mhalben", {"azp": "another-tool"}, 403, "its authorized party, azp"),
+    "azp of another tool, two auds": ("mhalben", {"aud": [CLIENT_ID, "another-tool"], "azp": "another-tool"}, 403,
+                                      "This launch was meant for another tool"),
+    "wrong deployment": ("mhalben", {LTI_CLAIM + "deployment_id": "deployment-2"}, 403,
+                         "a deployment of the tool that this hub does not know"),
+    "empty deployment": ("mhalben", {LTI_CLAIM + "deployment_id": ""}, 403,
+                         "a deployment of the tool that this hub does not know"),
+    "no deployment": ("mhalben", {LTI_CLAIM + "deployment_id": DROP}, 400, "not a valid LTI 1.3 launch"),
+    # Deep Linking with the claims it needs, and another message type: no assignment's launch.
+    "deep linking": ("mhalben", {LTI_CLAIM + "message_type": "LtiDeepLinkingRequest", "azp": CLIENT_ID,
+                                 LTI_CLAIM + "tool_platform": {"guid": "lms-1", "name": "LMS"},
+                                 LTI_CLAIM + "launch_presentation": {"document_target": "window"},
+                                 "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": {
+                                     "deep_link_return_url": "http://127.0.0.1:1/return",
+                                     "accept_types": ["ltiResourceLink"], "accept_presentation_document_targets": ["window"]}},
+                     400, "not an assignment's launch (LtiResourceLinkRequest)"),
+    "submission review": ("mhalben", {LTI_CLAIM + "message_type": "LtiSubmissionReviewRequest"}, 400,
+                          "not a valid LTI 1.3 launch"),
+    "clock ten minutes ahead": ("mhalben", {"iat": int(time.time()) + 600, "exp": int(time.time()) + 900}, 400,
+                                "the LMS's clock is ahead of the hub's by more than the 60 s the hub allows"),
     # No roster id from the LMS (its custom parameter not set up): the library falls back on the
     # opaque LMS user id, which is on no roster.
     "no roster id": ("mhalben", {LTI_CLAIM + "custom": {}}, 403, "is not on this class's roster"),
@@ -126,15 +168,19 @@ def test_a_bad_launch_is_refused_with_a_clear_page(lms, case):
     login, tamper, status, message = REFUSED[case]
     if case == "expired":  # the times of now, not of the module's import
         tamper = {"exp": int(time.time()) - 60, "iat": int(time.time()) - 400}
+    if case == "clock ten minutes ahead":
+        tamper = {"iat": int(time.time()) + 600, "exp": int(time.time()) + 900}
     platform.tamper = tamper
     try:
         browser = Browser()
         answer = browser.launch(platform, login)
     finally:
         platform.tamper = {}
-    assert answer.status_code == status, answer.text[:500]
-    assert message in html.unescape(answer.text), answer.text[:2000]
+    assert answer.status_code == status, page_text(answer)
+    assert message in html.unescape(answer.text), page_text(answer)
     assert signed_in_as(browser, hosted.settings) is None, "a refused launch signs nobody in"
+    if case == "clock ten minutes ahead":
+        assert AGAIN not in html.unescape(answer.text), "launching again cannot help"
     refused = {"not on the roster": login, "no roster id": platform.users[login]}.get(case)
     if refused:
         assert f"{refused} is not on this class's roster" in html.unescape(answer.text)
@@ -237,3 +283,102 @@ def test_behind_https_the_launch_cookies_survive_a_cross_site_post(lms):
         assert "SameSite=None" in cookie and "Secure" in cookie and "HttpOnly" in cookie, cookie
     for cookie in cookies[None]:
         assert "SameSite=None" not in cookie and "Secure" not in cookie, cookie
+
+
+@pytest.mark.parametrize("ahead", [1, 30, 59])
+def test_a_platform_whose_clock_is_a_little_ahead_signs_in(lms, ahead):
+    """Within the hub's 60 s: the id_token dated up to a minute in the future is accepted."""
+    hosted, platform = lms
+    platform.tamper = {"iat": int(time.time()) + ahead, "exp": int(time.time()) + ahead + 300}
+    try:
+        browser = Browser()
+        answer = browser.launch(platform, "mhalben")
+    finally:
+        platform.tamper = {}
+    assert answer.status_code == 200, answer.text[:500]
+    assert signed_in_as(browser, hosted.settings) is not None
+
+
+def test_an_azp_naming_this_tool_signs_in(lms):
+    """The azp check refuses another tool's, not ours (one aud, or ours among several)."""
+    hosted, platform = lms
+    for tamper in ({"azp": CLIENT_ID}, {"aud": [CLIENT_ID, "another-tool"], "azp": CLIENT_ID}):
+        platform.tamper = tamper
+        try:
+            browser = Browser()
+            answer = browser.launch(platform, "mhalben")
+        finally:
+            platform.tamper = {}
+        assert answer.status_code == 200, (tamper, answer.text[:500])
+        assert signed_in_as(browser, hosted.settings) is not None
+
+
+# An LMS login that JupyterHub would have folded onto a roster id or the instructor (lower case; the
+# Kelvin sign U+212A lowers to 'k'; NFKC folds full-width letters), as an attacker would name their LMS
+# account. Each is refused, nobody is signed in, no hub user is made, no LMS user id is tied.
+LOOK_ALIKES = {
+    "upper case of a student": ("MHALBEN", "mhalben"),
+    "mixed case of a student": ("mhalBen", "mhalben"),
+    "the Kelvin sign for k": ("mhal\u212aim", "mhalkim"),
+    "upper case and the Kelvin sign": ("MHAL\u212aIM", "mhalkim"),
+    "full-width letters": ("\uff4d\uff48\uff41\uff4c\uff43\uff41\uff54", "mhalcat"),
+    "upper case of the instructor": (INSTRUCTOR.upper(), INSTRUCTOR),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOK_ALIKES))
+def test_a_look_alike_lms_login_is_nobody(lms, case):
+    hosted, platform = lms
+    login, imitated = LOOK_ALIKES[case]
+    attacker = f"attacker-{sorted(LOOK_ALIKES).index(case)}"
+    platform.enrol(attacker, roster_id=login)
+    browser = Browser()
+    answer = browser.launch(platform, attacker)
+    page = html.unescape(decoded(answer))
+    assert answer.status_code == 403, page_text(answer)
+    assert f"{login} is not on this class's roster" in page and f"{login!r} is not {imitated!r}" in page, \
+        page_text(answer)
+    assert signed_in_as(browser, hosted.settings) is None, "a look-alike signs nobody in"
+    launches = lti.read_launches(hosted.settings.path("lti", "launches.json"))
+    assert all(entry["sub"] != platform.users[attacker] for entry in launches.values()), launches
+    status, users = hosted.hub_api("GET", "/users")
+    assert login not in {user["name"] for user in users}
+    admins = {user["name"] for user in users if user["admin"]}
+    assert admins <= {INSTRUCTOR}, admins
+    if imitated == "mhalkim":  # Kim never launches: nothing of hers started
+        status, user = hosted.hub_api("GET", "/users/mhalkim")
+        assert status == 404 or not user["servers"], "the imitated student's server was not started"
+
+
+def test_a_second_lms_account_cannot_take_a_students_roster_id(lms):
+    """Dan launches; then another LMS account whose roster id is also ``mhaldan`` (an LMS that lets a
+    login be renamed, a second account): refused, Dan's grades still go to Dan's LMS id. Once the
+    instructor unties Dan (``hub unlink``), the next launch ties the account it comes from."""
+    hosted, platform = lms
+    settings = hosted.settings
+    dan = platform.enrol("mhaldan")
+    assert Browser().launch(platform, "mhaldan").status_code == 200
+    platform.enrol("dan-second-account", roster_id="mhaldan")
+    browser = Browser()
+    answer = browser.launch(platform, "dan-second-account")
+    assert answer.status_code == 403, answer.text[:500]
+    assert "mhaldan already signs in from another account of the LMS" in html.unescape(answer.text)
+    assert signed_in_as(browser, settings) is None
+    launches_file = settings.path("lti", "launches.json")
+    assert lti.read_launches(launches_file)["mhaldan"]["sub"] == dan
+    sent, missed = ags.send_grades(settings.lti, lti.read_launches(launches_file), lti.tool_key(settings),
+                                   "level3_dan", {"mhaldan": (6.0, 10.0)})
+    (item,) = [i for i in platform.lineitems.values() if i["resourceId"] == "level3_dan"]
+    assert set(platform.scores[item["id"]]) == {dan}, "the grade goes to Dan's LMS id only"
+
+    mha = str(Path(settings.venv, "bin", "mha-workbook"))
+    refused = subprocess.run([mha, "hub", "unlink", "--root", settings.root, "--student", "MHALDAN"],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "not on the roster" in refused.stderr, refused.stdout + refused.stderr
+    done = subprocess.run([mha, "hub", "unlink", "--root", settings.root, "--student", "mhaldan"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    browser = Browser()
+    assert browser.launch(platform, "dan-second-account").status_code == 200
+    assert signed_in_as(browser, settings) is not None
+    assert lti.read_launches(launches_file)["mhaldan"]["sub"] == platform.users["dan-second-account"]

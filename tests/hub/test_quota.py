@@ -83,6 +83,11 @@ def refused_past_the_quota(hub_class, course):
     assert done.returncode != 0 and f"Submission refused: your {before + 3} submission(s) hold 180." in done.stderr \
         and "the quota is 200 MiB" in done.stderr, done.stdout + done.stderr
     assert stored(hub_class) == (files, size) and len(submissions(hub_class)) == before + 3  # nothing grew
+    # An upload over the limit is refused for the limit, whatever her submissions hold: the answer
+    # test_exchange's oversized upload expects does not depend on whether this test ran first.
+    oversized = urllib.parse.urlencode({"files": json.dumps([{"path": "big.bin", "content": "A" * (4 * 65 * MiB // 3)}])})
+    status, answer = post(hub_class, MALLORY, f"/submission/{course}/{ASSIGNMENT}", oversized.encode())
+    assert status == 413 and "the limit is 64 MiB" in answer["message"], (status, answer)
 
     # The instructor sees it; a student sees no one's.
     shown = ok(hub_class.run(INSTRUCTOR, str(hub_class.settings.venv / "bin" / "mha-workbook"), "hub", "usage"))
