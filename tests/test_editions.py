@@ -396,6 +396,7 @@ def test_form_only_checks_the_form_and_says_so(capsys):
         form("x", 1, "letter")
 
 
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
 def test_release_layout(path, course):
     name = path.stem
     assert name in course.names
