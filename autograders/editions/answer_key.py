@@ -1,7 +1,8 @@
 """The answer key: one printable HTML page, for teachers only, built from the source notebooks.
 
-``mha-workbook answer-key --out answer-key.html`` writes, level by level, every problem's statement,
-its answers as the source notebook solves them (the code between the solution markers), the right
+``mha-workbook answer-key --out answer-key.html`` writes, level by level (Beyond the sheet last), every
+problem's statement, its answers as the source notebook solves them (a value's code between the solution
+markers, a function whole: its ``def`` line, docstring and body), the right
 value of each answer with numbers (the sheet's, or one student's own with ``--course C --student S``
 in a course with variants: the same pools and the same course key that grade them), the model
 answer of each written answer, the worked solution and the rubric with its usual partial answers.
@@ -25,6 +26,8 @@ from .preprocessors import RUBRIC_TAG, WORKED_SOLUTION_TAG
 
 MARKER = "mha-workbook answer key: for teachers only"  # in the page's <meta>; never in a student's file
 SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION[ \t]*$", re.M | re.S)
+FUNCTION = re.compile(r"\A(?:[ \t]*(?:#.*)?\n)*def ")  # a cell whose first line of code is a def
+MARKER_LINE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*$\n?", re.M | re.S)
 
 STYLE = """
@@ -61,6 +64,19 @@ def _solution(source):
     """The solution regions of a cell's source, joined (the whole source when it has none)."""
     found = SOLUTION.findall(source)
     return "\n".join(part.rstrip() for part in found) if found else source
+
+
+def _answer_code(source):
+    """What the key shows of a code answer: a function whole, its ``def`` line and docstring included, with
+    the solution markers' lines dropped; a value, the code between the markers (not the placeholder)."""
+    if not FUNCTION.match(source):
+        return _solution(source)
+    return "\n".join(line for line in source.splitlines() if not MARKER_LINE.match(line))
+
+
+def ordered(paths):
+    """The levels first, in their order, then the rest (Beyond the sheet, which follows them)."""
+    return sorted(paths, key=lambda path: (not path.stem.startswith("level"), path.stem))
 
 
 def _value(value):
@@ -105,7 +121,7 @@ def _problem_html(heading, cells, answers, whose):
         meta, tags = _meta(cell), cell.metadata.get("tags", [])
         if cell.cell_type == "code" and meta.get("solution"):
             gid = meta.get("grade_id", "")
-            parts += [f'<div class="answer"><p class="label">Answer {html.escape(gid)}</p>', _code(_solution(cell.source))]
+            parts += [f'<div class="answer"><p class="label">Answer {html.escape(gid)}</p>', _code(_answer_code(cell.source))]
             if gid in answers:
                 entry, value = answers[gid]
                 shown = ", ".join(f"{k} = {_value(v)}" for k, v in entry.items())
@@ -130,7 +146,7 @@ def build(source=SOURCE, documents=None, student=None):
     """The answer key's HTML. ``documents``: {assignment: a student's numbers document} (their own numbers)."""
     whose = f"{student}'s numbers" if student and documents else "the sheet's numbers"
     body, numbers = [], []
-    for k, path in enumerate(assignments(source)):
+    for k, path in enumerate(ordered(assignments(source))):
         nb = read(path)
         title = next((c.source.split("\n", 1)[0][2:] for c in nb.cells
                       if c.cell_type == "markdown" and c.source.startswith("# ")), path.stem)
