@@ -22,12 +22,10 @@ from pathlib import Path
 
 from ..common.math_html import STYLE as MATH_STYLE, markdown_html
 from .editions import MANIFEST, SOURCE, assignments, read
-from .preprocessors import RUBRIC_TAG, WORKED_SOLUTION_TAG
+from .preprocessors import RUBRIC_TAG, WORKED_SOLUTION_TAG, code_solution
 
 MARKER = "mha-workbook answer key: for teachers only"  # in the page's <meta>; never in a student's file
 SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION[ \t]*$", re.M | re.S)
-FUNCTION = re.compile(r"\A(?:[ \t]*(?:#.*)?\n)*def ")  # a cell whose first line of code is a def
-MARKER_LINE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*$\n?", re.M | re.S)
 
 STYLE = """
@@ -64,14 +62,6 @@ def _solution(source):
     """The solution regions of a cell's source, joined (the whole source when it has none)."""
     found = SOLUTION.findall(source)
     return "\n".join(part.rstrip() for part in found) if found else source
-
-
-def _answer_code(source):
-    """What the key shows of a code answer: a function whole, its ``def`` line and docstring included, with
-    the solution markers' lines dropped; a value, the code between the markers (not the placeholder)."""
-    if not FUNCTION.match(source):
-        return _solution(source)
-    return "\n".join(line for line in source.splitlines() if not MARKER_LINE.match(line))
 
 
 def ordered(paths):
@@ -121,7 +111,8 @@ def _problem_html(heading, cells, answers, whose):
         meta, tags = _meta(cell), cell.metadata.get("tags", [])
         if cell.cell_type == "code" and meta.get("solution"):
             gid = meta.get("grade_id", "")
-            parts += [f'<div class="answer"><p class="label">Answer {html.escape(gid)}</p>', _code(_answer_code(cell.source))]
+            code = code_solution(cell.source)  # a function whole, from its def line, as the practice edition shows it
+            parts += [f'<div class="answer"><p class="label">Answer {html.escape(gid)}</p>', _code(code)]
             if gid in answers:
                 entry, value = answers[gid]
                 shown = ", ".join(f"{k} = {_value(v)}" for k, v in entry.items())
