@@ -171,3 +171,13 @@ def test_a_function_answer_is_shown_whole_and_a_value_answer_without_its_placeho
                 assert text == body.strip() and code[0] not in text.splitlines(), meta["grade_id"]  # no placeholder
     assert functions >= 10 and values >= 20
     assert "<pre>def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):" in key
+
+
+def test_the_key_shows_each_rubric_with_its_graded_examples_under_it(key):
+    rubrics = [m.start() for m in re.finditer(r'<p class="label">Rubric</p>', key)]
+    assert len(rubrics) >= 6
+    for start in rubrics:
+        section = key[start:key.index("</section>", start)]
+        rubric, _, solution = section.partition('<p class="label">Worked solution</p>')
+        assert "Graded examples (so that every grader gives the same points)" in rubric
+        assert "Graded examples" not in solution

@@ -94,13 +94,16 @@ MODEL_ANSWER = re.compile(r"### BEGIN SOLUTION\n.*?### END SOLUTION\n?", re.S)
 
 def markdown_words(nb):
     """The words of Markdown a student works through: every Markdown cell but the rubrics, and of a written
-    answer only what surrounds its model answer (the rubric and the model answer are the grader's; the
-    graded release has neither). Worked solutions count: a student reads them."""
+    answer only what surrounds its model answer (the rubric, its graded examples and the model answer are
+    the grader's; the graded release has none of them). Worked solutions count, without the graded
+    examples that end them: a student reads them."""
+    from autograders.common.rubric_cells import without_graded_examples
+
     words = 0
     for cell in nb.cells:
         if cell.cell_type != "markdown" or "rubric" in cell.metadata.get("tags", []):
             continue
-        words += len(MODEL_ANSWER.sub("", cell.source).split())
+        words += len(MODEL_ANSWER.sub("", without_graded_examples(cell.source)).split())
     return words
 
 
@@ -119,9 +122,11 @@ def test_the_word_count_skips_rubrics_and_model_answers_only():
                 nbformat.v4.new_markdown_cell("**Written answer, Problem 9.1:**\n\n### BEGIN SOLUTION\nfour five\n"
                                               "### END SOLUTION"),
                 nbformat.v4.new_markdown_cell("**Rubric 9.1 (q9_1_explain, 1 point)**"),
-                nbformat.v4.new_code_cell("x = 1  # six seven")]
+                nbformat.v4.new_code_cell("x = 1  # six seven"),
+                nbformat.v4.new_markdown_cell("**Solution 9.1**\n\nGraded examples (so that every grader gives the same "
+                                              "points):\n\n1. \"eight\" **1 point**: nine.")]
     nb.cells[2].metadata["tags"] = ["rubric"]
-    assert markdown_words(nb) == 3 + 4  # the written answer's heading, not its model answer nor the rubric
+    assert markdown_words(nb) == 3 + 4 + 2  # the written answer's heading, the solution's; not the model answer, rubric, examples
 
 
 PROBLEM = re.compile(r"^#+\s+Problem (\d+\.\d+)", re.M)

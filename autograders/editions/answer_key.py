@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from ..common.math_html import STYLE as MATH_STYLE, markdown_html
+from ..common.rubric_cells import graded_examples, without_graded_examples
 from .editions import MANIFEST, SOURCE, assignments, read
 from .preprocessors import RUBRIC_TAG, WORKED_SOLUTION_TAG, code_solution
 
@@ -107,6 +108,7 @@ def _answers(assignment, document):
 def _problem_html(heading, cells, answers, whose):
     parts = ['<section class="problem">', markdown_html(f"### {heading}", exclude_anchor_links=True),
              _md(cells[0].source.split("\n", 1)[1])]
+    examples = "\n\n".join(graded_examples(cell.source) for cell in cells if WORKED_SOLUTION_TAG in cell.metadata.get("tags", []))
     for cell in cells[1:]:
         meta, tags = _meta(cell), cell.metadata.get("tags", [])
         if cell.cell_type == "code" and meta.get("solution"):
@@ -125,10 +127,10 @@ def _problem_html(heading, cells, answers, whose):
         elif cell.cell_type == "markdown" and meta.get("solution"):
             parts += [f'<p class="label">Model answer ({meta.get("points", 0):g} points, graded by hand)</p>',
                       _md(_solution(cell.source))]
-        elif RUBRIC_TAG in tags:
-            parts += ['<p class="label">Rubric</p>', _md(cell.source)]
+        elif RUBRIC_TAG in tags:  # the criteria, then the graded examples the worked solution ends with
+            parts += ['<p class="label">Rubric</p>', _md(cell.source), _md(examples)]
         elif WORKED_SOLUTION_TAG in tags:
-            parts += ['<p class="label">Worked solution</p>', _md(cell.source)]
+            parts += ['<p class="label">Worked solution</p>', _md(without_graded_examples(cell.source))]
     parts.append("</section>")
     return "\n".join(parts)
 
