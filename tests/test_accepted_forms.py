@@ -35,6 +35,7 @@ from autograders.checks.feedback import WrongAnswer
 from autograders.problems import LEVELS
 from tests import reference
 from tests.checking import rejects
+from tests.conftest import answer_head
 
 # --- right answers, computed independently of the checks -----------------------------
 
@@ -473,11 +474,11 @@ def _blocks(prompt):
 
 def _named(source):
     """The name an answer cell sets (``x = None``) or defines (``def f(...)``)."""
-    match = re.match(r"\s*def (\w+)\(|(\w+) = None", source)
+    match = re.match(r"\s*def (\w+)\(|(\w+) = None", answer_head(source).split("\n")[-1])
     return match[1] or match[2]
 
 
-@pytest.mark.parametrize("gid", sorted(g for g, (_, s) in ANSWERS.items() if "one letter" not in s.split("\n")[0]))
+@pytest.mark.parametrize("gid", sorted(g for g, (_, s) in ANSWERS.items() if "one letter" not in answer_head(s)))
 def test_the_prompt_states_a_precision_wherever_a_number_is_asked(gid):
     """Where a number, a shape, an array or a function's value is asked, its placeholder or its item in
     the prompt (or the prompt's lead-in to all its answers, or its 'Return ...' line) says how exact."""
@@ -485,7 +486,7 @@ def test_the_prompt_states_a_precision_wherever_a_number_is_asked(gid):
     name = _named(source)
     blocks = [b for b in _blocks(PROMPTS[problem])
               if f"`{name}`" in b or f"`{name}(" in b or b.lstrip().startswith("Return") or "answers, each" in b]
-    said = [source.split("\n")[0], *blocks]
+    said = [answer_head(source), *blocks]
     assert any(PRECISION.search(text) for text in said), (
         f"{gid}: neither its placeholder nor its item in Problem {problem}'s prompt states a precision "
         f"(exact, a whole number, to N decimals, a tolerance)")

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.conftest import ids, level_notebooks, read
+from tests.conftest import answer_head, ids, level_notebooks, read
 
 LEVELS = level_notebooks()
 
@@ -149,12 +149,12 @@ def extras(nb):
             found.setdefault(current, set())
             continue
         if "prediction" in cell.metadata.get("tags", []):
-            found.setdefault(".".join(cell.source.split("=")[0].split("_")[1:3]), set()).add("prediction")
+            found.setdefault(".".join(answer_head(cell.source).split("\n")[-1].split("=")[0].split("_")[1:3]), set()).add("prediction")
         elif current is None:
             continue
         elif cell.cell_type == "markdown" and _meta(cell).get("solution"):
             found[current].add("written")
-        elif cell.cell_type == "code" and _meta(cell).get("solution") and "# one letter" in cell.source.split("\n")[0]:
+        elif cell.cell_type == "code" and _meta(cell).get("solution") and "# one letter" in answer_head(cell.source):
             found[current].add("choice")
         elif cell.cell_type == "code" and not _meta(cell) and cell.get("id") not in STATEMENT_FIGURES:
             found[current].add("explorer")  # a widget, a figure or a demonstration: any cell run but not graded
@@ -189,3 +189,29 @@ def test_the_extras_are_told_apart():
     nb.cells[2].metadata["nbgrader"] = {"solution": True, "grade": True, "grade_id": "q9_1_explain", "points": 1}
     nb.cells[3].metadata["tags"] = ["prediction"]
     assert extras(nb) == {"9.1": {"choice", "written", "prediction", "explorer"}}
+
+
+PLACEHOLDER = re.compile(r"^[A-Za-z_]\w* = None$")
+
+
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_an_answer_line_is_short_its_comment_above_it(path):
+    """A student edits the placeholder line: a long comment at its end scrolled the line sideways after the
+    first edit and hid the start of the code. Each value answer and prediction is one or more comment
+    lines, then ``name = None`` alone, then (an answer) ``### BEGIN SOLUTION`` at once."""
+    problems = []
+    for cell in read(path).cells:
+        answer = cell.cell_type == "code" and _meta(cell).get("solution")
+        if not (answer or "prediction" in cell.metadata.get("tags", [])):
+            continue
+        lines = cell.source.split("\n")
+        if lines[0].startswith("def "):
+            continue
+        code = next(k for k, line in enumerate(lines) if not line.startswith("#"))
+        if code == 0 or not PLACEHOLDER.match(lines[code]):
+            problems.append(f"{cell.get('id')}: {lines[:code + 1]}")
+        elif answer and lines[code + 1] != "### BEGIN SOLUTION":
+            problems.append(f"{cell.get('id')}: the placeholder is not directly before ### BEGIN SOLUTION")
+        elif max(len(line) for line in lines[:code]) > 100:
+            problems.append(f"{cell.get('id')}: a comment line of more than 100 characters")
+    assert not problems, "\n".join(problems)

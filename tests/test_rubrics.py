@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import pytest
 
-from tests.conftest import ids, level_notebooks, nbgrader_meta, read
+from tests.conftest import answer_head, ids, level_notebooks, nbgrader_meta, read
 
 LEVELS = level_notebooks()
 RUBRIC_TAG = "rubric"
@@ -264,7 +264,7 @@ def prompt_parts(path):
             found[problem] = [cell.source, False, False]
         gid = nbgrader_meta(cell).get("grade_id", "")
         if problem and gid.startswith("q" + problem.replace(".", "_") + "_"):
-            if cell.cell_type == "code" and nbgrader_meta(cell).get("solution") and "one letter" in cell.source.split("\n")[0]:
+            if cell.cell_type == "code" and nbgrader_meta(cell).get("solution") and "one letter" in answer_head(cell.source):
                 found[problem][1] = True
             if is_written_answer(cell):
                 found[problem][2] = True
