@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.conftest import answer_head, ids, level_notebooks, read
+from tests.conftest import NOTEBOOKS as NOTEBOOK_DIR, answer_head, ids, level_notebooks, read
 
 LEVELS = level_notebooks()
 
@@ -18,7 +18,7 @@ def test_a_level_opens_with_two_to_four_objectives(path):
     assert objectives.source.startswith("**After this level you can:**")
     items = re.findall(r"^- (.+)$", objectives.source, re.M)
     assert 2 <= len(items) <= 4, items
-    assert all(item[0].islower() and item.endswith((";", ".")) for item in items)  # one sentence, a student's words
+    assert all(item[0].islower() and item.endswith((";", ".", ";$", ".$")) for item in items)  # one sentence, a student's words
 
 
 SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
@@ -215,3 +215,32 @@ def test_an_answer_line_is_short_its_comment_above_it(path):
         elif max(len(line) for line in lines[:code]) > 100:
             problems.append(f"{cell.get('id')}: a comment line of more than 100 characters")
     assert not problems, "\n".join(problems)
+
+
+# An inline formula and the text right after it: JupyterLab's MathJax lets a line break fall between
+# them, so "$d_k$." could put the full stop alone at the start of the next line. Punctuation after a
+# formula goes inside it ("$d_k.$", a colon as "{:}" so it is not spaced as a relation).
+INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<body>[^$\n]+?)(?<![\\ ])\$(?!\$)(?P<after>[.,;:?!)]+)")
+LONE_PUNCTUATION = re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?(?<![\\ ])\$(?!\$)[ \t]+[.,;:?!)](?=\s|$)")
+CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
+
+
+def loose_punctuation(text):
+    """The places in ``text`` (Markdown; code spans skipped) where punctuation follows an inline formula,
+    attached or after a space, outside it."""
+    prose = CODE_SPAN.sub(lambda m: "c" * len(m.group()), text)  # a code span reads as a word
+    return [m.group() for pattern in (INLINE_MATH, LONE_PUNCTUATION) for m in pattern.finditer(prose)]
+
+
+@pytest.mark.parametrize("path", ALL := sorted(NOTEBOOK_DIR.glob("*.ipynb")), ids=ids(ALL))
+def test_no_punctuation_is_left_to_wrap_after_inline_math(path):
+    found = [f"{cell.get('id')}: {hit!r}" for cell in read(path).cells if cell.cell_type == "markdown"
+             for hit in loose_punctuation(cell.source)]
+    assert not found, f"{len(found)} places, the first: " + "; ".join(found[:8])
+
+
+def test_loose_punctuation_is_found():
+    assert loose_punctuation("the width $d_k$. Then") == ["$d_k$."]
+    assert loose_punctuation("the width $d_k$ . Then $h$, and $n$: so ($x$)") == ["$h$,", "$n$:", "$x$)", "$d_k$ ."]
+    assert loose_punctuation("the width $d_k.$ Then $h,$ and $n{:}$ so ($x)$ and $$a$$. `$x$.` $5 and $6.") == []
+    assert loose_punctuation("($W_i^Q),$ `W_Q[:, 0]`.") == []  # the full stop follows the code, not the formula
