@@ -119,6 +119,14 @@ def mistakes_for(path):
     return list(getattr(module, "MISTAKES", [])) if module else []
 
 
+def answer_head(source):
+    """An answer cell's comment lines and its first line of code (``# a number, exact ...`` then
+    ``x = None``, or a function's ``def`` line): where the cell says what it asks for."""
+    lines = source.split("\n")
+    code = next((k for k, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), len(lines) - 1)
+    return "\n".join(lines[: code + 1])
+
+
 def ids(paths):
     return [Path(p).stem for p in paths]
 
@@ -194,7 +202,7 @@ def answered_practice(source, practice, directory):
         if nbgrader_meta(cell).get("grade_id") in answers:
             cell.source = answers[nbgrader_meta(cell)["grade_id"]]
         elif TAG in cell.metadata.get("tags", ()):  # and every prediction entered (right): the explorers open
-            name = cell.source.split("=", 1)[0].strip()
+            name = answer_head(cell.source).split("\n")[-1].split("=", 1)[0].strip()
             cell.source = f"{name} = {PREDICTIONS[name].right!r}"
     directory.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(directory / practice.name))

@@ -36,6 +36,7 @@ from autograders.student import feedback as student_feedback
 from autograders.problems import LEVELS
 from tests import reference
 from tests.checking import rejects
+from tests.conftest import answer_head
 
 # --- right answers, computed independently of the checks -----------------------------
 
@@ -371,6 +372,16 @@ def test_the_prompt_fixes_the_convention_its_check_names(problem):
 # --- what the hidden tests try, the prompt says --------------------------------------
 
 
+# Punctuation right after a formula sits inside it in the notebooks ("$h,$", "$x{:}$": tests/test_levels.py);
+# the prompts are compared with the checks' phrases as a reader reads them, the punctuation after the formula.
+GLUED = re.compile(r"(?<![\\$])((?:[.,;?!)]|\{:\})+)\$(?!\$)")
+
+
+def as_read(markdown):
+    """``markdown`` with the punctuation glued inside a formula put back after it: "$h,$" -> "$h$,"."""
+    return GLUED.sub(lambda m: "$" + m[1].replace("{:}", ":"), markdown)
+
+
 def _prompts_and_answers():
     """({"2.3": prompt text}, {grade_id: (problem, the answer cell's source)}) of the level notebooks."""
     import nbformat
@@ -382,7 +393,7 @@ def _prompts_and_answers():
         for cell in nbformat.read(path, as_version=4).cells:
             match = re.match(r"### Problem (\d+\.\d+)", cell.source)
             if cell.cell_type == "markdown" and match:
-                prompts[match[1]] = cell.source
+                prompts[match[1]] = as_read(cell.source)
             gid = cell.metadata.get("nbgrader", {}).get("grade_id", "")
             problem = ".".join(re.match(r"q(\d+)_(\d+)_", gid).groups()) if re.match(r"q\d+_\d+_", gid) else None
             if is_answer_cell(cell):
@@ -474,11 +485,11 @@ def _blocks(prompt):
 
 def _named(source):
     """The name an answer cell sets (``x = None``) or defines (``def f(...)``)."""
-    match = re.match(r"\s*def (\w+)\(|(\w+) = None", source)
+    match = re.match(r"\s*def (\w+)\(|(\w+) = None", answer_head(source).split("\n")[-1])
     return match[1] or match[2]
 
 
-@pytest.mark.parametrize("gid", sorted(g for g, (_, s) in ANSWERS.items() if "one letter" not in s.split("\n")[0]))
+@pytest.mark.parametrize("gid", sorted(g for g, (_, s) in ANSWERS.items() if "one letter" not in answer_head(s)))
 def test_the_prompt_states_a_precision_wherever_a_number_is_asked(gid):
     """Where a number, a shape, an array or a function's value is asked, its placeholder or its item in
     the prompt (or the prompt's lead-in to all its answers, or its 'Return ...' line) says how exact."""
@@ -486,10 +497,15 @@ def test_the_prompt_states_a_precision_wherever_a_number_is_asked(gid):
     name = _named(source)
     blocks = [b for b in _blocks(PROMPTS[problem])
               if f"`{name}`" in b or f"`{name}(" in b or b.lstrip().startswith("Return") or "answers, each" in b]
-    said = [source.split("\n")[0], *blocks]
+    said = [answer_head(source), *blocks]
     assert any(PRECISION.search(text) for text in said), (
         f"{gid}: neither its placeholder nor its item in Problem {problem}'s prompt states a precision "
         f"(exact, a whole number, to N decimals, a tolerance)")
+
+
+def test_the_prompts_are_read_with_the_punctuation_after_the_formula():
+    assert as_read("other $d_{\\text{model}},$ $h$ and $n.$ Then $x{:}$ so ($y),$ $$z.$$") == \
+        "other $d_{\\text{model}}$, $h$ and $n$. Then $x$: so ($y$), $$z.$$"
 
 
 def test_a_number_without_a_precision_is_caught():

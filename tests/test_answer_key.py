@@ -137,3 +137,47 @@ def test_the_key_refuses_a_folder_without_source_notebooks(tmp_path, capsys):
     assert main(["answer-key", "--source", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "no source notebook there" in err and "--source" in err and not out.exists()
+
+
+def test_the_key_lists_the_levels_first_and_beyond_the_sheet_after_them(key):
+    titles = re.findall(r"<h2[^>]*>.*?<small>\((\w+)\)</small></h2>", key)
+    stems = [path.stem for path in editions.assignments(NOTEBOOKS)]
+    levels = sorted(stem for stem in stems if stem.startswith("level"))
+    assert titles == levels + sorted(set(stems) - set(levels)), titles
+    assert titles[-1] == "beyond_the_sheet"
+
+
+def test_a_function_answer_is_shown_whole_and_a_value_answer_without_its_placeholder(key):
+    import html
+
+    shown = dict(re.findall(r'<p class="label">Answer (\w+)</p>\s*<pre>(.*?)</pre>', key, re.S))
+    functions = values = 0
+    for path in editions.assignments(NOTEBOOKS):
+        for cell in editions.read(path).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not meta.get("solution"):
+                continue
+            text = html.unescape(shown[meta["grade_id"]])
+            assert "### BEGIN SOLUTION" not in text and "### END SOLUTION" not in text
+            code = [line for line in cell.source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+            body = answer_key.SOLUTION.search(cell.source)[1]
+            if code[0].startswith("def "):
+                functions += 1
+                assert code[0] in text.splitlines(), meta["grade_id"]  # the def line, signature and all
+                assert text.splitlines()[0].startswith("def ") and body.strip() in text
+                assert text.index(code[0]) < text.index(body.strip().splitlines()[0])
+            else:
+                values += 1
+                assert text == body.strip() and code[0] not in text.splitlines(), meta["grade_id"]  # no placeholder
+    assert functions >= 10 and values >= 20
+    assert "<pre>def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):" in key
+
+
+def test_the_key_shows_each_rubric_with_its_graded_examples_under_it(key):
+    rubrics = [m.start() for m in re.finditer(r'<p class="label">Rubric</p>', key)]
+    assert len(rubrics) >= 6
+    for start in rubrics:
+        section = key[start:key.index("</section>", start)]
+        rubric, _, solution = section.partition('<p class="label">Worked solution</p>')
+        assert "Graded examples (so that every grader gives the same points)" in rubric
+        assert "Graded examples" not in solution

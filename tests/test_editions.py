@@ -55,9 +55,9 @@ def test_practice_has_no_solutions_or_hidden_tests(path, practice):
     for gid, cell in by_grade_id(built).items():
         if is_answer_cell(cell):
             top_level = [line for line in source[gid].source.split("\n") if "BEGIN SOLUTION" in line and not line[:1].isspace()]
-            if top_level:  # the placeholder alone, as the prose says: the student replaces the None
-                placeholder = source[gid].source.split("\n")[0]
-                assert cell.source == placeholder and "None" in placeholder, (gid, cell.source)
+            if top_level:  # the placeholder alone (its comment above it), as the prose says: the student replaces the None
+                placeholder = source[gid].source.split(top_level[0])[0].rstrip("\n")
+                assert cell.source == placeholder and placeholder.split("\n")[-1].endswith(" = None"), (gid, cell.source)
             else:  # a function: defined, its body nbgrader's stub
                 assert cell.source.lstrip().startswith("def "), gid
                 assert "# YOUR CODE HERE\nraise NotImplementedError()" in cell.source.replace("    ", ""), gid

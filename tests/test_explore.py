@@ -142,6 +142,19 @@ def test_flop_state_counts_are_flat_in_h_and_the_claim_is_not():
     assert "<b>32,768</b> multiply-adds for every h from 1 to 256" in s["readout"]
 
 
+def test_flop_state_can_leave_the_exponentials_out():
+    """3.1's written answer names a part that grows with h (the h·n² exponentials among them): the level's
+    explorer, which a student may run before writing it, leaves them out of the state, readout and alt text."""
+    full, without = flops.flop_state(512, 10), flops.flop_state(512, 10, exponentials=False)
+    assert "exponential" in full["readout"] and "exponential" in full["alt"]
+    for text in (without["readout"], without["alt"]):
+        assert "exponential" not in text and "softmax" not in text and "h·n²" not in text
+        assert f"{2 * 10**2 * 512:,}" in text  # what the student checks is still there
+    assert without["softmax"] is None and all("softmax" not in c for c in without["flops"])
+    assert without["multiply_adds"] == full["multiply_adds"] == [2 * 10**2 * 512 + 4 * 10 * 512**2] * len(full["hs"])
+    assert {k: full[k] for k in ("hs", "attention", "claim")} == {k: without[k] for k in ("hs", "attention", "claim")}
+
+
 def test_parameter_state_is_four_d_model_squared_for_every_h():
     s = parameters.parameter_state(96)
     assert set(s["counts"]) == {4 * 96**2} and s["hs"] == mha.plots.head_options(96)

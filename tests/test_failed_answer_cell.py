@@ -58,6 +58,28 @@ def test_a_value_answer_that_raised_is_not_judged(shell):
     assert shell.user_ns["output"] == [1.0, 2.0]
 
 
+def test_an_answer_cell_whose_placeholder_has_its_comment_above_is_recognised(shell):
+    """The notebooks put the placeholder's comment on its own line above it (a long comment at the end of
+    the line scrolled the student's code sideways): the answer's name is still read, past the comments."""
+    shell.run_cell("# an array of 2 numbers, to 4 decimals\n\noutput = None\noutput = [1.0, 2.0]")
+    shell.run_cell("# an array of 2 numbers, to 4 decimals\noutput = None\noutput = undefined_name @ values")
+    assert isinstance(shell.user_ns["output"], FailedRun)
+    shell.run_cell("# a comment first\ndef softmax(scores):\n    return scores +")
+    assert isinstance(shell.user_ns["softmax"], FailedRun)
+    shell.run_cell("scratch = 1")
+    shell.run_cell("# a comment, then code that is not a placeholder\nscratch = 2\noutput = None\n1 / 0")
+    assert shell.user_ns["scratch"] == 2 and shell.user_ns["output"] is None
+
+
+@pytest.mark.parametrize("source, name", [
+    ("x = None  # a number", "x"), ("# a number\nx = None", "x"), ("\n  # one\n\n# two\nx = None", "x"),
+    ("# a comment\ndef f(a):", "f"), ("  x = None", "x"), ("# only a comment", None), ("y = 3\nx = None", None),
+    ("#x = None", None), ("xs = [None]", None)])
+def test_the_answer_name_is_the_first_line_of_code_s(source, name):
+    match = feedback.ANSWER_CELL.match(source)
+    assert (match and (match[1] or match[2])) == name
+
+
 def test_a_first_run_that_raised_is_not_called_blank(shell):
     shell.run_cell("output = None  # an array of 2 numbers\noutput = [1, 2][5]")  # IndexError on the first try
     with pytest.raises(WrongAnswer, match=FAILED):

@@ -29,7 +29,7 @@ import mha_core
 from mha_core.explore.base import Explorer
 from autograders.student.moments import predict_first
 from mha_core.explore.predict import PredictFirst
-from tests.conftest import ids, is_test_cell, level_notebooks, nbgrader_meta, read
+from tests.conftest import answer_head, ids, is_test_cell, level_notebooks, nbgrader_meta, read
 from tests.test_predict_first import correct_values, found_in, value_texts
 
 pytestmark = pytest.mark.usefixtures("no_drawing")
@@ -122,7 +122,7 @@ def explorer_cells(path):
         if cell.cell_type != "code" or is_test_cell(cell):
             continue
         if "prediction" in cell.metadata.get("tags", []):
-            name = cell.source.split("=", 1)[0].strip()
+            name = answer_head(cell.source).split("\n")[-1].split("=", 1)[0].strip()
             namespace[name] = entered(name)
             continue
         meta = nbgrader_meta(cell)

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.conftest import ids, level_notebooks, read
+from tests.conftest import NOTEBOOKS as NOTEBOOK_DIR, answer_head, ids, level_notebooks, read
 
 LEVELS = level_notebooks()
 
@@ -18,7 +18,7 @@ def test_a_level_opens_with_two_to_four_objectives(path):
     assert objectives.source.startswith("**After this level you can:**")
     items = re.findall(r"^- (.+)$", objectives.source, re.M)
     assert 2 <= len(items) <= 4, items
-    assert all(item[0].islower() and item.endswith((";", ".")) for item in items)  # one sentence, a student's words
+    assert all(item[0].islower() and item.endswith((";", ".", ";$", ".$")) for item in items)  # one sentence, a student's words
 
 
 SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
@@ -94,13 +94,16 @@ MODEL_ANSWER = re.compile(r"### BEGIN SOLUTION\n.*?### END SOLUTION\n?", re.S)
 
 def markdown_words(nb):
     """The words of Markdown a student works through: every Markdown cell but the rubrics, and of a written
-    answer only what surrounds its model answer (the rubric and the model answer are the grader's; the
-    graded release has neither). Worked solutions count: a student reads them."""
+    answer only what surrounds its model answer (the rubric, its graded examples and the model answer are
+    the grader's; the graded release has none of them). Worked solutions count, without the graded
+    examples that end them: a student reads them."""
+    from autograders.common.rubric_cells import without_graded_examples
+
     words = 0
     for cell in nb.cells:
         if cell.cell_type != "markdown" or "rubric" in cell.metadata.get("tags", []):
             continue
-        words += len(MODEL_ANSWER.sub("", cell.source).split())
+        words += len(MODEL_ANSWER.sub("", without_graded_examples(cell.source)).split())
     return words
 
 
@@ -119,9 +122,11 @@ def test_the_word_count_skips_rubrics_and_model_answers_only():
                 nbformat.v4.new_markdown_cell("**Written answer, Problem 9.1:**\n\n### BEGIN SOLUTION\nfour five\n"
                                               "### END SOLUTION"),
                 nbformat.v4.new_markdown_cell("**Rubric 9.1 (q9_1_explain, 1 point)**"),
-                nbformat.v4.new_code_cell("x = 1  # six seven")]
+                nbformat.v4.new_code_cell("x = 1  # six seven"),
+                nbformat.v4.new_markdown_cell("**Solution 9.1**\n\nGraded examples (so that every grader gives the same "
+                                              "points):\n\n1. \"eight\" **1 point**: nine.")]
     nb.cells[2].metadata["tags"] = ["rubric"]
-    assert markdown_words(nb) == 3 + 4  # the written answer's heading, not its model answer nor the rubric
+    assert markdown_words(nb) == 3 + 4 + 2  # the written answer's heading, the solution's; not the model answer, rubric, examples
 
 
 PROBLEM = re.compile(r"^#+\s+Problem (\d+\.\d+)", re.M)
@@ -144,12 +149,12 @@ def extras(nb):
             found.setdefault(current, set())
             continue
         if "prediction" in cell.metadata.get("tags", []):
-            found.setdefault(".".join(cell.source.split("=")[0].split("_")[1:3]), set()).add("prediction")
+            found.setdefault(".".join(answer_head(cell.source).split("\n")[-1].split("=")[0].split("_")[1:3]), set()).add("prediction")
         elif current is None:
             continue
         elif cell.cell_type == "markdown" and _meta(cell).get("solution"):
             found[current].add("written")
-        elif cell.cell_type == "code" and _meta(cell).get("solution") and "# one letter" in cell.source.split("\n")[0]:
+        elif cell.cell_type == "code" and _meta(cell).get("solution") and "# one letter" in answer_head(cell.source):
             found[current].add("choice")
         elif cell.cell_type == "code" and not _meta(cell) and cell.get("id") not in STATEMENT_FIGURES:
             found[current].add("explorer")  # a widget, a figure or a demonstration: any cell run but not graded
@@ -184,3 +189,58 @@ def test_the_extras_are_told_apart():
     nb.cells[2].metadata["nbgrader"] = {"solution": True, "grade": True, "grade_id": "q9_1_explain", "points": 1}
     nb.cells[3].metadata["tags"] = ["prediction"]
     assert extras(nb) == {"9.1": {"choice", "written", "prediction", "explorer"}}
+
+
+PLACEHOLDER = re.compile(r"^[A-Za-z_]\w* = None$")
+
+
+@pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
+def test_an_answer_line_is_short_its_comment_above_it(path):
+    """A student edits the placeholder line: a long comment at its end scrolled the line sideways after the
+    first edit and hid the start of the code. Each value answer and prediction is one or more comment
+    lines, then ``name = None`` alone, then (an answer) ``### BEGIN SOLUTION`` at once."""
+    problems = []
+    for cell in read(path).cells:
+        answer = cell.cell_type == "code" and _meta(cell).get("solution")
+        if not (answer or "prediction" in cell.metadata.get("tags", [])):
+            continue
+        lines = cell.source.split("\n")
+        if lines[0].startswith("def "):
+            continue
+        code = next(k for k, line in enumerate(lines) if not line.startswith("#"))
+        if code == 0 or not PLACEHOLDER.match(lines[code]):
+            problems.append(f"{cell.get('id')}: {lines[:code + 1]}")
+        elif answer and lines[code + 1] != "### BEGIN SOLUTION":
+            problems.append(f"{cell.get('id')}: the placeholder is not directly before ### BEGIN SOLUTION")
+        elif max(len(line) for line in lines[:code]) > 100:
+            problems.append(f"{cell.get('id')}: a comment line of more than 100 characters")
+    assert not problems, "\n".join(problems)
+
+
+# An inline formula and the text right after it: JupyterLab's MathJax lets a line break fall between
+# them, so "$d_k$." could put the full stop alone at the start of the next line. Punctuation after a
+# formula goes inside it ("$d_k.$", a colon as "{:}" so it is not spaced as a relation).
+INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<body>[^$\n]+?)(?<![\\ ])\$(?!\$)(?P<after>[.,;:?!)]+)")
+LONE_PUNCTUATION = re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?(?<![\\ ])\$(?!\$)[ \t]+[.,;:?!)](?=\s|$)")
+CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
+
+
+def loose_punctuation(text):
+    """The places in ``text`` (Markdown; code spans skipped) where punctuation follows an inline formula,
+    attached or after a space, outside it."""
+    prose = CODE_SPAN.sub(lambda m: "c" * len(m.group()), text)  # a code span reads as a word
+    return [m.group() for pattern in (INLINE_MATH, LONE_PUNCTUATION) for m in pattern.finditer(prose)]
+
+
+@pytest.mark.parametrize("path", ALL := sorted(NOTEBOOK_DIR.glob("*.ipynb")), ids=ids(ALL))
+def test_no_punctuation_is_left_to_wrap_after_inline_math(path):
+    found = [f"{cell.get('id')}: {hit!r}" for cell in read(path).cells if cell.cell_type == "markdown"
+             for hit in loose_punctuation(cell.source)]
+    assert not found, f"{len(found)} places, the first: " + "; ".join(found[:8])
+
+
+def test_loose_punctuation_is_found():
+    assert loose_punctuation("the width $d_k$. Then") == ["$d_k$."]
+    assert loose_punctuation("the width $d_k$ . Then $h$, and $n$: so ($x$)") == ["$h$,", "$n$:", "$x$)", "$d_k$ ."]
+    assert loose_punctuation("the width $d_k.$ Then $h,$ and $n{:}$ so ($x)$ and $$a$$. `$x$.` $5 and $6.") == []
+    assert loose_punctuation("($W_i^Q),$ `W_Q[:, 0]`.") == []  # the full stop follows the code, not the formula

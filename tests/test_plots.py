@@ -584,6 +584,21 @@ def _bar_geometry(ax):
     return [[(p.get_x(), p.get_y(), p.get_width(), p.get_height()) for p in bars.patches] for bars in ax.containers]
 
 
+def test_flop_plot_can_leave_the_exponentials_out():
+    hs = plots.head_options(512)
+    full = {line.get_label(): line for line in plots.flop_plot(512, 10).axes[1].get_lines()}
+    without = {line.get_label(): line for line in plots.flop_plot(512, 10, exponentials=False).axes[1].get_lines()}
+    assert [k for k in full if "exponentials" in k] and not [k for k in without if "exponentials" in k]
+    assert set(without) == {k for k in full if "exponentials" not in k}
+    for label, line in without.items():
+        np.testing.assert_array_equal(line.get_ydata(), full[label].get_ydata())
+    left, right = plots.WorkbookFigure().subplots(1, 2)
+    counts.draw_flops(left, right, 64, 5, plots.head_options(64), exponentials=False)
+    counts.update_flops(left, right, 512, 10, hs, exponentials=False)
+    np.testing.assert_array_equal(right.lines[1].get_ydata(), [2 * 10**2 * 512] * len(hs))
+    assert len(right.lines) == 3 and right.get_ylim()[0] == pytest.approx(10**2 * 512 / 3)  # room under the scores
+
+
 def _drawn_numbers(ax):
     """What update_flops and update_parameters must set: bars, lines, texts, ticks, limits and title."""
     return (_bar_geometry(ax), [(tuple(line.get_xdata()), tuple(line.get_ydata())) for line in ax.lines],

@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.conftest import ANSI, ids, is_answer_cell, is_test_cell, level_notebooks, nbgrader_meta, read
+from tests.conftest import ANSI, answer_head, ids, is_answer_cell, is_test_cell, level_notebooks, nbgrader_meta, read
 
 LEVELS = level_notebooks()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -35,7 +35,7 @@ PLACEHOLDER = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*None\b")
 
 def correct_values(path):
     """{test cell grade_id: (answer grade_id, correct value)} for the answer cells of
-    ``path`` that set a variable (``name = None  # ...`` first line); function answers
+    ``path`` that set a variable (``name = None`` first line of code); function answers
     are left out. The source's setup, data and answer cells run in order, in this process."""
     namespace, found, pending = {}, {}, []
     for cell in read(path).cells:
@@ -49,7 +49,7 @@ def correct_values(path):
             continue
         exec(cell.source, namespace)
         if is_answer_cell(cell):
-            match = PLACEHOLDER.match(cell.source.split("\n", 1)[0])
+            match = PLACEHOLDER.match(answer_head(cell.source).split("\n")[-1])
             if match:
                 pending.append((meta["grade_id"], match[1]))
     return found

@@ -12,7 +12,7 @@ from autograders.checks import predictions
 from autograders.checks.predictions import PREDICTIONS
 from autograders.student.moments import MOMENTS, predict_first
 from mha_core.explore.predict import PredictFirst, as_prediction
-from tests.conftest import all_notebooks, nbgrader_meta, read
+from tests.conftest import all_notebooks, answer_head, nbgrader_meta, read
 
 pytestmark = pytest.mark.usefixtures("no_drawing")
 
@@ -26,9 +26,9 @@ def prediction_cells():
 def test_every_prediction_cell_is_registered_once_and_unlocks_the_cell_under_it():
     names = []
     for stem, index, cell in prediction_cells():
-        first = cell.source.split("\n", 1)[0]
-        name = first.split("=", 1)[0].strip()
-        assert first.startswith(f"{name} = None  # "), (stem, first)
+        head = answer_head(cell.source).split("\n")  # what it asks, on a line above the placeholder
+        name = head[-1].split("=", 1)[0].strip()
+        assert head[-1] == f"{name} = None" and head[0].startswith("# your prediction: "), (stem, head)
         assert cell.cell_type == "code" and not nbgrader_meta(cell), (stem, name, "a prediction is never graded")
         nb = read(next(p for p in all_notebooks() if p.stem == stem))
         problems = {m[1].replace(".", "_") for c in nb.cells for m in [re.match(r"### Problem (\d+\.\d+)", c.source)] if m}

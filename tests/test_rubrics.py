@@ -3,17 +3,19 @@
 A rubric is a markdown cell tagged ``rubric``, with no nbgrader metadata, whose
 first line is ``**Rubric <problem> (<grade_id>, <P> points)**``, then one bullet
 per point or half point, ``- **1 point**: states that ...``, adding up to the
-graded cell's points, two or three graded examples so that every grader gives the same points
-(``1. "<an answer>" **<n> points**: why``, each worth no more than the cell, not all worth the same),
-and a last line ``Usual partial answers: ...``.
+graded cell's points, and a last line ``Usual partial answers: ...``. A student can open it
+below the answer before writing, so it holds no model answer: no graded example, no quoted answer
+given its points, no option letter of the problem's labelled choice. The two or three graded examples
+that make every grader give the same points (``1. "<an answer>" **<n> points**: why``, each worth no
+more than the cell, not all worth the same) end the problem's worked solution, folded as the solution;
+the formgrader and the answer key show them under the rubric.
 """
-
 import re
 from fractions import Fraction
 
 import pytest
 
-from tests.conftest import ids, level_notebooks, nbgrader_meta, read
+from tests.conftest import answer_head, ids, level_notebooks, nbgrader_meta, read
 
 LEVELS = level_notebooks()
 RUBRIC_TAG = "rubric"
@@ -23,6 +25,26 @@ BULLET = re.compile(rf"^- \*\*{POINTS} points?\*\*: \S")
 PARTIAL = "Usual partial answers: "
 EXAMPLES = "Graded examples (so that every grader gives the same points):"
 EXAMPLE = re.compile(rf'^\d\. ".+" \*\*{POINTS} points?\*\*: \S')
+GRADED_QUOTE = re.compile(rf'"[^"]+"\s*\*\*{POINTS} points?\*\*')  # a quoted answer and its points
+OPTION = re.compile(r"\boptions? [A-D]\b")
+
+
+def example_problems(solution, gid, max_points):
+    """What is wrong with the graded examples that end the worked solution ``solution`` of ``gid``."""
+    from autograders.common.rubric_cells import graded_examples
+
+    if solution is None:
+        return [f"{gid}: no worked solution to hold its graded examples"]
+    block = graded_examples(solution.source).split("\n")
+    examples = [EXAMPLE.match(line) for line in block if re.match(r"^\d\. ", line)]
+    if block[0] != EXAMPLES or not 2 <= len(examples) <= 3 or not all(examples):
+        return [f"{gid}: its worked solution ends with two or three graded examples after '{EXAMPLES}', each "
+                '\'<k>. "<an answer>" **<n> points**: <why>\'']
+    if any(points(e[1]) > Fraction(max_points).limit_denominator(100) for e in examples):
+        return [f"{gid}: a graded example is worth more than the cell's {max_points} points"]
+    if len({e[1] for e in examples}) < 2:
+        return [f"{gid}: the graded examples all get the same points: show where the points are lost"]
+    return []
 
 
 def points(text):
@@ -65,17 +87,21 @@ def rubric_problems(rubric, gid, max_points):
         problems.append(f"{gid}: every bullet of the rubric starts '- **<n> point(s)**: ' (got {len(bullets)} bullets)")
     elif sum(points(b[1]) for b in bullets) != Fraction(max_points).limit_denominator(100):
         problems.append(f"{gid}: the rubric's bullets add up to {sum(points(b[1]) for b in bullets)}, not {max_points}")
-    examples = [EXAMPLE.match(line) for line in lines if re.match(r"^\d\. ", line)]
-    if EXAMPLES not in lines or not 2 <= len(examples) <= 3 or not all(examples):
-        problems.append(f"{gid}: the rubric gives two or three graded examples after '{EXAMPLES}', each "
-                        '\'<k>. "<an answer>" **<n> points**: <why>\'')
-    elif any(points(e[1]) > Fraction(max_points).limit_denominator(100) for e in examples):
-        problems.append(f"{gid}: a graded example is worth more than the cell's {max_points} points")
-    elif len({e[1] for e in examples}) < 2:
-        problems.append(f"{gid}: the graded examples all get the same points: show where the points are lost")
+    if EXAMPLES in lines or any(re.match(r"^\d\. ", line) for line in lines) or GRADED_QUOTE.search(rubric.source):
+        problems.append(f"{gid}: its rubric holds graded example answers (model answers a student can open): they "
+                        "end the worked solution")
+    if OPTION.search(rubric.source):
+        problems.append(f"{gid}: its rubric names an option of the labelled choice: {OPTION.search(rubric.source)[0]!r}")
     if not lines[-1].startswith(PARTIAL) or len(lines[-1]) <= len(PARTIAL) + 10:
         problems.append(f"{gid}: the rubric's last line says what the usual partial answers get ('{PARTIAL}...')")
     return problems
+
+
+def worked_solution(cells, gid):
+    """The worked solution (``**Solution 2.2**``) of the written answer ``gid`` (``q2_2_explain``)."""
+    problem = ".".join(re.match(r"q(\d+)_(\d+)_", gid).groups())
+    return next((cell for cell in cells if cell.cell_type == "markdown" and "worked-solution" in cell.metadata.get("tags", [])
+                 and cell.source.startswith(f"**Solution {problem}**")), None)
 
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
@@ -87,6 +113,7 @@ def test_every_written_answer_has_one_rubric_right_after_it(path):
         meta = nbgrader_meta(cells[i])
         rubric = cells[i + 1] if i + 1 < len(cells) else None
         problems += rubric_problems(rubric, meta["grade_id"], meta["points"])
+        problems += example_problems(worked_solution(cells, meta["grade_id"]), meta["grade_id"], meta["points"])
     rubrics = [i for i, cell in enumerate(cells) if is_rubric(cell)]
     orphans = [cells[i].get("id") for i in rubrics if i - 1 not in written]
     if orphans:
@@ -109,16 +136,18 @@ GOOD = """**Rubric 2.2 (q2_2_explain, 2 points)**
 - **½ point**: gives the three sizes.
 - **0.5 points**: says what softmax does with each.
 
-Graded examples (so that every grader gives the same points):
+Usual partial answers: the variance argument alone gets 1 point."""
+
+GOOD_EXAMPLES = """Graded examples (so that every grader gives the same points):
 
 1. "The variances of the d_k products add up; sizes 8, 1, 1/8: saturated, responsive, flat." **2 points**: all.
-2. "The variance is d_k." **½ point**: no derivation.
-
-Usual partial answers: the variance argument alone gets 1 point."""
+2. "The variance is d_k." **½ point**: no derivation."""
+SOLUTION = "**Solution 2.2**\n\nThe score is 5.\n\n" + GOOD_EXAMPLES
 
 
 def test_a_good_rubric_passes():
     assert rubric_problems(_rubric(GOOD), "q2_2_explain", 2) == []
+    assert example_problems(_rubric(SOLUTION, ("worked-solution",)), "q2_2_explain", 2) == []
 
 
 @pytest.mark.parametrize(
@@ -131,17 +160,49 @@ def test_a_good_rubric_passes():
         (GOOD.replace("Usual partial answers", "Partial"), (RUBRIC_TAG,), "q2_2_explain", 2, "usual partial"),
         (GOOD.replace("**Rubric 2.2", "Rubric 2.2"), (RUBRIC_TAG,), "q2_2_explain", 2, "first line"),
         (GOOD.replace("- **1 point**:", "- 1 point:"), (RUBRIC_TAG,), "q2_2_explain", 2, "every bullet"),
-        (GOOD.replace('2. "The variance is d_k." **½ point**: no derivation.\n', ""), (RUBRIC_TAG,), "q2_2_explain", 2,
-         "two or three graded examples"),
-        (GOOD.replace("**½ point**: no derivation", "**3 points**: no derivation"), (RUBRIC_TAG,), "q2_2_explain", 2,
-         "worth more than"),
-        (GOOD.replace("**½ point**: no derivation", "**2 points**: no derivation"), (RUBRIC_TAG,), "q2_2_explain", 2,
-         "all get the same points"),
+        (GOOD.replace("Usual", GOOD_EXAMPLES + "\n\nUsual"), (RUBRIC_TAG,), "q2_2_explain", 2, "graded example answers"),
+        (GOOD.replace("alone gets", '"the variance is d_k" **1 point**, alone gets'), (RUBRIC_TAG,), "q2_2_explain", 2,
+         "graded example answers"),
+        (GOOD.replace("alone gets 1 point", "alone (restating option A) gets 1 point"), (RUBRIC_TAG,), "q2_2_explain", 2,
+         "names an option"),
     ],
 )
 def test_a_bad_rubric_is_named(source, tags, gid, max_points, says):
     problems = rubric_problems(_rubric(source, tags), gid, max_points)
     assert any(says in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "source, max_points, says",
+    [
+        ("**Solution 2.2**\n\nThe score is 5.", 2, "two or three graded examples"),
+        (SOLUTION.replace('2. "The variance is d_k." **½ point**: no derivation.', ""), 2, "two or three graded examples"),
+        (SOLUTION.replace("**½ point**: no derivation", "**3 points**: no derivation"), 2, "worth more than"),
+        (SOLUTION.replace("**½ point**: no derivation", "**2 points**: no derivation"), 2, "all get the same points"),
+    ],
+)
+def test_bad_graded_examples_are_named(source, max_points, says):
+    problems = example_problems(_rubric(source, ("worked-solution",)), "q2_2_explain", max_points)
+    assert any(says in p for p in problems), problems
+    assert example_problems(None, "q2_2_explain", 2)
+
+
+def test_the_grader_gets_the_rubric_with_its_graded_examples():
+    """The formgrader's rubric (autograders.grading.rubrics.InsertRubrics reads rubrics_for_grader) is the
+    rubric cell followed by the examples that end the worked solution; the practice edition folds the
+    rubric without them."""
+    import nbformat
+
+    from autograders.common.rubric_cells import rubrics_for_grader, without_graded_examples
+    from autograders.editions.preprocessors import FoldRubrics
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [_rubric(GOOD), _rubric(SOLUTION, ("worked-solution",))]
+    ((source, cell),) = rubrics_for_grader(nb)["q2_2_explain"]
+    assert source.startswith(GOOD) and source.endswith(GOOD_EXAMPLES) and cell is nb.cells[0]
+    assert without_graded_examples(SOLUTION) == "**Solution 2.2**\n\nThe score is 5."
+    folded, _ = FoldRubrics().preprocess(nb, {})
+    assert "Graded examples" not in folded.cells[0].source and "Graded examples" in folded.cells[1].source
 
 
 # --- each written answer names its problem, and asks for more than a choice says ------------
@@ -203,7 +264,7 @@ def prompt_parts(path):
             found[problem] = [cell.source, False, False]
         gid = nbgrader_meta(cell).get("grade_id", "")
         if problem and gid.startswith("q" + problem.replace(".", "_") + "_"):
-            if cell.cell_type == "code" and nbgrader_meta(cell).get("solution") and "one letter" in cell.source.split("\n")[0]:
+            if cell.cell_type == "code" and nbgrader_meta(cell).get("solution") and "one letter" in answer_head(cell.source):
                 found[problem][1] = True
             if is_written_answer(cell):
                 found[problem][2] = True
@@ -233,3 +294,23 @@ def test_a_written_part_after_a_choice_asks_for_more_than_the_option_says(path):
 def test_explain_alone_is_not_more_than_a_choice():
     assert not ASKS_FOR_MORE.search("3. *Written answer*: explain why the chosen option is right.")
     assert ASKS_FOR_MORE.search("4. *Written*: derive the variance, then give the three sizes.")
+
+
+def test_autograde_puts_the_graded_examples_under_the_rubric_for_the_grader(tmp_path):
+    import nbformat
+    from traitlets.config import Config
+
+    from autograders.grading.rubrics import InsertRubrics
+
+    answer = nbformat.v4.new_markdown_cell("**Written answer, Problem 2.2:**\n\nmine", metadata={
+        "nbgrader": {"grade_id": "q2_2_explain", "solution": True, "grade": True, "points": 2}})
+    source = nbformat.v4.new_notebook()
+    source.cells = [answer, _rubric(GOOD), _rubric(SOLUTION, ("worked-solution",))]
+    (tmp_path / "source" / "level2").mkdir(parents=True)
+    nbformat.write(source, str(tmp_path / "source" / "level2" / "level2.ipynb"))
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    submission = nbformat.v4.new_notebook()
+    submission.cells = [nbformat.from_dict(answer)]
+    graded, _ = InsertRubrics(config=config).preprocess(submission, {"nbgrader": {"assignment": "level2", "notebook": "level2"}})
+    assert [c.source for c in graded.cells[1:]] == [GOOD + "\n\n" + GOOD_EXAMPLES]

@@ -297,6 +297,24 @@ def test_flop_explorer_follows_d_model_and_n_without_a_new_figure():
     assert "768" in f.canvas.alt and f"{2 * 144 * 768:,}" in f.canvas.alt
 
 
+def test_level_3_s_flop_explorer_shows_no_exponentials_at_any_slider_value():
+    """3.1's written answer names a part that grows with h (the h·n² exponentials among them): the explorer
+    the level runs, with its own call, leaves them out of its figure, readout and alt text, as it is moved."""
+    from tests.conftest import NOTEBOOKS, read
+
+    (cell,) = [c for c in read(NOTEBOOKS / "level3_analysis.ipynb").cells
+               if c.cell_type == "code" and "flop_explorer(" in c.source]
+    f = eval(cell.source.split("#")[0], {"mha": mha})  # noqa: S307 - the notebook's own one-line call
+    for d_model, n in ((512, 10), (768, 30), (64, 2)):
+        f.controls["d_model"].value, f.controls["n"].value = d_model, n
+        labels = [line.get_label() for line in f.figure.axes[1].get_lines()]
+        assert len(labels) == 3 and not any("exponential" in label or "softmax" in label for label in labels)
+        for text in (f.state["readout"], f.canvas.alt):
+            assert "exponential" not in text and "softmax" not in text, text
+        assert f.state["attention"] == [2 * n * n * d_model] * len(plots.head_options(d_model))
+    assert any("exponential" in line.get_label() for line in widgets.flop_explorer(512, 10).figure.axes[1].get_lines())
+
+
 @pytest.mark.parametrize("make, changes", [
     (lambda: widgets.flop_explorer(d_model=256, n=8), [("n", 30)]),
     (lambda: widgets.flop_explorer(d_model=256, n=8), [("d_model", 768), ("n", 2)]),

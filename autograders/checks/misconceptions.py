@@ -67,7 +67,7 @@ TWO_FLOPS = _tag("two-flops", "2 FLOPs per multiply-add (multiply-adds asked)")
 EXAMPLE_NUMBERS_ONLY = _tag("example-numbers-only", "a formula of the example's numbers only")
 HEADS_COST_MORE = _tag(
     "heads-cost-more", "more heads cost more",
-    option=r"\$h\$ times the single-head work|\$W\^O\$ grow with \$h\$",
+    option=r"\$h\$ times the single-head work|\$W\^O\$ grow with \$h,?\$",
 )
 HEADS_FREE = _tag("heads-free", "more heads are free or always better", option=r"Nothing is lost")
 NARROW_HEADS_UNIFORM = _tag("narrow-heads-uniform", "one-number heads taken to attend uniformly", option=r"uniform")

@@ -1,10 +1,11 @@
 """Predictions: the ungraded "predict first" answers a student gives before an explorer unlocks.
 
-A prediction is a code cell of the source notebook tagged ``prediction`` whose first line
-assigns a placeholder, exactly like an answer cell but with no nbgrader metadata (it is
-never graded):
+A prediction is a code cell of the source notebook tagged ``prediction`` whose first line of
+code assigns a placeholder, what it asks for on a comment line above it, exactly like an answer
+cell but with no nbgrader metadata (it is never graded):
 
-    predict_2_1_weight = None  # your prediction: the weight on "cat", between 0 and 1
+    # your prediction: the weight on "cat", between 0 and 1
+    predict_2_1_weight = None
 
 The explorer below it takes the value and stays locked while it is None. The name is the
 prediction's id (``predict_<level>_<problem>_<what>``) and a key of :data:`PREDICTIONS`,

@@ -1,7 +1,8 @@
 """The answer key: one printable HTML page, for teachers only, built from the source notebooks.
 
-``mha-workbook answer-key --out answer-key.html`` writes, level by level, every problem's statement,
-its answers as the source notebook solves them (the code between the solution markers), the right
+``mha-workbook answer-key --out answer-key.html`` writes, level by level (Beyond the sheet last), every
+problem's statement, its answers as the source notebook solves them (a value's code between the solution
+markers, a function whole: its ``def`` line, docstring and body), the right
 value of each answer with numbers (the sheet's, or one student's own with ``--course C --student S``
 in a course with variants: the same pools and the same course key that grade them), the model
 answer of each written answer, the worked solution and the rubric with its usual partial answers.
@@ -20,8 +21,9 @@ import re
 from pathlib import Path
 
 from ..common.math_html import STYLE as MATH_STYLE, markdown_html
+from ..common.rubric_cells import graded_examples, without_graded_examples
 from .editions import MANIFEST, SOURCE, assignments, read
-from .preprocessors import RUBRIC_TAG, WORKED_SOLUTION_TAG
+from .preprocessors import RUBRIC_TAG, WORKED_SOLUTION_TAG, code_solution
 
 MARKER = "mha-workbook answer key: for teachers only"  # in the page's <meta>; never in a student's file
 SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION[ \t]*$", re.M | re.S)
@@ -63,6 +65,11 @@ def _solution(source):
     return "\n".join(part.rstrip() for part in found) if found else source
 
 
+def ordered(paths):
+    """The levels first, in their order, then the rest (Beyond the sheet, which follows them)."""
+    return sorted(paths, key=lambda path: (not path.stem.startswith("level"), path.stem))
+
+
 def _value(value):
     try:
         import numpy as np
@@ -101,11 +108,13 @@ def _answers(assignment, document):
 def _problem_html(heading, cells, answers, whose):
     parts = ['<section class="problem">', markdown_html(f"### {heading}", exclude_anchor_links=True),
              _md(cells[0].source.split("\n", 1)[1])]
+    examples = "\n\n".join(graded_examples(cell.source) for cell in cells if WORKED_SOLUTION_TAG in cell.metadata.get("tags", []))
     for cell in cells[1:]:
         meta, tags = _meta(cell), cell.metadata.get("tags", [])
         if cell.cell_type == "code" and meta.get("solution"):
             gid = meta.get("grade_id", "")
-            parts += [f'<div class="answer"><p class="label">Answer {html.escape(gid)}</p>', _code(_solution(cell.source))]
+            code = code_solution(cell.source)  # a function whole, from its def line, as the practice edition shows it
+            parts += [f'<div class="answer"><p class="label">Answer {html.escape(gid)}</p>', _code(code)]
             if gid in answers:
                 entry, value = answers[gid]
                 shown = ", ".join(f"{k} = {_value(v)}" for k, v in entry.items())
@@ -118,10 +127,10 @@ def _problem_html(heading, cells, answers, whose):
         elif cell.cell_type == "markdown" and meta.get("solution"):
             parts += [f'<p class="label">Model answer ({meta.get("points", 0):g} points, graded by hand)</p>',
                       _md(_solution(cell.source))]
-        elif RUBRIC_TAG in tags:
-            parts += ['<p class="label">Rubric</p>', _md(cell.source)]
+        elif RUBRIC_TAG in tags:  # the criteria, then the graded examples the worked solution ends with
+            parts += ['<p class="label">Rubric</p>', _md(cell.source), _md(examples)]
         elif WORKED_SOLUTION_TAG in tags:
-            parts += ['<p class="label">Worked solution</p>', _md(cell.source)]
+            parts += ['<p class="label">Worked solution</p>', _md(without_graded_examples(cell.source))]
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -130,7 +139,7 @@ def build(source=SOURCE, documents=None, student=None):
     """The answer key's HTML. ``documents``: {assignment: a student's numbers document} (their own numbers)."""
     whose = f"{student}'s numbers" if student and documents else "the sheet's numbers"
     body, numbers = [], []
-    for k, path in enumerate(assignments(source)):
+    for k, path in enumerate(ordered(assignments(source))):
         nb = read(path)
         title = next((c.source.split("\n", 1)[0][2:] for c in nb.cells
                       if c.cell_type == "markdown" and c.source.startswith("# ")), path.stem)

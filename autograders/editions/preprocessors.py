@@ -170,7 +170,7 @@ class FoldRubrics(NbGraderPreprocessor):
 class PracticeClearSolutions(ClearSolutions):
     """nbgrader's ClearSolutions, except that a solution region at the top level of a
     code cell is removed without a stub when a placeholder line comes before it
-    (``why = None  # "A", "B", "C" or "D"``): the student replaces the ``None``, and
+    (``why = None``, its comment on the line above): the student replaces the ``None``, and
     Run All on a blank notebook raises nothing in the answer cell (the test below it
     says "no answer yet"). A region inside a ``def`` keeps nbgrader's stub: the
     function is defined, and calling it says "no answer yet" (``feedback.call``).

@@ -1,8 +1,9 @@
 """The rubrics at grading (the rubric cells' format: :mod:`autograders.common.rubric_cells`).
 
 Autograde puts each rubric back, from the course's ``source/`` notebook, right after
-the submission's cell of that grade_id (:class:`InsertRubrics`), so the grader reads
-it in the formgrader; any other HTML rendering of a notebook, the students' feedback
+the submission's cell of that grade_id, followed by its graded examples (which the source
+keeps at the end of the worked solution, out of the rubric a student can open:
+:class:`InsertRubrics`), so the grader reads them in the formgrader; any other HTML rendering of a notebook, the students' feedback
 first, leaves it out (:class:`HideRubrics`). The course's nbgrader config calls
 :func:`configure_rubrics`.
 """
@@ -15,7 +16,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from ..common.rubric_cells import RUBRIC_TAG, is_rubric, plain_rubrics, rubric_of
+from ..common.rubric_cells import RUBRIC_TAG, is_rubric, rubrics_for_grader
 
 
 class InsertRubrics(NbGraderPreprocessor):
@@ -55,11 +56,12 @@ class InsertRubrics(NbGraderPreprocessor):
             self.log.warning("no source notebook %s: no rubrics shown to the grader", path)
             return {}
         found = {}
-        for cell in plain_rubrics(nbformat.read(path, as_version=4)):
-            _, grade_id, _ = rubric_of(cell)
-            rubric = copy.deepcopy(cell)
-            rubric.metadata = NotebookNode(tags=[RUBRIC_TAG])
-            found.setdefault(grade_id, []).append(rubric)
+        for grade_id, rubrics in rubrics_for_grader(nbformat.read(path, as_version=4)).items():
+            for source, cell in rubrics:
+                rubric = copy.deepcopy(cell)
+                rubric.metadata = NotebookNode(tags=[RUBRIC_TAG])
+                rubric.source = source  # the criteria, then the graded examples the worked solution ends with
+                found[grade_id] = found.get(grade_id, []) + [rubric]
         return found
 
 

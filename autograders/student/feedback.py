@@ -245,11 +245,13 @@ def short_tracebacks():
     shell.display_pub.publish(data={"text/html": WRAP_STYLE, "text/plain": ""}, metadata={})
 
 
-ANSWER_CELL = re.compile(r"^(?:([A-Za-z_]\w*)\s*=\s*None\b|def\s+([A-Za-z_]\w*)\s*\()")
+# An answer cell's first line of code, after any comment lines (the placeholder's comment sits above it):
+# ``name = None`` or ``def name(``.
+ANSWER_CELL = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?(?:\n|\Z))*[ \t]*(?:([A-Za-z_]\w*)\s*=\s*None\b|def\s+([A-Za-z_]\w*)\s*\()")
 
 
 def _forget_failed_answers(result):
-    """After an answer cell raised (its first line ``name = None  # ...`` or ``def name(``), bind
+    """After an answer cell raised (its first line of code ``name = None`` or ``def name(``), bind
     ``name`` to a :class:`FailedRun`: the test below then says the cell failed, instead of judging
     the value an earlier, successful run left (or calling a blank answer "no answer yet").
 
@@ -257,7 +259,7 @@ def _forget_failed_answers(result):
     submission once, top to bottom, with nothing left from an earlier run, and keeps its messages."""
     if result.success or result.info is None or not _run_by_a_person():
         return
-    match = ANSWER_CELL.match(result.info.raw_cell.lstrip())
+    match = ANSWER_CELL.match(result.info.raw_cell)
     name = match and (match[1] or match[2])
     if name:
         _shell().user_ns[name] = FailedRun(name)

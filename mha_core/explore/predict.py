@@ -1,6 +1,6 @@
 """Predict, then see: a figure or an explorer that stays locked until the student's prediction is in.
 
-A prediction is a notebook cell ``predict_<level>_<problem>_<what> = None  # ...`` (its contract:
+A prediction is a notebook cell ``predict_<level>_<problem>_<what> = None`` (its contract:
 ``autograders.checks.predictions``). The cell under it calls ``predict_first`` with the moment's
 id and the value: while the value is None (or not of the moment's kind) only a line asking for the
 prediction shows, and the figure or explorer is not even built; once it is in, the line says

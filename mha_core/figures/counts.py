@@ -32,13 +32,14 @@ STAGES = [
 ]
 
 
-def flop_plot(d_model=512, n=10, hs=None):
+def flop_plot(d_model=512, n=10, hs=None, exponentials=True):
     """Problem 3.1: operation counts against h at a fixed d_model (numeric, log-scaled h axis).
 
     Left, every matrix product stacked: the total is the same for every h. Right, on
     its own (log) scale, what the problem is about: the scores Q_i K_i^T and the weighted
     sum of values, flat, next to the claim "h heads cost h times more", and the softmax's
-    h·n² exponentials, the one count that does grow (linearly) with h.
+    h·n² exponentials, the one count that does grow (linearly) with h. ``exponentials=False``
+    leaves that curve out (where naming what grows with h is the student's to find).
     """
     d_model, hs = _heads(d_model, hs)
     n = check.positive_int("n", n)
@@ -47,7 +48,7 @@ def flop_plot(d_model=512, n=10, hs=None):
         return unseen_figure(title)
     fig = WorkbookFigure(figsize=(12, 4.8))
     left, right = fig.subplots(1, 2)
-    draw_flops(left, right, d_model, n, hs)
+    draw_flops(left, right, d_model, n, hs, exponentials)
     fig.suptitle(title, fontsize=12)
     counts = [flop_count(d_model, h, n) for h in hs]
     together = ", ".join(f"{c['multiply_adds']:,}" for c in counts)
@@ -149,11 +150,12 @@ FLOP_CURVES = [
 ]
 
 
-def draw_flops(left, right, d_model, n, hs):
-    """Draw :func:`flop_plot`'s two panels on ``left`` and ``right`` (cleared first)."""
+def draw_flops(left, right, d_model, n, hs, exponentials=True):
+    """Draw :func:`flop_plot`'s two panels on ``left`` and ``right`` (cleared first); ``exponentials=False``
+    leaves the softmax's curve out."""
     for ax in (left, right):
         ax.clear()
-    counts, curves = _flop_numbers(d_model, n, hs)
+    counts, curves = _flop_numbers(d_model, n, hs, exponentials)
     _stack(left, hs, [[c[key] for c in counts] for key, _ in STAGES], [label for _, label in STAGES])
     left.axhline(0, color="0.2", ls="--", lw=1)  # the total, and what it says: placed by _show_flop_numbers
     left.text(0, 0, "", ha="right", va="bottom", fontsize=9)
@@ -176,14 +178,16 @@ def draw_flops(left, right, d_model, n, hs):
     return left, right
 
 
-def _flop_numbers(d_model, n, hs):
+def _flop_numbers(d_model, n, hs, exponentials=True):
     """The counts at each h, and the right panel's curves: the claim "h heads cost h times more" than one
-    head of width d_model, the scores and weighted sum, the scores alone, and the softmax."""
+    head of width d_model, the scores and weighted sum, the scores alone, and (unless ``exponentials`` is
+    False) the softmax."""
     counts = [flop_count(d_model, h, n) for h in hs]
     attention = np.array([c["scores"] + c["weighted_sum"] for c in counts], float)
     each = np.array([c["scores"] for c in counts], float)
     softmax = np.array([c["softmax"] for c in counts], float)
-    return counts, (attention[0] / hs[0] * np.array(hs, float), attention, each, softmax)
+    curves = (attention[0] / hs[0] * np.array(hs, float), attention, each, softmax)
+    return counts, curves if exponentials else curves[:3]
 
 
 def _show_flop_numbers(left, right, d_model, n, hs, counts, curves):
@@ -197,8 +201,8 @@ def _show_flop_numbers(left, right, d_model, n, hs, counts, curves):
     left.title.set_text(f"Every matrix product, stacked: flat in h\n(d_model = {d_model}, n = {n}, d_k = d_model / h)")
     for line, values in zip(right.lines, curves):
         line.set_data(hs, values)
-    claim, attention, each, softmax = curves
-    right.set_ylim(*_log_room(min(softmax.min(), each.min()) / 3, max(claim.max(), attention.max())))
+    claim, attention, each = curves[:3]
+    right.set_ylim(*_log_room(min(curve.min() for curve in curves) / 3, max(claim.max(), attention.max())))
 
 
 LEGEND_ROOM = 0.32  # the top share of a log axis kept free of curves: its four-line legend sits there
@@ -210,11 +214,11 @@ def _log_room(low, high, free=LEGEND_ROOM):
     return low, 10 ** max(top, np.log10(high) + 0.3)
 
 
-def update_flops(left, right, d_model, n, hs):
+def update_flops(left, right, d_model, n, hs, exponentials=True):
     """Give :func:`draw_flops`'s panels the counts of a new ``n`` or ``d_model`` (and its ``hs``), in place: bar
     heights (new bars for a new ``hs``), the total and its line, the curves, the h ticks, the y ranges and the
     title. The axes are not cleared, so a figure laid out once can be redrawn (or blitted) quickly."""
-    counts, curves = _flop_numbers(d_model, n, hs)
+    counts, curves = _flop_numbers(d_model, n, hs, exponentials)
     _restack(left, hs, [[c[key] for c in counts] for key, _ in STAGES])
     _show_flop_numbers(left, right, d_model, n, hs, counts, curves)
     for ax in (left, right):
