@@ -503,7 +503,7 @@ def grader(listener):
     def run(launcher_argv=None, observe=True, unisolated=False, refused=False, **options):
         launcher = launcher_argv or [sys.executable, "-m", "autograders.grading.sandbox"]
         inner = {"port": port, "visible": str(visible), "written": str(written), "course": course,
-                 "mounted": str(ROOT / "autograders"), "world_writable": list(world_writable()), "ww_name": ww_name,
+                 "mounted": str(ROOT / "autograders" / "student"), "world_writable": list(world_writable()), "ww_name": ww_name,
                  "hidden": [course, str(ROOT / "notebooks"), str(ROOT / "tests")],
                  "secret_files": [f"{course}/source/hidden.txt", str(ROOT / "notebooks" / "level1_recognition.ipynb")]}
         settings = Settings(memory=512 * MiB, file_size=1 * MiB, hide=(course,), unisolated=unisolated)
@@ -589,9 +589,9 @@ def test_non_root_grader_isolated_in_a_user_namespace(grader):
     assert set(seen["read"].values()) == {"ENOENT"}, seen["read"]
     # What it is shown it cannot change: the package read-only, and no capability to remount or unmount it,
     # here or in a user namespace of its own (mounts locked).
-    assert seen["write_package"] == "EROFS" and not (ROOT / "autograders" / "pwned.py").exists()
+    assert seen["write_package"] == "EROFS" and not (ROOT / "autograders" / "student" / "pwned.py").exists()
     assert seen["remount"] == "EPERM" and seen["umount"] == "EPERM"
-    assert seen["umount_own_ns"] != "ok" and "grading" in seen["mounted_after"]  # still the package (grading/ holds sandbox.py)
+    assert seen["umount_own_ns"] != "ok" and "serve.py" in seen["mounted_after"]  # still the students' package
     # Every world-writable directory of the machine: written inside (private) or refused; nothing outside.
     assert set(seen["world_writable"]) == set(world_writable())
     assert [p for p in grader.world_writable if os.path.exists(p)] == []
