@@ -305,9 +305,10 @@ def create_accounts(settings, students):
     for name, full_name, role in people:
         if accounts.ensure_account(name, full_name):
             created.append(name)
+    close_grader_dir(settings)  # the instructor's group, now that the account exists
+    for name, full_name, role in people:
         accounts.place_file(name, "START.md", start_page(role), settings.venv_of(name) / "bin" / "python")
     make_runtime_dirs(settings, [name for name, _, _ in people])
-    close_grader_dir(settings)  # the instructor's group, now that the account exists
     if created:
         log(f"created {len(created)} account(s): {', '.join(created)}")
     return created
