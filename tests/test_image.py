@@ -16,6 +16,7 @@ test outside nbgrader's own code, no declared mistake's message, no wheel, and o
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -245,8 +246,9 @@ def _layers(image, where):
 
 def test_no_layer_of_the_image_holds_a_marker_a_mistakes_message_a_wheel_or_the_graders_side(image, tmp_path):
     """Every layer of the students' image, each file in it (also one a later layer removes): no marker of a
-    solution or hidden test outside nbgrader's own code (its preprocessors name them), no declared mistake's
-    message, no wheel, and the workbook's ``autograders`` holds ``student`` only."""
+    solution or hidden test in the workbook's files, ``BEGIN SOLUTION`` and ``BEGIN HIDDEN TESTS`` in nbgrader's
+    own code only (its preprocessors name them), no declared mistake's message, no wheel, and the workbook's
+    ``autograders`` holds ``student`` only."""
     layers = _layers(image, tmp_path)
     assert len(layers) >= 3
     messages = _messages()
@@ -257,8 +259,14 @@ def test_no_layer_of_the_image_holds_a_marker_a_mistakes_message_a_wheel_or_the_
     assert found.returncode == 1 and found.stdout == "", f"a declared mistake's message in the image: {found.stdout[:2000]}"
     marked = subprocess.run(["grep", "-rlF", *(arg for m in MARKERS for arg in ("-e", m)), *map(str, layers)],
                             capture_output=True, text=True).stdout.split()
-    outside = [path for path in marked if "/site-packages/nbgrader/" not in path]
-    assert outside == [], f"a marker outside nbgrader's code: {outside[:20]}"
+    ours = [path for path in marked if re.search(r"/site-packages/(autograders|mha_core|mha_workbook)", path)]
+    assert ours == [], f"a marker in the workbook's files: {ours[:20]}"
+    begun = subprocess.run(["grep", "-rlF", "-e", MARKERS[0], "-e", MARKERS[1], *map(str, layers)],
+                           capture_output=True, text=True).stdout.split()
+    outside = [path for path in begun if "/site-packages/nbgrader/" not in path]
+    assert outside == [], f"a solution's or hidden test's marker outside nbgrader's code: {outside[:20]}"
+    # `hidden=True` is also an ordinary keyword argument of other libraries (prompt_toolkit's): outside the
+    # workbook's files it marks no test.
     wheels = [str(p) for layer in layers for p in layer.rglob("*.whl")]
     assert wheels == [], wheels
     packages = {p.name for layer in layers for p in layer.glob("usr/local/lib/python3*/site-packages/autograders/*")
