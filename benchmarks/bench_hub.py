@@ -407,7 +407,7 @@ async def bench(sizes):
         remove_people()
         hub.up(settings, roster)
         for n in names:
-            accounts.place_file(n, NOTEBOOK, nbformat.writes(nb), settings.venv / "bin" / "python")
+            accounts.place_file(n, NOTEBOOK, nbformat.writes(nb), settings.venv_of(n) / "bin" / "python")
         school = Class(settings)
         for n in names:
             await school.call("POST", f"/hub/api/users/{n}", ok=(201, 409))

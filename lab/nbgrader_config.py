@@ -5,7 +5,7 @@ or more, and nobody looks at it). The course's own config (``python -m autograde
 release``) says the same for autograde and the instructor's validate.
 """
 
-from autograders.editions.editions import HEADLESS_KERNEL_ARGUMENTS
+from autograders.student.exchange import HEADLESS_KERNEL_ARGUMENTS
 
 c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 c.Execute.extra_arguments = HEADLESS_KERNEL_ARGUMENTS

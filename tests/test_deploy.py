@@ -92,10 +92,30 @@ def instructions(text=None):
     return result
 
 
-def final_stage():
+def image_stages(target=None):
+    """The indexes of the stages an image is built from: ``target``'s (a stage's name; None: the last
+    stage, what a plain build makes) and those it is FROM, in order."""
     found = instructions()
-    last = max(stage for _, _, stage in found)
-    return [(k, rest) for k, rest, stage in found if stage == last]
+    names = {}
+    parents = {}
+    for keyword, rest, stage in found:
+        if keyword == "FROM":
+            words = rest.split()
+            parents[stage] = words[0]
+            if len(words) == 3 and words[1].upper() == "AS":
+                names[words[2]] = stage
+    stage = max(parents) if target is None else names[target]
+    chain = [stage]
+    while parents[chain[0]] in names:
+        chain.insert(0, names[parents[chain[0]]])
+    return chain
+
+
+def final_stage(target=None):
+    """The instructions of the students' image (the last stage, with the stages it is built from), or of
+    the stage ``target``."""
+    chain = image_stages(target)
+    return [(k, rest) for k, rest, stage in instructions() if stage in chain]
 
 
 def copies(stage_filter=None):
@@ -289,6 +309,27 @@ def test_image_installs_the_workbook_from_its_wheel_and_the_pinned_exchange():
             assert top not in (".", "", "notebooks", "tests"), f"COPY {source}: the image would hold it"
 
 
+def test_the_students_image_gets_the_students_wheel_and_no_layer_holds_a_wheel():
+    """The students' image (the last stage) installs the students' wheel (mha_core and autograders.student:
+    autograders/editions/student_wheel.py), the instructor's (stage ``instructor``) the whole workbook's;
+    each wheel reaches its stage through a bind mount of the build stage, never a COPY (a layer would keep
+    it, even after an ``rm``). tests/test_image.py reads the built image's layers."""
+    found = instructions()
+    build = [rest for keyword, rest, stage in found if stage == 0 and keyword == "RUN"]
+    assert any("autograders/editions/student_wheel.py /wheels/student" in rest for rest in build), build
+    assert not [c for c in copies() if any(f.startswith("--from") for f in c[2])], "a wheel copied into a layer"
+    student, instructor = final_stage(), final_stage("instructor")
+    installs = [rest for keyword, rest in student if keyword == "RUN" and "pip install" in rest]
+    assert len(installs) == 1 and "--mount=type=bind,from=wheel,source=/wheels/student," in installs[0], installs
+    assert "/wheels/grader" not in json.dumps(student), "the students' image gets the workbook's wheel"
+    assert any("--mount=type=bind,from=wheel,source=/wheels/grader," in rest and "uninstall --yes mha-workbook-student" in rest
+               for keyword, rest in instructor if keyword == "RUN")
+    assert image_stages()[-1] != image_stages("instructor")[-1] and "instructor" not in DOCKERFILE.read_text().split(
+        "AS student")[1], "the students' image is built from the instructor's"
+    assert [rest for keyword, rest in student if keyword == "USER"][-1] == "1000"
+    assert [rest for keyword, rest in instructor if keyword == "USER"][-1] == "1000"
+
+
 def test_the_image_pins_the_charts_jupyterhub():
     chart = re.search(r"chart `jupyterhub` (\d+\.\d+\.\d+) \(JupyterHub (\d+\.\d+\.\d+)",
                       (DEPLOY / "values.yaml").read_text())
@@ -470,10 +511,12 @@ def test_only_instructors_servers_start_with_the_instructors_config():
     teacher = spawner("staff", role["group"])
     hook(teacher)
     assert teacher.environment["JUPYTER_CONFIG_DIR"] == instructor_dir
+    assert teacher.image == role["image"] == f"mha-workbook-instructor:{project_version()}"
     assert (teacher.mem_limit, teacher.cpu_limit) == (role["memory"]["limit"], role["cpu"]["limit"])
     student = spawner("students")
     hook(student)
     assert "JUPYTER_CONFIG_DIR" not in student.environment, "a student got the instructors' config"
+    assert not hasattr(student, "image"), "a student got the instructors' image"
     assert shared == {"MHA_EXAMPLE": "1"}, "the instructor's environment leaked into the shared one"
     assert (student.mem_limit, student.cpu_limit) == ("448M", 1.0)
 

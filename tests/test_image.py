@@ -8,11 +8,15 @@ What is tried: the image's JupyterLab starts (as jovyan, with the students' conf
 kernel starts through its REST API, a level runs top to bottom in it (every answer filled in:
 the source notebook, mounted read-only into the container for the test only), the nbgrader
 tools are the students' (the assignment list and Validate; no Formgrader, course list or
-Create Assignment), and the image's file system holds no line of any solution or hidden test.
+Create Assignment), and the image's file system holds no line of any solution or hidden test; every
+layer of it (``podman save``: also what a later layer removed) holds no marker of a solution or hidden
+test outside nbgrader's own code, no declared mistake's message, no wheel, and of ``autograders`` only
+``student``.
 """
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -202,3 +206,73 @@ def test_the_image_holds_no_solution(image, tmp_path):
         assert not (Path(top) / "home/jovyan/notebooks").exists()
     finally:
         podman("image", "unmount", image)
+
+
+MARKERS = ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden=True")
+
+
+def _messages():
+    """Every fixed message a declared mistake gives (tests/test_student_side.py lists them so)."""
+    from autograders.problems import LEVELS
+
+    return sorted({mistake.says for module in LEVELS.values() for answer in module.ANSWERS
+                   for mistake in answer.mistakes if isinstance(mistake.says, str) and len(mistake.says) > 20})
+
+
+def _layers(image, where):
+    """Each layer of ``image`` unpacked into its own folder under ``where`` (``podman save``, docker-archive:
+    every layer as it was written, files a later layer removes included)."""
+    import tarfile
+
+    archive = where / "image.tar"
+    saved = podman("save", "--format", "docker-archive", "-o", str(archive), image)
+    assert saved.returncode == 0, saved.stderr
+    with tarfile.open(archive) as outer:
+        manifest = json.load(outer.extractfile("manifest.json"))
+        layers = manifest[0]["Layers"]
+        folders = []
+        for index, name in enumerate(layers):
+            folder = where / f"layer-{index}"
+            folder.mkdir()
+            with tarfile.open(fileobj=outer.extractfile(name)) as layer:
+                members = [m for m in layer.getmembers() if m.isfile() or m.isdir()]
+                for member in members:
+                    member.mode = 0o755 if member.isdir() else 0o644
+                layer.extractall(folder, members=members, filter="data")
+            folders.append(folder)
+    archive.unlink()
+    return folders
+
+
+def test_no_layer_of_the_image_holds_a_marker_a_mistakes_message_a_wheel_or_the_graders_side(image, tmp_path):
+    """Every layer of the students' image, each file in it (also one a later layer removes): no marker of a
+    solution or hidden test in the workbook's files, ``BEGIN SOLUTION`` and ``BEGIN HIDDEN TESTS`` in nbgrader's
+    own code only (its preprocessors name them), no declared mistake's message, no wheel, and the workbook's
+    ``autograders`` holds ``student`` only."""
+    layers = _layers(image, tmp_path)
+    assert len(layers) >= 3
+    messages = _messages()
+    patterns = tmp_path / "patterns"
+    patterns.write_text("\n".join(sorted({part.strip() for m in messages for part in m.splitlines()
+                                          if len(part.strip()) > 20})) + "\n")
+    found = subprocess.run(["grep", "-rlF", "-f", str(patterns), *map(str, layers)], capture_output=True, text=True)
+    assert found.returncode == 1 and found.stdout == "", f"a declared mistake's message in the image: {found.stdout[:2000]}"
+    marked = subprocess.run(["grep", "-rlF", *(arg for m in MARKERS for arg in ("-e", m)), *map(str, layers)],
+                            capture_output=True, text=True).stdout.split()
+    ours = [path for path in marked if re.search(r"/site-packages/(autograders|mha_core|mha_workbook)", path)]
+    assert ours == [], f"a marker in the workbook's files: {ours[:20]}"
+    begun = subprocess.run(["grep", "-rlF", "-e", MARKERS[0], "-e", MARKERS[1], *map(str, layers)],
+                           capture_output=True, text=True).stdout.split()
+    outside = [path for path in begun if "/site-packages/nbgrader/" not in path]
+    assert outside == [], f"a solution's or hidden test's marker outside nbgrader's code: {outside[:20]}"
+    # `hidden=True` is also an ordinary keyword argument of other libraries (prompt_toolkit's): outside the
+    # workbook's files it marks no test.
+    wheels = [str(p) for layer in layers for p in layer.rglob("*.whl")]
+    assert wheels == [], wheels
+    packages = {p.name for layer in layers for p in layer.glob("usr/local/lib/python3*/site-packages/autograders/*")
+                if p.is_dir() and p.name != "__pycache__"}
+    assert packages == {"student"}, packages
+    # The control: the same search finds the messages in the grader's declarations.
+    control = subprocess.run(["grep", "-rlF", "-f", str(patterns), str(ROOT / "autograders" / "problems")],
+                             capture_output=True, text=True)
+    assert control.stdout.strip(), "the search finds the messages where they are"

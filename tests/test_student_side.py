@@ -72,6 +72,16 @@ def test_no_file_of_the_students_side_holds_a_solution_a_hidden_test_or_a_mistak
         assert leaked == [], (path.name, leaked[:3])
 
 
+def test_no_file_of_the_library_holds_a_marker_of_a_solution_or_a_hidden_test():
+    """mha_core is the other half of what students get: no file of it holds a marker (not even ``hidden=True``
+    as a keyword argument of its own: the search of a student's environment would not tell it from one)."""
+    files = [p for p in (ROOT / "mha_core").rglob("*") if p.is_file() and p.suffix in (".py", ".html", ".json")]
+    assert len(files) > 20
+    for path in files:
+        text = path.read_text()
+        assert not [m for m in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden=True") if m in text], path
+
+
 ALONE = """
 import importlib, json, pkgutil, sys
 sys.path.insert(0, sys.argv[1])

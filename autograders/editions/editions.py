@@ -457,8 +457,8 @@ def graded_text(path):
 # --- graded release ----------------------------------------------------------
 
 # The kernel arguments of a notebook executed headless (autograde, Validate): mha_core
-# draws nothing there (mha_core.drawing(False), run before the first cell, binding no name).
-HEADLESS_KERNEL_ARGUMENTS = ["--IPKernelApp.exec_lines=__import__('mha_core').drawing(False)"]
+# draws nothing there. Kept on the students' side: their Validate button uses them too.
+from ..student.exchange import HEADLESS_KERNEL_ARGUMENTS  # noqa: E402
 
 CONFIG = '''\
 """nbgrader configuration of the workbook's course; written by `python -m autograders release`."""

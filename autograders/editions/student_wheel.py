@@ -75,3 +75,7 @@ def build(out):
             raise RuntimeError(f"building the students' wheel failed:\n{done.stderr[-3000:]}")
     made = sorted(set(out.glob("mha_workbook_student-*.whl")) - before) or sorted(out.glob("mha_workbook_student-*.whl"))
     return made[-1]
+
+
+if __name__ == "__main__":  # `python autograders/editions/student_wheel.py OUT`: the standard library only (deploy/Dockerfile)
+    print(build(sys.argv[1] if len(sys.argv) > 1 else "dist"))

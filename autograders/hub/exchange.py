@@ -7,46 +7,23 @@ own submissions and feedback (#978). The service side (``hub/ngshare_service.py`
 refuses a submission over the size limit, and one that would take its student's submissions
 (every one kept) past the quota; ``mha-workbook hub usage`` shows each student's.
 
-On the student's side a submission is checked before it is sent: no symbolic links, no
-devices, pipes or sockets (a link to ``/dev/zero`` would never finish uploading), and at
-most SUBMISSION_LIMIT bytes; a refusal by the service fails the command (ngshare-exchange only logs
-it, and `nbgrader submit` would exit 0). On the instructor's side a collected file is written only
-inside the student's folder.
+On the student's side a submission is checked before it is sent (``autograders/student/exchange.py``:
+a student's environment holds that module, not this one). On the instructor's side a collected file is
+written only inside the student's folder.
 """
 
-import fnmatch
 import getpass
 import os
-import stat
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
-from nbgrader.exchange import ExchangeError
+# The students' side (what a student's environment has): the submission's checks, ExchangeSubmit.
+from ..student.exchange import SUBMISSION_LIMIT, submission_problems, submit_class  # noqa: F401 (re-exported)
+from ..student.exchange import configure as configure_submit
 
 os.environ.setdefault("USER", getpass.getuser())  # ngshare_exchange reads it at import, outside a hub's server
 import ngshare_exchange  # noqa: E402
 
-SUBMISSION_LIMIT = 64 * 2**20  # bytes; the service refuses more too
-
-
-def submission_problems(folder, limit=SUBMISSION_LIMIT, ignored=lambda name: False):
-    """What makes ``folder`` unfit to submit (one line each), or an empty list."""
-    folder = Path(folder)
-    problems, total = [], 0
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if not ignored(d)]
-        for name in dirnames + [f for f in filenames if not ignored(f)]:
-            path = Path(dirpath) / name
-            mode = os.lstat(path).st_mode
-            where = path.relative_to(folder)
-            if stat.S_ISLNK(mode):
-                problems.append(f"{where}: a symbolic link (submit the file itself)")
-            elif stat.S_ISREG(mode):
-                total += os.lstat(path).st_size
-            elif not stat.S_ISDIR(mode):
-                problems.append(f"{where}: not a regular file (a device, pipe or socket)")
-    if total > limit:
-        problems.append(f"the submission is {total / 2**20:.1f} MiB; the limit is {limit / 2**20:.0f} MiB")
-    return problems
+ExchangeSubmit = submit_class()
 
 
 def unsafe_path(path):
@@ -54,29 +31,6 @@ def unsafe_path(path):
     parts = PurePosixPath(path).parts
     return not parts or PurePosixPath(path).is_absolute() or any(p in ("", ".", "..") for p in parts) \
         or "\\" in path or "\0" in path
-
-
-class ExchangeSubmit(ngshare_exchange.ExchangeSubmit):
-    def copy_files(self):
-        patterns = self.coursedir.ignore
-        problems = submission_problems(self.src_path, ignored=lambda n: any(fnmatch.fnmatch(n, p) for p in patterns))
-        if problems:
-            for line in problems:
-                self.log.error("Not submitted: %s", line)
-            raise ExchangeError("Not submitted: " + "; ".join(problems))
-        self.timestamp, self.refusal = None, None
-        super().copy_files()
-        if self.timestamp is None:  # ngshare_exchange logs the refusal and returns: `nbgrader submit` would exit 0
-            raise ExchangeError("Not submitted: " + (self.refusal or "the exchange did not answer"))
-
-    def _ngshare_api_check_error(self, response, url):
-        try:
-            answer = response.json()
-            if not answer.get("success"):
-                self.refusal = answer.get("message")
-        except (ValueError, AttributeError):
-            pass
-        return super()._ngshare_api_check_error(response, url)
 
 
 class ExchangeCollect(ngshare_exchange.ExchangeCollect):
@@ -89,8 +43,7 @@ class ExchangeCollect(ngshare_exchange.ExchangeCollect):
 
 
 def configure(c, url, course_id):
-    """Point nbgrader's config ``c`` at the ngshare service at ``url``, with our checks."""
-    ngshare_exchange.configureExchange(c, url)
-    c.ExchangeFactory.submit = ExchangeSubmit
+    """Point nbgrader's config ``c`` at the ngshare service at ``url``, with our checks (the students'
+    side's, and the collecting side's)."""
+    configure_submit(c, url, course_id)
     c.ExchangeFactory.collect = ExchangeCollect
-    c.CourseDirectory.course_id = course_id

@@ -5,8 +5,10 @@ ports, a Python every user may run, the due dates, whether a student could read 
 solutions: ``exposure.py``), closes what students could read of the solutions, then,
 each step leaving what exists alone:
 
-1. the environments in ``prefix`` (the hub's and everyone's Lab, whose kernels all use Unix
-   sockets: ``hub/site/``; the exchange's own);
+1. the environments in ``prefix``, whose kernels all use Unix sockets (``hub/site/``): the
+   students' (``student/``: the students' wheel, no answer, no check), which every student's Lab
+   runs from; the grader's (``grader/venv``: the whole workbook, in a folder only root and the
+   instructor's group read), which the hub and the instructor's Lab run from; the exchange's own;
 2. the configuration: everyone's Jupyter settings by role, the hub's config and secrets;
 3. the accounts: the instructor and every roster student, each with a home of their own;
 4. the instructor's course (``mha-workbook course``), every student in its gradebook,
@@ -25,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -151,13 +154,16 @@ def preflight(settings, roster, clone=REPO):
 def _tree_digest(*paths):
     digest = hashlib.sha256()
     for root in paths:
-        for p in sorted(Path(root).rglob("*")):
+        root = Path(root)
+        for p in sorted([root] if root.is_file() else root.rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 digest.update(str(p.relative_to(REPO)).encode() + p.read_bytes())
     return digest.hexdigest()
 
 
-def _venv(python, target, requirements, stamp_text):
+def _venv(python, target, installs, stamp_text):
+    """Make the venv ``target`` from ``python`` and run ``pip install`` with each of ``installs`` (lists of
+    arguments) in turn, unless its stamp says it was made so already. True when it was (re)installed."""
     stamp = target / ".installed"
     if stamp.exists() and stamp.read_text() == stamp_text:
         return False
@@ -165,7 +171,7 @@ def _venv(python, target, requirements, stamp_text):
     if not (target / "bin" / "python").exists():
         subprocess.run([str(python), "-m", "venv", str(target)], check=True)
     pip = [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    for arguments in (["--upgrade", "pip"], requirements):  # a system venv's pip can be years old
+    for arguments in (["--upgrade", "pip"], *installs):  # a system venv's pip can be years old
         done = subprocess.run(pip + arguments, capture_output=True, text=True)
         if done.returncode:
             raise HubError(f"pip install {' '.join(arguments)} into {target} failed:\n{done.stderr[-3000:]}")
@@ -173,14 +179,67 @@ def _venv(python, target, requirements, stamp_text):
     return True
 
 
+# What the students' environment is made of: the students' wheel's parts and how it is built, the hub's
+# requirements (JupyterLab's server for the hub, nbgrader's exchange client, voila for the demo).
+STUDENT_PARTS = ("mha_core", "autograders/__init__.py", "autograders/student", "autograders/editions/student_wheel.py",
+                 "pyproject.toml", "hub/requirements.txt")
+GRADER_PARTS = ("mha_core", "autograders", "pyproject.toml", "hub")
+
+
+def close_grader_dir(settings):
+    """The grader's folder (``HubSettings.grader_dir``): root's, mode 0750 in the instructor's own group
+    once the instructor's account exists (their server runs from it; no student is in that group), 0700
+    before. What the hub runs as root and the grading sandbox binds (its folders on the way made
+    searchable inside the sandbox only) read it through root's rights or the instructor's."""
+    folder = settings.grader_dir
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        gid = pwd.getpwnam(settings.instructor).pw_gid
+    except KeyError:
+        gid = None
+    os.chown(folder, 0, 0 if gid is None else gid, follow_symlinks=False)
+    folder.chmod(0o700 if gid is None else 0o750)
+
+
+def install_students_environment(settings, python):
+    """The students' environment: the hub's requirements and the students' wheel (built from this
+    checkout; ``mha-workbook student-wheel``), reinstalled over an older one so that no file of it stays."""
+    from ..editions import student_wheel
+
+    stamp = _tree_digest(*(REPO / part for part in STUDENT_PARTS))
+    if (settings.student_venv / ".installed").exists() and (settings.student_venv / ".installed").read_text() == stamp:
+        return False
+    with tempfile.TemporaryDirectory(prefix="mha-hub-wheel-") as out:
+        wheel = student_wheel.build(out)
+        return _venv(python, settings.student_venv,
+                     [["-r", str(HUB_FILES / "requirements.txt"), str(wheel)],
+                      ["--force-reinstall", "--no-deps", str(wheel)]],  # the same version: pip would keep the old
+                     stamp)
+
+
 def install_environments(settings, python):
     Path(settings.prefix).mkdir(parents=True, exist_ok=True)
     Path(settings.prefix).chmod(0o755)
-    workbook = _tree_digest(REPO / "mha_core", REPO / "autograders", REPO / "pyproject.toml", HUB_FILES)
-    _venv(python, settings.venv, ["-r", str(HUB_FILES / "requirements.txt"), f"{REPO}[demo]"], workbook)
+    close_grader_dir(settings)
+    _venv(python, settings.venv, [["-r", str(HUB_FILES / "requirements.txt"), f"{REPO}[demo]"]],
+          _tree_digest(*(REPO / part for part in GRADER_PARTS)))
+    install_students_environment(settings, python)
     reqs = HUB_FILES / "ngshare-requirements.txt"
-    _venv(python, settings.exchange_venv, ["-r", str(reqs)], hashlib.sha256(reqs.read_bytes()).hexdigest())
-    install_kernel_transport(settings.venv)
+    _venv(python, settings.exchange_venv, [["-r", str(reqs)]], hashlib.sha256(reqs.read_bytes()).hexdigest())
+    for venv in (settings.venv, settings.student_venv):
+        install_kernel_transport(venv)
+    remove_shared_environment(settings)
+
+
+def remove_shared_environment(settings):
+    """A hub set up before the students' environment was split from the grader's ran everyone from
+    ``<prefix>/venv``, which held the whole workbook where every account could read it: removed (a
+    server started from it before this ``up`` must be restarted)."""
+    old = Path(settings.prefix) / "venv"
+    if (old / "pyvenv.cfg").is_file():
+        shutil.rmtree(old)
+        log(f"removed {old}, the environment everyone shared before (it held the answers): "
+            "restart the servers started before this `hub up`")
 
 
 def install_kernel_transport(venv):
@@ -246,7 +305,9 @@ def create_accounts(settings, students):
     for name, full_name, role in people:
         if accounts.ensure_account(name, full_name):
             created.append(name)
-        accounts.place_file(name, "START.md", start_page(role), settings.venv / "bin" / "python")
+    close_grader_dir(settings)  # the instructor's group, now that the account exists
+    for name, full_name, role in people:
+        accounts.place_file(name, "START.md", start_page(role), settings.venv_of(name) / "bin" / "python")
     make_runtime_dirs(settings, [name for name, _, _ in people])
     if created:
         log(f"created {len(created)} account(s): {', '.join(created)}")
@@ -274,7 +335,7 @@ def make_runtime_dirs(settings, names):
 def as_user(settings, name, command, cwd=None, check=True):
     home = accounts.home(name)
     env = {"HOME": str(home), "USER": name, "LOGNAME": name, "LANG": "C.UTF-8",
-           "PATH": f"{settings.venv / 'bin'}:/usr/bin:/bin"}
+           "PATH": f"{settings.venv_of(name) / 'bin'}:/usr/bin:/bin"}
     runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin") or "runuser"
     done = subprocess.run([runuser, "-u", name, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()), *command],
                           cwd=cwd or home, capture_output=True, text=True)
@@ -335,7 +396,8 @@ def hand_out_numbers(settings, students):
         files[student][f".mha-workbook/variants/{assignment}.json"] = json.dumps(document, indent=1, sort_keys=True) + "\n"
     written = 0
     for student in students:  # one process per student, writing all their assignments' files
-        written += len(accounts.write_as(student, files[student], settings.venv / "bin" / "python", replace=True))
+        written += len(accounts.write_as(student, files[student], settings.student_venv / "bin" / "python",
+                                          replace=True))
     log(f"each student's numbers: {written} files in {len(students)} homes")
     return written
 

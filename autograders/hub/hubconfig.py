@@ -5,8 +5,9 @@
 - the pure-Python ``configurable-http-proxy`` from PyPI as the proxy (no Node), with room
   for a class's requests at once (``proxy.py``);
 - each person's JupyterLab spawned as their own system user (LocalProcessSpawner, with a
-  umask of 0077 for students: ``spawner.py``), students with the students' tools, the
-  instructor with the Formgrader;
+  umask of 0077 for students: ``spawner.py``), students with the students' tools from the
+  students' environment (no answer, no check), the instructor with the Formgrader from the
+  grader's (the whole workbook, which students cannot read);
 - RosterAuthenticator (NativeAuthenticator on the roster), sign-in from an LMS (LTI 1.3,
   ``lti.py``) or a shared demo password;
 - services: ngshare (the exchange), the idle culler, and ``course-admin``, the token the
@@ -28,7 +29,7 @@ def spawn_environment(settings, name):
     """The environment of ``name``'s JupyterLab (the instructor's or a student's)."""
     instructor = name == settings.instructor
     user = pwd.getpwnam(name)
-    bin_dir = str(settings.venv / "bin")
+    bin_dir = str(settings.venv_of(name) / "bin")
     environment = {
         "JUPYTER_CONFIG_DIR": role_config_dir(settings, "instructor" if instructor else "student"),
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",  # nbgrader runs alembic from PATH
@@ -39,6 +40,11 @@ def spawn_environment(settings, name):
     if instructor:
         environment["MHA_COURSE_ROOT"] = str(Path(user.pw_dir) / "course")
     return environment
+
+
+def server_command(settings, name):
+    """``name``'s single-user server: the students' environment's, or the grader's for the instructor."""
+    return [str(settings.venv_of(name) / "bin" / "jupyterhub-singleuser")]
 
 
 def umask_of(settings, name):
@@ -64,13 +70,14 @@ def configure(c, settings):
     c.ConfigurableHTTPProxy.auth_token = settings.path("secrets", "proxy_token").read_text().strip()
 
     c.JupyterHub.spawner_class = "autograders.hub.spawner.ClassSpawner"
-    c.Spawner.cmd = [str(bin_dir / "jupyterhub-singleuser")]
+    c.Spawner.cmd = server_command(settings, "")  # a student's; pre_spawn gives each person theirs
     c.Spawner.notebook_dir = "~"
     c.Spawner.default_url = "/lab/tree/START.md"  # written into every home (jupyterhub-singleuser ignores LabApp's)
     c.Spawner.start_timeout = 120
     c.Spawner.http_timeout = 120
 
     def pre_spawn(spawner):
+        spawner.cmd = server_command(settings, spawner.user.name)
         spawner.environment.update(spawn_environment(settings, spawner.user.name))
         spawner.umask = umask_of(settings, spawner.user.name)
 

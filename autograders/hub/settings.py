@@ -19,7 +19,7 @@ SOCKET_PATH_MAX, KERNEL_SOCKET_NAME = 107, len("/kernel-") + 36 + len("-ipc-5")
 @dataclass
 class HubSettings:
     root: str = "/srv/mha-workbook"        # the hub's state: its database, secrets, logs, the exchange's files
-    prefix: str = "/opt/mha-workbook"      # the environments the hub and the students' servers run from
+    prefix: str = "/opt/mha-workbook"      # the environments: the students', the grader's (0750), the exchange's
     ip: str = ""                           # every interface: students reach the hub from their machines
     port: int = 8000
     exchange_port: int = 0                 # the ngshare service, on the loopback only; 0: a free one, chosen
@@ -60,8 +60,26 @@ class HubSettings:
                                  f"non-empty string, or a list of them), got {given!r}")
 
     @property
+    def grader_dir(self):
+        """The folder of the grader's environment: root's, readable by the instructor's group only
+        (mode 0750), so that no student reads or imports what it holds."""
+        return Path(self.prefix) / "grader"
+
+    @property
     def venv(self):
-        return Path(self.prefix) / "venv"
+        """The grader's environment: the whole workbook (the declarations with their answers, the checks,
+        grading), for the hub itself and the instructor's server."""
+        return self.grader_dir / "venv"
+
+    @property
+    def student_venv(self):
+        """The students' environment: the students' wheel (``mha_core`` and ``autograders.student``: no
+        answer, no check) with JupyterLab, nbgrader and the exchange's client, for every student's server."""
+        return Path(self.prefix) / "student"
+
+    def venv_of(self, name):
+        """The environment ``name``'s server and terminal run from."""
+        return self.venv if name == self.instructor else self.student_venv
 
     @property
     def exchange_venv(self):

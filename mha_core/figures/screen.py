@@ -20,21 +20,21 @@ def min_text_px(fig):
     return min(sizes) * fig.dpi / 72 if sizes else None
 
 
-def _texts(fig, hidden=False):
-    """The texts of ``fig`` that can be seen (with ``hidden``, also those of hidden axes): its own, its
+def _texts(fig, unseen=False):
+    """The texts of ``fig`` that can be seen (with ``unseen``, also those of hidden axes): its own, its
     legends', and those of its axes (titles, tick and axis labels, legends). Quicker than ``findobj``, which
     makes every axis build its ticks."""
     yield from fig.texts
     for legend in fig.legends:
         yield from (*legend.get_texts(), legend.get_title())
     for ax in fig.axes:
-        if not (hidden or ax.get_visible()):
+        if not (unseen or ax.get_visible()):
             continue
         # The axes' own texts and its three titles (centre, left, right: ``ax.set_title(..., loc=...)``), through
         # the public ``get_children`` rather than the private ``_left_title`` / ``_right_title``.
         yield from (child for child in ax.get_children() if isinstance(child, Text))
         for axis in (ax.xaxis, ax.yaxis):
-            if hidden or axis.get_visible():
+            if unseen or axis.get_visible():
                 yield from (axis.label, axis.offsetText, *axis.get_ticklabels())
         legend = ax.get_legend()
         if legend is not None:
@@ -72,7 +72,7 @@ def raise_text(fig, px):
             labels = axis.get_ticklabels()
             if labels and min(t.get_fontsize() for t in labels) < points:
                 axis.set_tick_params(which="both", labelsize=points)
-    for text in _texts(fig, hidden=True):
+    for text in _texts(fig, unseen=True):
         if text.get_fontsize() < points:
             text.set_fontsize(points)
     return fig

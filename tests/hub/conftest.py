@@ -140,7 +140,7 @@ class Class:
                               input=input, umask=umask_of(settings, name))
 
     def nbgrader(self, name, *arguments, cwd=None):
-        return self.run(name, str(self.settings.venv / "bin" / "nbgrader"), *arguments,
+        return self.run(name, str(self.settings.venv_of(name) / "bin" / "nbgrader"), *arguments,
                         cwd=cwd or (self.course if name == INSTRUCTOR else None))
 
 

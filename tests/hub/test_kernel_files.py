@@ -111,7 +111,7 @@ def in_lab_terminal(hub_class, name, lines, wait_for, timeout=90):
 
 def attack(hub_class, path, given=""):
     marker = str(hub_class_home(BOB) / f"owned-{secrets.token_hex(4)}")
-    done = ok(hub_class.run(MALLORY, str(hub_class.settings.venv / "bin" / "python"), "-c", TAKE_OVER, path, marker,
+    done = ok(hub_class.run(MALLORY, str(hub_class.settings.student_venv / "bin" / "python"), "-c", TAKE_OVER, path, marker,
                             input=given))
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["owned"] = (hub_class_home(BOB) / marker.rsplit("/", 1)[1]).exists()
@@ -130,7 +130,7 @@ def bob_in_lab(hub_class):
 def start_kernel(hub_class, path, prepare=()):
     """In Bob's Lab terminal: ``prepare`` (shell lines), then a TCP kernel on ``path``, in the background.
     The terminal's output, once the kernel has said it started, or failed."""
-    python = hub_class.settings.venv / "bin" / "python"
+    python = hub_class.settings.student_venv / "bin" / "python"
     token = secrets.token_hex(3)  # the end's marker, computed by the shell: the terminal echoes what is typed
     return in_lab_terminal(hub_class, BOB, [
         *prepare, f"stat -c 'mode %a' {path}; umask",

@@ -59,7 +59,7 @@ def listened(hub_class, victim, action):
     runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin")
     listener = subprocess.Popen(
         [runuser, "-u", MALLORY, "--", "env", "-i", *(f"{k}={v}" for k, v in environment.items()),
-         str(settings.venv / "bin" / "python"), "-c", attacks.LISTEN, str(pwd.getpwnam(victim).pw_uid)],
+         str(settings.student_venv / "bin" / "python"), "-c", attacks.LISTEN, str(pwd.getpwnam(victim).pw_uid)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         cwd=str(hub_class_home(MALLORY)))
     assert listener.stdout.readline().strip() == "listening", listener.stderr.read()
@@ -76,8 +76,8 @@ def in_terminal(hub_class, name, *command):
     return lambda: ok(hub_class.run(name, *command, timeout=300))
 
 
-def terminal_commands(hub_class):
-    bin_dir = hub_class.settings.venv / "bin"
+def terminal_commands(hub_class, name):
+    bin_dir = hub_class.settings.venv_of(name) / "bin"
     return {
         "nbgrader validate": [bin_dir / "nbgrader", "validate", "leak.ipynb"],
         "jupyter execute": [bin_dir / "jupyter", "execute", "leak.ipynb"],
@@ -93,7 +93,7 @@ def terminal_commands(hub_class):
 @pytest.mark.parametrize("how", ["nbgrader validate", "jupyter execute", "jupyter nbconvert --execute",
                                  "jupyter run", "nbclient from Python"])
 def test_a_kernel_started_in_a_terminal_is_heard_by_nobody_else(leaks, victim, how):
-    command = [str(part) for part in terminal_commands(leaks)[how]]
+    command = [str(part) for part in terminal_commands(leaks, victim)[how]]
     heard, done = listened(leaks, victim, in_terminal(leaks, victim, *command))
     assert heard["received"] == 0, heard
     assert kernels_seen(leaks, victim) == ["ipc"]
@@ -110,7 +110,7 @@ def kernels_seen(hub_class, name):
 
 def test_the_listener_hears_a_kernel_on_tcp(leaks):
     """The control: the same attack on a kernel started with TCP on purpose receives the secret."""
-    jupyter = str(leaks.settings.venv / "bin" / "jupyter")
+    jupyter = str(leaks.settings.student_venv / "bin" / "jupyter")
     heard, done = listened(leaks, BOB, in_terminal(leaks, BOB, jupyter, "run", "--transport=tcp", "leak.py"))
     assert heard["received"] > 0 and heard["secrets"] > 0, heard
     assert kernels_seen(leaks, BOB) == ["tcp"]

@@ -14,6 +14,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import pytest
+
 from .conftest import ASSIGNMENT, INSTRUCTOR, ok
 from .test_exchange import MALLORY, hub_class_home, write_as
 
@@ -94,5 +96,12 @@ def refused_past_the_quota(hub_class, course):
     row = next(line for line in shown.stdout.splitlines() if line.startswith(MALLORY))
     count, used, left = row.split()[1:4]
     assert int(count) == before + 3 and 180 <= float(used) < 181 and 19 < float(left) <= 20, shown.stdout
+    # Mallory has no `mha-workbook` (the students' environment has none; the grader's she cannot reach): she
+    # asks the exchange as the command would, with her own token.
     refused = hub_class.run(MALLORY, str(hub_class.settings.venv / "bin" / "mha-workbook"), "hub", "usage")
-    assert refused.returncode == 2 and "the exchange refused: Permission denied" in refused.stderr, refused.stderr
+    assert refused.returncode == 126 and "Permission denied" in refused.stderr, refused.stderr
+    assert not (hub_class.settings.student_venv / "bin" / "mha-workbook").exists()
+    from autograders.hub.cli import usage_lines
+
+    with pytest.raises(ValueError, match="the exchange refused: Permission denied"):
+        usage_lines(hub_class.settings.exchange_url, hub_class.token(MALLORY), hub_class.settings.course_id)
