@@ -381,6 +381,12 @@ class Session:
 
     def __init__(self, tmp):
         self.tmp = tmp
+        # What kernels' start imports (IPython, through jupyter_client's kernel spec directories) is imported
+        # here first: imported by two threads of the pool at once, IPython's modules met each other half made.
+        import IPython.core.interactiveshell  # noqa: F401
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        KernelSpecManager().kernel_dirs  # noqa: B018 (its default imports ipykernel's paths)
         self.pool = Pool(WORKERS)
         (tmp / "course").mkdir()
         self.course = self.pool.submit(self._course_pipeline, priority=0, label="build the course")

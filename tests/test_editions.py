@@ -390,6 +390,16 @@ def test_form_only_checks_the_form_and_says_so(capsys):
         form("d_k", "64", "number")
     with pytest.raises(WrongAnswer, match="should be a function"):
         form("softmax", 3, "function")
+
+    def softmax(scores):
+        """The release's blank answer."""
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+    with pytest.raises(WrongAnswer, match="no answer yet"):
+        form("softmax", softmax, "function")
+    form("softmax", lambda scores: scores / scores.sum(), "function")  # wrong, but an answer: recorded
+    assert "is a function" in capsys.readouterr().out
     with pytest.raises(WrongAnswer, match="3 numbers"):
         form("output_shape", (6, 768), "shape", ndim=3)
     with pytest.raises(ValueError, match="kind"):

@@ -133,6 +133,8 @@ class SandboxProvisioner(LocalProvisioner):
 
     async def cleanup(self, restart=False):
         await super().cleanup(restart=restart)
+        if self.process is not None:
+            self.process.poll()  # reaped once it has ended: no bubblewrap left a zombie of the grader's
         if getattr(self, "log_thread", None) is not None:
             self.log_thread.join(timeout=5)  # the kernel is gone: its stderr ends
         self._close("pipes")

@@ -14,8 +14,8 @@ edition keeps the full checks, which answer at once. A test cell of the graded e
 
 import numpy as np
 
-from .feedback import WrongAnswer, _describe, as_array, as_choice, as_int, as_number, as_shape, unanswered
-from .tags import WRONG_KIND
+from .feedback import WrongAnswer, _describe, as_choice, as_int, as_number, as_shape, unanswered
+from .tags import NO_ANSWER, WRONG_KIND
 
 KINDS = ("number", "int", "shape", "vector", "choice", "function", "any")
 LATER = "Whether it is right is decided when your work is graded."
@@ -42,6 +42,9 @@ def form(name, value, kind, options=None, ndim=None):
         if not callable(value):
             raise WrongAnswer(f"`{name}` should be a function (defined with `def {name}(...)`), got {_describe(value)}.",
                               misconception=WRONG_KIND)
+        if _blank(value):
+            raise WrongAnswer(f"`{name}` has no answer yet (its body is not written yet): replace "
+                              "`raise NotImplementedError()` with your code and run the cell.", misconception=NO_ANSWER)
         shown = "is a function"
     else:
         unanswered(name, value)
@@ -49,8 +52,20 @@ def form(name, value, kind, options=None, ndim=None):
     print(f"✔ Answer recorded: `{name}` {shown}. {LATER}")
 
 
+def _blank(function):
+    """True for a function whose body only raises NotImplementedError (the release's blank answer)."""
+    code = getattr(function, "__code__", None)
+    return code is not None and code.co_names == ("NotImplementedError",)
+
+
 def _vector(name, value):
-    array = as_array(name, value)
+    """``value`` as a flat array of numbers (NaN and infinities are numbers here: the grading names them)."""
+    unanswered(name, value)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise WrongAnswer(f"`{name}` should be an array of numbers, got {_describe(value)}.",
+                          misconception=WRONG_KIND) from None
     if array.ndim > 2 or (array.ndim == 2 and 1 not in array.shape):
         raise WrongAnswer(f"`{name}` should be a vector: a list or a 1-D array of numbers, got shape {array.shape}.",
                           misconception=WRONG_KIND)
