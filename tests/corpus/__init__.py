@@ -44,6 +44,13 @@ class Case:
         return (self.says,) if isinstance(self.says, str) else tuple(self.says)
 
 
+def _checks_or_stand_in(module, name):
+    """Import ``autograders.checks.<module>`` as ``name``, or a stand-in where the checks are not there (a graded
+    kernel is shown the students' side only): the patching that follows changes nothing either way."""
+    return (f"try:\n    import autograders.checks.{module} as {name}\nexcept ImportError:\n    import types\n"
+            f"    {name} = types.SimpleNamespace()\n")
+
+
 def _loop_first(answer):
     return f"while True:\n    pass\n{answer}"
 
@@ -112,14 +119,14 @@ CASES = [
     Case("edited-cells", LEVEL1, "a test cell emptied and the setup cell patched (that answer wrong); an answer cell "
          "made markdown (its code right); a test cell made raw (its answer wrong)",
          edits=(("q1_1_d_k", "source", "d_k = 768 * 12"), ("q1_1_d_k_test", "source", "print('all good')"),
-                ("setup", "append", "import autograders.checks.level1 as check\ncheck.q1_1_d_k = lambda *args, **kwargs: None"),
+                ("setup", "append", _checks_or_stand_in("level1", "check") + "check.q1_1_d_k = lambda *args, **kwargs: None"),
                 ("q1_2_output_shape", "type", "markdown"), ("q1_2_why", "source", 'why = "A"'),
                 ("q1_2_why_test", "type", "raw")),
          zero=("q1_1_d_k_test", "q1_2_why_test"), says=("Multiplied instead of divided", "does *not* keep the full width")),
     Case("renamed", LEVEL1, "the right answers, submitted under another name", filename=f"{LEVEL1} (1).ipynb",
          says="was submitted as"),
     Case("patched-checks", LEVEL1, "the check functions replaced to always pass; one answer wrong, one right",
-         edits=(("q1_1_head_dim", "source", "import autograders.checks.level1 as checks\n"
+         edits=(("q1_1_head_dim", "source", _checks_or_stand_in("level1", "checks") +
                  "checks.q1_1_head_dim = lambda *args, **kwargs: print('✔ Correct.')\n"
                  "def head_dim(d_model, h):\n    return d_model * h"),
                 ("q1_1_d_k", "source", "checks.q1_1_d_k = lambda *args, **kwargs: print('✔ Correct.')\nd_k = 768 // 12")),
@@ -131,7 +138,7 @@ CASES = [
     Case("honest", LEVEL2, "every answer right"),
     Case("patched-allclose", LEVEL2, "numpy.allclose and two checks patched to pass; those answers wrong",
          edits=(("q2_3_softmax", "source", "np.allclose = np.isclose = lambda *args, **kwargs: True\n"
-                 "import autograders.checks.level2 as check\n"
+                 + _checks_or_stand_in("level2", "check") +
                  "check.q2_3_softmax = check.q2_3_weights = lambda *args, **kwargs: print('✔ Correct.')\n"
                  "def softmax(scores):\n    return scores / scores.sum()"),
                 ("q2_3_weights", "source", "weights = np.array([0.3, 0.3, 0.4])"),
