@@ -44,6 +44,9 @@ class Case:
         return (self.says,) if isinstance(self.says, str) else tuple(self.says)
 
 
+VISIBLE = "visible part"  # a "duplicate" edit's argument: copy the cell without its hidden tests
+
+
 def _checks_or_stand_in(module, name):
     """Import ``autograders.checks.<module>`` as ``name``, or a stand-in where the checks are not there (a graded
     kernel is shown the students' side only): the patching that follows changes nothing either way."""
@@ -112,9 +115,10 @@ CASES = [
     Case("deleted-cells", LEVEL1, "an answer cell and its test deleted; another test deleted, its answer right",
          edits=(("q1_1_d_k", "delete", None), ("q1_1_d_k_test", "delete", None), ("q1_2_why_test", "delete", None)),
          zero=("q1_1_d_k_test",), says="was missing from the submission"),
-    Case("duplicated-cells", LEVEL1, "an answer and its test pasted twice, the last answer wrong",
+    Case("duplicated-cells", LEVEL1, "an answer and its test pasted twice (the test as the student sees it, "
+         "without its hidden tests), the last answer wrong",
          edits=(("q1_1_head_dim", "duplicate", "def head_dim(d_model, h):\n    return d_model * h"),
-                ("q1_1_head_dim_test", "duplicate", None)),
+                ("q1_1_head_dim_test", "duplicate", VISIBLE)),
          zero=("q1_1_head_dim_test",), says="Multiplied instead of divided"),
     Case("edited-cells", LEVEL1, "a test cell emptied and the setup cell patched (that answer wrong); an answer cell "
          "made markdown (its code right); a test cell made raw (its answer wrong)",
@@ -182,7 +186,9 @@ def apply(nb, edits, course, root):
         elif action == "duplicate":
             copy = nbformat.from_dict(cell)
             copy["id"] = f"{cell.get('id', grade_id)}-copy"
-            if argument is not None:
+            if argument is VISIBLE:  # what a student can copy: the cell without its hidden tests
+                copy.source = copy.source.split("### BEGIN HIDDEN TESTS")[0].rstrip()
+            elif argument is not None:
                 copy.source = argument
             nb.cells.insert(index + 1, copy)
         elif action == "type":
