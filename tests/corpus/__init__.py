@@ -44,7 +44,7 @@ class Case:
         return (self.says,) if isinstance(self.says, str) else tuple(self.says)
 
 
-VISIBLE = "visible part"  # a "duplicate" edit's argument: copy the cell without its hidden tests
+VISIBLE = "visible part"  # a "source" edit's argument: the cell as a student has it, without its hidden tests
 
 
 def _checks_or_stand_in(module, name):
@@ -118,7 +118,7 @@ CASES = [
     Case("duplicated-cells", LEVEL1, "an answer and its test pasted twice (the test as the student sees it, "
          "without its hidden tests), the last answer wrong",
          edits=(("q1_1_head_dim", "duplicate", "def head_dim(d_model, h):\n    return d_model * h"),
-                ("q1_1_head_dim_test", "duplicate", VISIBLE)),
+                ("q1_1_head_dim_test", "source", VISIBLE), ("q1_1_head_dim_test", "duplicate", None)),
          zero=("q1_1_head_dim_test",), says="Multiplied instead of divided"),
     Case("edited-cells", LEVEL1, "a test cell emptied and the setup cell patched (that answer wrong); an answer cell "
          "made markdown (its code right); a test cell made raw (its answer wrong)",
@@ -177,7 +177,9 @@ def apply(nb, edits, course, root):
             if "{paths!r}" in argument:
                 paths = [p.format(course=course, root=root) for p in OUTSIDE]
                 argument = argument.replace("{paths!r}", repr(paths))
-        if action == "source":
+        if action == "source" and argument == VISIBLE:  # what a student has: no hidden tests
+            cell.source = cell.source.split("### BEGIN HIDDEN TESTS")[0].rstrip()
+        elif action == "source":
             cell.source = argument
         elif action == "append":
             cell.source += "\n" + argument
@@ -186,9 +188,7 @@ def apply(nb, edits, course, root):
         elif action == "duplicate":
             copy = nbformat.from_dict(cell)
             copy["id"] = f"{cell.get('id', grade_id)}-copy"
-            if argument is VISIBLE:  # what a student can copy: the cell without its hidden tests
-                copy.source = copy.source.split("### BEGIN HIDDEN TESTS")[0].rstrip()
-            elif argument is not None:
+            if argument is not None:
                 copy.source = argument
             nb.cells.insert(index + 1, copy)
         elif action == "type":
