@@ -108,7 +108,9 @@ NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d{3,}
 
 
 def _formulas(text):
-    return {plain(m) for m in MATH.findall(text)}
+    """The formulas ``text`` writes, each without the punctuation a sentence puts inside its mathematics
+    (``$d_k = 64.$``, ``$x{:}$``: the notebooks keep a full stop with its formula)."""
+    return {re.sub(r"(?:[.,;:]|\{[,;:]\})+$", "", plain(m).strip()) for m in MATH.findall(text)}
 
 
 def _numbers(text):
