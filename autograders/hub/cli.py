@@ -11,6 +11,15 @@ def _settings(args, **more):
     return HubSettings(root=args.root, prefix=args.prefix, **more)
 
 
+def _loaded(args):
+    """The settings of the hub in ``--root``; None, said on stderr, when there is none."""
+    try:
+        return HubSettings.load(args.root)
+    except FileNotFoundError:
+        print(f"no hub in {args.root}", file=sys.stderr)
+        return None
+
+
 def _up(args):
     from .hub import HubError, up
 
@@ -30,10 +39,8 @@ def _up(args):
 def _stop(args):
     from .hub import stop
 
-    try:
-        settings = HubSettings.load(args.root)
-    except FileNotFoundError:
-        print(f"no hub in {args.root}", file=sys.stderr)
+    settings = _loaded(args)
+    if settings is None:
         return 2
     print("stopped the hub; every file, grade and account stays" if stop(settings) else "the hub was not running")
     return 0
@@ -57,10 +64,8 @@ def _grades(args):
     from . import accounts, ags, lti
     from ..grading.report import read_results
 
-    try:
-        settings = HubSettings.load(args.root)
-    except FileNotFoundError:
-        print(f"no hub in {args.root}", file=sys.stderr)
+    settings = _loaded(args)
+    if settings is None:
         return 2
     if not settings.lti:
         print("the hub has no LTI settings (mha-workbook hub up --lti lti.json): no LMS to send grades to",
@@ -87,10 +92,8 @@ def _unlink(args):
     """The instructor's word that ``--student`` may sign in from another LMS account (lti.py)."""
     from . import lti
 
-    try:
-        settings = HubSettings.load(args.root)
-    except FileNotFoundError:
-        print(f"no hub in {args.root}", file=sys.stderr)
+    settings = _loaded(args)
+    if settings is None:
         return 2
     if args.student not in settings.students and args.student != settings.instructor:
         print(f"hub unlink: {args.student!r} is not on the roster (ids are compared exactly)", file=sys.stderr)
