@@ -5,11 +5,8 @@ In the graded edition every visible test checks only the form of its answer
 right is decided by the hidden tests when the work is graded, where the full check runs. :func:`form_call`
 writes that call for a check of the practice edition (``_checks.q1_2_why(why)``), reading the kind, the
 options and the length of a shape from the declaration the check carries; a hand-written check of a
-function answer asks for a function. The grader's own side keeps :func:`form_only`, the choice's
-message as the report shows it.
+function answer asks for a function.
 """
-
-from .feedback import as_choice
 
 FORM_CALL = "_form"  # a name no student has a reason to bind (the test cell binds it itself)
 FORM_IMPORT = f"from autograders.student.forms import form as {FORM_CALL}"
@@ -39,15 +36,3 @@ def form_call(check, value, function=False):
     elif declared.kind == "shape" and declared.ndim:
         extra = f", ndim={declared.ndim}"
     return f"{FORM_CALL}({declared.variable!r}, {value}, {declared.kind!r}{extra})"
-
-
-def form_only(check, value):
-    """Check only that ``value`` is one of ``check``'s labels (a blank answer or another
-    type gets the same message as the full check); say the answer is recorded."""
-    form = choice_form(check)
-    if form is None:
-        raise TypeError(f"{getattr(check, '__name__', check)!r} does not ask for a labelled choice")
-    name, options = form
-    choice = as_choice(name, value, options)
-    print(f"✔ Answer recorded: `{name}` = {choice!r}, one of {', '.join(options)}. "
-          "Whether it is right is decided when your work is graded.")

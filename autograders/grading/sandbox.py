@@ -335,8 +335,9 @@ def isolate(args, command):
         report["filesystem"] = report["network"] = f"unisolated ({refused})"
         if root and not dropping:
             raise Refused("unisolated grading as root needs a throwaway user for the kernel")
-        if why_not_unisolated():
-            raise Refused(why_not_unisolated())
+        unsafe = why_not_unisolated()
+        if unsafe:
+            raise Refused(unsafe)
     _limits(settings, dropping)
     os.chdir(args.workdir)
     if dropping:

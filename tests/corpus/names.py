@@ -16,7 +16,7 @@ import builtins
 
 # Named in the report of the fault: a scratch result, the setup's imports, IPython's own.
 ALWAYS = ("check", "checks", "np", "numpy", "mha", "mha_core", "autograders", "display", "print", "get_ipython",
-          "_checks", "_form_only", "form_only")
+          "_checks", "_form", "form")
 
 
 def _meta(cell):
