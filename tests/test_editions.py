@@ -690,6 +690,33 @@ def test_autograde_scores_a_choice_by_its_hidden_test(small_course):
     shown = small_course["feedback"][("project", "wrong")]
     says = next(m.says for m in level2.q2_2_why.answer.mistakes if m.wrong({}) == small_course["wrong_choice"])
     assert says.split(":")[0][:30] in shown.replace("&#x27;", "'")
+    from autograders.student.forms import LATER
+    assert LATER not in shown  # graded: the form check's promise gives way to the verdict
+
+
+def test_a_graded_page_says_what_the_form_check_left_to_the_grading(capsys):
+    """The form check says "Whether it is right is decided when your work is graded."; the graded page,
+    where it has been, says instead that the answer is right, or drops the tick and the promise above the
+    hidden tests' note (a review found "✔ Answer recorded … decided when graded" above "scored 0 of 1")."""
+    from nbformat.v4 import new_code_cell
+
+    from autograders.grading.recheck import Checked
+    from autograders.grading.verdicts import GRADED_RIGHT, write_outputs
+    from autograders.student.forms import LATER, form
+
+    form("d_k", 9216, "number")
+    said = capsys.readouterr().out
+    assert LATER in said
+    cells = [new_code_cell("_form('d_k', d_k, 'number')", metadata={"nbgrader": {"grade": True, "grade_id": gid, "points": 1}})
+             for gid in ("right", "wrong")]
+    nb = new_notebook(cells=cells)
+    write_outputs(nb, {"right": Checked(1.0, 1.0, shown=said),
+                       "wrong": Checked(0.0, 1.0, "Multiplied instead of divided.", hidden=True, shown=said)})
+    right, wrong = (["".join(o.text for o in cell.outputs if o.name == name) for name in ("stdout", "stderr")]
+                    for cell in nb.cells)
+    assert right == [said.replace(LATER, GRADED_RIGHT), ""]
+    assert LATER not in wrong[0] and "✔" not in wrong[0] and wrong[0].startswith("Answer recorded: `d_k` = 9216")
+    assert wrong[1].startswith("Hidden tests: scored 0 of 1. Multiplied instead of divided.")
 
 
 def test_hide_rubrics_keeps_them_only_for_the_formgrader():

@@ -19,6 +19,7 @@ HIDDEN_NOTE = "Hidden tests: scored {score:g} of {max_score:g}. {message}\n"
 RECHECKED_NOTE = "Re-checked: scored {score:g} of {max_score:g}. {message}\n"
 RECHECKED = "recheck"  # a test cell's metadata key: the grader's record of a test that failed unseen
 NO_VERDICT = "could not confirm this test, so it scores 0: it gave no verdict for this test"
+GRADED_RIGHT = "Graded: right."  # in place of the form check's "decided when graded", once it is
 
 
 class Lowered(NamedTuple):
@@ -58,11 +59,25 @@ def _traceback(source, gid, ename, evalue, line):
             *([f"Cell `{gid}`, line {at}\n{context}"] if at else []), f"{red}: {evalue}"]
 
 
+def _graded(shown, right):
+    """What a visible test printed, as a graded page shows it: the graded edition's form check said
+    "✔ Answer recorded: … Whether it is right is decided when your work is graded." (:data:`autograders.student.forms.LATER`);
+    once graded that sentence gives way to :data:`GRADED_RIGHT`, or, for an answer the hidden tests found wrong,
+    goes with the tick (their note follows)."""
+    from ..student.forms import LATER
+
+    if right:
+        return shown.replace(LATER, GRADED_RIGHT)
+    return "".join(line.replace(f" {LATER}", "").removeprefix("✔ ") if LATER in line else line
+                   for line in shown.splitlines(keepends=True))
+
+
 def _outputs(checked, source, gid):
     """(the outputs of a test cell (its source: ``source``) whose verdict is ``checked``, its record or None)."""
     from nbformat import NotebookNode
 
-    outputs = [_stream("stdout", checked.shown)] if checked.shown else []
+    shown = _graded(checked.shown, right=checked.score >= checked.max_score)
+    outputs = [_stream("stdout", shown)] if shown else []
     if checked.stderr:
         outputs.append(_stream("stderr", checked.stderr))
     if checked.error:
