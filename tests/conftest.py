@@ -45,24 +45,25 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def _sockets_without_linger():
-    """In the test process, every zmq socket is made with LINGER 0. A kernel client's context that a failed
-    test leaves to the garbage collector was seen (2026-12-07) to block its worker forever in ``term()``,
-    waiting to deliver a message to a kernel that is gone; a socket that is closed drops what it has not
-    sent. (Which grading path leaves such a context behind is not known yet.)"""
+def contexts_never_block():
+    """In the test process, a zmq context left to the garbage collector is not terminated. Collected in one
+    cycle with a socket of its own still open (a kernel client a failed test never stopped), its ``__del__``
+    cannot close that socket (the weak references it would use are cleared first) and ``term()`` then waits
+    for it forever: seen in 2026-12 as a worker blocked while pytest formatted a failure. Here the context
+    closes the sockets it still knows, unsent messages dropped, and is left; the process's exit frees it.
+    (The grader closes its own contexts: ``SandboxExecute._async_cleanup_kernel``.)"""
     import zmq
 
-    made = zmq.Context.socket
+    def __del__(self):
+        if not self.closed:
+            for socket in list(getattr(self, "_sockets", None) or ()):
+                if not socket.closed:
+                    socket.close(linger=0)
 
-    def socket(self, *args, **kwargs):
-        sock = made(self, *args, **kwargs)
-        sock.setsockopt(zmq.LINGER, 0)
-        return sock
-
-    zmq.Context.socket = socket
+    zmq.Context.__del__ = __del__
 
 
-_sockets_without_linger()
+contexts_never_block()
 
 from autograders.editions import editions  # noqa: E402
 

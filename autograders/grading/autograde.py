@@ -120,6 +120,7 @@ class SandboxExecute(Execute):
             self.kernel_info_reply = await self._ready(self.startup_timeout)
         except Exception:
             self.kc.stop_channels()
+            self.kc.context.destroy(linger=0)
             self.kc = None
             await ensure_async(self.km.shutdown_kernel(now=True))
             raise
@@ -176,6 +177,21 @@ class SandboxExecute(Execute):
             await asyncio.sleep(0.01)
 
     _stop_kernel = run_sync(_async_stop_kernel)
+
+    async def _async_cleanup_kernel(self):
+        """nbclient's clean-up, then the client's and the manager's zmq contexts closed (linger 0), not left
+        to the garbage collector: there a context collected in one cycle with a socket still open blocks
+        in ``term()`` forever (the weak references through which it would close that socket are cleared
+        first), and with it the process that grades."""
+        contexts = [self.kc.context] if self.kc is not None else []
+        contexts += [self.km.context] if self.km is not None and self.owns_km else []
+        try:
+            await super()._async_cleanup_kernel()
+        finally:
+            for context in contexts:
+                context.destroy(linger=0)
+
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)
 
     def _timeout_message(self):
         return f"timeout: this cell ran for more than {self.timeout} s and was stopped; the rest of the notebook still ran."
