@@ -6,7 +6,9 @@ misconceptions give (``mistakes``: tag → value) and the precision the checks a
 passes :func:`vet` when its numbers are valid for the problem (``valid``: sizes that divide),
 its right answer is defined, and every misconception's answer differs, at that precision,
 from the right answer and from each other misconception's, so that the feedback names one
-misconception only.
+misconception only. Two plausible mistakes that coincide at some entries are declared together
+(:class:`~autograders.problems.declare.Coincidence`, a message true for each): ``mistakes`` then gives
+them as one where they agree, and any other coincidence of declared mistakes is named here.
 """
 
 import itertools
