@@ -193,6 +193,21 @@ def test_a_coincidence_takes_its_mistakes_place_where_they_agree_and_only_there(
         vet(pool(dataclasses.replace(answer, coinciding=())))
 
 
+def test_the_vetting_finds_a_mistake_whose_wider_test_takes_another_ones_answer():
+    """A mistake recognised by more than its value (any whole number near the answer, for a rounded one) must not
+    take the answer of a mistake declared after it: that one's message would never be seen."""
+    from autograders.problems.declare import Numbers
+
+    rounded = Mistake("-/rounded", lambda n: -(-n.x // 3), "Rounded.",  # up, and recognised rounded either way
+                      matches=lambda value, n: value == int(value) and abs(value - n.x / 3) < 1)
+    slip = Mistake("-/integer-division", lambda n: n.x // 3, "Integer division.")
+    numbers = Numbers("", {"x": 7}, entries=tuple({"x": x} for x in range(10, 60) if x % 3))
+    answer = Answer("q9_9_x", "number", lambda n: n.x / 3, numbers, tolerance=0.05, mistakes=(rounded, slip))
+    with pytest.raises(VariantError, match="the answer of the misconception '-/integer-division' .* is named '-/rounded'"):
+        vet(pool(answer))
+    vet(pool(dataclasses.replace(answer, mistakes=(slip, rounded))))  # the slip's own value is named first
+
+
 # --- the pools ----------------------------------------------------------------------------------------
 
 # Every pool's entries as handed out: a changed pool would give every student of a course other numbers.
