@@ -92,6 +92,23 @@ def test_weights_hidden_gives_nothing_away():
     assert not re.search(r"\d\.\d", message)
 
 
+def test_weights_of_scores_divided_by_a_root_of_d_k_again_are_named_at_every_entry():
+    """2.3's scores are already scaled: divided again by a √d_k (the sheet's 8, or any of 2.2's, 4 to 12), the
+    weights are named so at every entry, never as another misconception (nor as the sheet's weights)."""
+    from autograders.problems import level2 as problems
+    from autograders.problems.engine import recognise
+
+    weights = problems.WEIGHTS
+    for entry in (weights.numbers.sheet, *weights.numbers.entries):
+        for root in (4.0, 6.0, 8.0, 10.0, 12.0):
+            value = np.round(stable_softmax(np.asarray(entry["scores"]) / root), 4)
+            mistake = recognise(weights, value, entry)
+            assert mistake is not None and mistake.tag == "scaled-twice", (entry, root)
+    message = rejects(check.q2_3_weights, np.round(stable_softmax(np.array([4.0, 2.0, 5.0]) / 8), 4), "already scaled")
+    assert "divided by about 8:" in message, message
+    rejects(check.q2_3_softmax, lambda s: stable_softmax(s / 8), "already scaled")
+
+
 @pytest.mark.parametrize("value, says", [(0, "should be 1, 2 or 3"), (4, "should be 1, 2 or 3")])
 def test_winner_mistakes(value, says):
     rejects(check.q2_3_winner, value, says)

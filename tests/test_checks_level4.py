@@ -226,6 +226,16 @@ def student(split="columns", scale="sqrt", axis="keys", mask="tril", merge="swap
         heads = w @ V  # (..., h, n, d_k)
         if out == "summed":
             return heads.sum(axis=-3) @ W_O[:d_k]
+        if out == "summed_tiled":  # the (n, d_k) sum of the heads, h copies side by side
+            summed = heads.sum(axis=-3)
+            return np.concatenate([summed] * h, axis=-1) @ W_O
+        if out in ("W_O_per_head", "W_O_per_head_mean"):
+            projected = []
+            for i in range(h):
+                rows = slice(i * d_k, (i + 1) * d_k)
+                block = W_O[rows, rows] if out == "W_O_per_head" else W_O[rows, :]
+                projected.append(heads[..., i, :, :] @ block)
+            return np.concatenate(projected, axis=-1) if out == "W_O_per_head" else sum(projected) / h
         concat = (heads if merge == "no_swap" else np.swapaxes(heads, -2, -3)).reshape(*batch, n, d_model)
         return concat if out == "no_W_O" else concat @ W_O
 
@@ -298,6 +308,9 @@ STUDENT_MISTAKES = [
     (dict(mask="always"), "applied with causal=False too"),
     (dict(out="summed"), "concatenated, not summed"),
     (dict(out="no_W_O"), "Forgot W^O"),
+    (dict(out="summed_tiled"), "Heads summed, then repeated h times"),
+    (dict(out="W_O_per_head"), "W^O is applied to each head apart: head i times a d_k × d_k block"),
+    (dict(out="W_O_per_head_mean"), "the results averaged"),
 ]
 
 
@@ -306,6 +319,25 @@ STUDENT_MISTAKES = [
 def test_multi_head_attention_names_each_classic_mistake(mistake, says, hidden):
     message = _rejects(check.q4_3_multi_head_attention, student(**mistake), says, hidden=hidden)
     assert not re.search(r"\d\.\d{3}", message), message  # never the expected (or the student's) numbers
+
+
+@pytest.mark.parametrize("out, tag", [("summed_tiled", "heads-summed"), ("W_O_per_head", "w-o-per-head"),
+                                      ("W_O_per_head_mean", "w-o-per-head")])
+def test_w_o_per_head_and_tiled_sums_are_named_not_left_to_the_generic_message(out, tag):
+    with pytest.raises(WrongAnswer) as info:
+        check.q4_3_multi_head_attention(student(out=out))
+    assert info.value.misconception == tag and "does not give multi-head attention" not in str(info.value)
+
+
+def test_the_generic_message_names_fields_the_trace_has():
+    """It suggests comparing with mha_core's trace: the names it gives are that record's, read by name."""
+    import dataclasses
+
+    message = _rejects(check.q4_3_multi_head_attention, _answer(lambda X, W_Q, W_O, h: X @ W_O),
+                       "does not give multi-head attention", "not a tuple to unpack")
+    fields = {f.name for f in dataclasses.fields(mha.MultiHeadAttention.from_seed(8, 2).trace(np.ones((3, 8))))}
+    named = set(re.findall(r"\bt\.(\w+)", message))
+    assert named == fields, named ^ fields
 
 
 def _answer(value):

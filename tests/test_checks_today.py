@@ -86,6 +86,12 @@ def student_mask(bug):
         if bug == "after softmax":
             e = np.exp(scores - scores.max(axis=-1, keepdims=True))
             return e / e.sum(axis=-1, keepdims=True) * allowed
+        if bug in ("after softmax, renormalised", "0/0"):  # zeroed after the softmax, then divided by what is left
+            w = np.exp(scores - scores.max(axis=-1, keepdims=True)) * allowed
+            total = w.sum(axis=-1, keepdims=True)
+            return w / total if bug == "0/0" else np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+        if bug == "float32":
+            scores = scores.astype(np.float32)
         fill = {"fill 0": 0.0, "fill -1e9": -1e9, "d2l's -1e6": -1e6}.get(bug, -np.inf)
         s = np.where(allowed, scores, fill)
         if bug == "nan rows":
@@ -104,7 +110,7 @@ MASK_BUGS = [
     ("fill 0", "mask-fill-zero", "Masked scores are set to 0"),
     ("np.triu", "mask-wrong-way", "the wrong triangle"),
     ("k=-1", "causal-mask-applied", "hides the diagonal"),
-    ("nan rows", "fully-masked-nan", "gives 0/0 = NaN"),
+    ("nan rows", "fully-masked-nan", "gives NaN"),
     ("fill -1e9", "fully-masked-uniform", "comes out uniform"),
     ("d2l's -1e6", "fully-masked-uniform", "d2l's -1e6"),
     ("queries padded", "padding-masks-queries", "instead of its keys"),
@@ -114,6 +120,9 @@ MASK_BUGS = [
     ("causal ignored", "causal-mask-applied", "causal=True is ignored"),
     ("always causal", "causal-mask-applied", "with causal=False too"),
     ("or", "masks-combined-with-or", "combined with \"or\""),
+    ("after softmax, renormalised", "mask-after-softmax-renormalised", "after the softmax, then renormalised"),
+    ("0/0", "fully-masked-nan", "0/0 = NaN"),  # no -inf anywhere: the message claims none
+    ("float32", "float32", "float32"),
 ]
 
 
@@ -126,17 +135,39 @@ def test_each_mask_mistake_is_named(bug, tag, says, hidden):
     assert says in str(info.value)
 
 
+def test_a_row_of_nan_is_explained_by_what_the_code_does():
+    """The empty row's NaN: a sum of 0 (the code multiplies by the mask, no -inf anywhere) or -inf - (-inf) (a shift
+    by the maximum of -inf scores): the message says both, and never that every score is -inf."""
+    for bug in ("0/0", "nan rows"):
+        with pytest.raises(WrongAnswer) as info:
+            beyond.q4_6_masked_softmax(student_mask(bug))
+        message = str(info.value)
+        assert "every score is -inf" not in message and "0/0 = NaN" in message and "-inf - (-inf)" in message
+
+
+def test_float32_weights_are_named_by_their_precision():
+    scores, lens = today.mask_inputs(*today.MASK_CASES[0])
+    error = np.abs(student_mask("float32")(scores, lens) - today.masked_weights(scores, lens, False)).max()
+    assert today.MASK_TOL < error < 1e-6  # wrong at the check's 1e-9, right at float32's precision
+    with pytest.raises(WrongAnswer) as info:
+        beyond.q4_6_masked_softmax(student_mask("float32"))
+    assert "1e-9" in str(info.value) and "precision" in str(info.value)
+
+
 def test_each_mask_mistake_shows_in_a_visible_case_and_is_told_apart():
+    """As the check compares: within MASK_TOL is right, within 1e-6 of a mistake's output (that is not right) is
+    that mistake, neither relative to the weights' size."""
     for mistake in today.MASK_MISTAKES:
         for case in today.MASK_CASES:
             scores, lens = today.mask_inputs(*case)
             right = today.masked_weights(scores, lens, case[5])
             wrong = today.masked_weights(scores, lens, case[5], mistake)
-            if np.allclose(wrong, right, atol=today.MASK_TOL):
+            if np.allclose(wrong, right, rtol=0, atol=today.MASK_TOL):
                 continue
             for other in today.MASK_MISTAKES:
                 also = today.masked_weights(scores, lens, case[5], other)
-                assert other == mistake or not np.allclose(also, wrong, atol=1e-6), (mistake, other)
+                if other != mistake and not np.allclose(also, right, rtol=0, atol=today.MASK_TOL):
+                    assert not np.allclose(also, wrong, rtol=0, atol=1e-6), (mistake, other)
             break
         else:
             raise AssertionError(f"{mistake} changes no visible case")

@@ -80,7 +80,7 @@ def q2_3_softmax(softmax, hidden=False):
         entry = {"scores": tuple(scores)}
         with np.errstate(all="ignore"):  # 2.3's weights' misconceptions, at these scores
             mistake = recognise(problems.WEIGHTS, got, entry, sheet=False)
-        raise WrongAnswer(mistake.message(problems.SCORES_2_3.view(entry)) if mistake else f"`{shown}` returned {np.round(got, 4)}: exponentiate each score, then divide "
+        raise WrongAnswer(mistake.message(problems.SCORES_2_3.view(entry), value=got) if mistake else f"`{shown}` returned {np.round(got, 4)}: exponentiate each score, then divide "
                                      "by the sum of the exponentials.")
     correct("Your softmax works for other scores too, large ones included." if hidden else
             "Exponentials, normalised to sum to 1.")

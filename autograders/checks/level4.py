@@ -206,6 +206,13 @@ def mha_variant(X, W_Q, W_K, W_V, W_O, h, causal, mistake=None):
         return _permute(heads, merge_order).reshape(X.shape) @ W_O
     if mistake == "summed":
         return heads.sum(axis=-3) @ W_O[:d_k]
+    if mistake == "summed_tiled":  # the sum of the heads, (..., n, d_k), repeated h times to (..., n, d_model)
+        return np.tile(heads.sum(axis=-3), h) @ W_O
+    if mistake == "W_O_per_head":  # head i times its own d_k × d_k block of W_O's diagonal, side by side
+        return np.concatenate([heads[..., i, :, :] @ W_O[i * d_k:(i + 1) * d_k, i * d_k:(i + 1) * d_k]
+                               for i in range(h)], axis=-1)
+    if mistake == "W_O_per_head_mean":  # head i times its rows of W_O, averaged over the heads instead of summed
+        return np.mean([heads[..., i, :, :] @ W_O[i * d_k:(i + 1) * d_k] for i in range(h)], axis=0)
     concat = _merge(heads, merge_T)  # (..., n, d_model)
     return concat if mistake == "no_W_O" else concat @ W_O
 
@@ -261,6 +268,16 @@ MHA_MISTAKES = {
     "summed": (named(tags.HEADS_SUMMED, "Heads summed: the heads are concatenated, not summed, into (n, d_model) (head i in columns "
                "i·d_k:(i+1)·d_k), then multiplied by all of W^O.")),
     "no_W_O": named(tags.FORGOT_W_O, "Forgot W^O: after putting the heads side by side, multiply by W_O."),
+    "summed_tiled": named(tags.HEADS_SUMMED, "Heads summed, then repeated h times to the full width: the heads are "
+                          "concatenated, not summed, into (n, d_model) (head i in columns i·d_k:(i+1)·d_k, each head's "
+                          "own numbers), then multiplied by all of W^O."),
+    "W_O_per_head": named(tags.W_O_PER_HEAD, "W^O is applied to each head apart: head i times a d_k × d_k block of W_O, "
+                          "the blocks side by side, leaves every other entry of W_O out, so no output column mixes the "
+                          "heads. Put the heads side by side first, (n, d_model), then multiply by the whole W_O: each "
+                          "output column reads every head."),
+    "W_O_per_head_mean": named(tags.W_O_PER_HEAD, "W^O is applied to each head apart (head i times its rows "
+                               "i·d_k:(i+1)·d_k of W_O) and the results averaged: Concat W_O is their sum, not their "
+                               "mean. Simplest: put the heads side by side, (n, d_model), then multiply by W_O."),
 }
 
 
@@ -406,8 +423,10 @@ def q4_3_multi_head_attention(fn, hidden=False):
         raise WrongAnswer(
             f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: X @ W_Q (and K, V); "
             "head i's Q_i = its columns i·d_k:(i+1)·d_k; softmax(Q_i K_i^T / √d_k) over the keys, times V_i; heads side by side; "
-            "then @ W_O. To find the step, compare your intermediates with mha.MultiHeadAttention(W_Q, W_K, W_V, W_O, "
-            "h).trace(X) in a cell of your own."
+            "then @ W_O. To find the step, compare your intermediates with those of t = mha.MultiHeadAttention(W_Q, "
+            "W_K, W_V, W_O, h).trace(X) in a cell of your own: t is not a tuple to unpack but a record read by name, "
+            "t.Q, t.K, t.V, t.scores, t.scaled, t.weights, t.heads (each (h, n, ·), head i at [i]), t.concat and "
+            "t.output."
         )
     correct("h heads of width d_k, side by side, then W^O: it agrees with mha_core." if not hidden else
             "Hidden checks passed too: a batch dimension, other shapes, causal on and off.")

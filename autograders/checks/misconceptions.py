@@ -46,6 +46,7 @@ NO_SCALING = _tag("no-scaling", "no scaling by √d_k")
 SCALED_WITH_D_MODEL = _tag("scaled-with-d-model", "scaled with d_model instead of d_k")
 MULTIPLIED_BY_SQRT_D_K = _tag("multiplied-by-sqrt-d-k", "multiplied by √d_k instead of dividing")
 SCALING_AS_SOFTMAX = _tag("scaling-as-softmax", "scaling confused with softmax's job", option=r"sum to 1")
+SCALED_TWICE = _tag("scaled-twice", "scores already scaled divided by √d_k again")
 SCALE_IS_H = _tag("scale-is-h", "the scale taken for the number of heads", option=r"number of heads")
 SOFTMAX_LINEAR = _tag("softmax-linear", "softmax as a linear normalisation")
 SOFTMAX_NOT_NORMALISED = _tag("softmax-not-normalised", "softmax not normalised")
@@ -62,6 +63,7 @@ CAUSAL_MASK_APPLIED = _tag("causal-mask-applied", "causal mask applied wrongly")
 FORGOT_SOFTMAX = _tag("forgot-softmax", "forgot the softmax")
 SUM_OF_KEYS = _tag("sum-of-keys", "weighted sum of the keys, not the values")
 FORGOT_W_O = _tag("forgot-w-o", "forgot W^O")
+W_O_PER_HEAD = _tag("w-o-per-head", "W^O applied to each head apart (not to the heads side by side)")
 COUNTED_BIASES = _tag("counted-biases", "counted biases")
 TWO_FLOPS = _tag("two-flops", "2 FLOPs per multiply-add (multiply-adds asked)")
 EXAMPLE_NUMBERS_ONLY = _tag("example-numbers-only", "a formula of the example's numbers only")
@@ -147,6 +149,25 @@ HEAD_PATTERN_MISREAD = _tag("head-pattern-misread", "a learned head's pattern mi
 KV_COUNTED_ONCE = _tag("kv-counted-once", "the KV cache counted for the keys or the values only")
 GQA_IGNORED = _tag("gqa-ignored", "a KV cache for every query head (grouped-query attention ignored)")
 BYTES_FORGOTTEN = _tag("bytes-forgotten", "numbers counted where bytes are asked (bytes per number forgotten)")
+BITS_FOR_BYTES = _tag("bits-for-bytes", "bits counted where bytes are asked")
+SCORES_ALONE = _tag("scores-alone", "one token's multiply-adds counted for its scores alone (the weighted sum forgotten)")
+# Two mistakes whose answers coincide at some numbers (autograders.problems.declare.Coincidence): the message, and
+# the report, name both causes, since the answer cannot tell them apart.
+KV_HALF = _tag("kv-half", "half the KV cache: the keys or the values only, or numbers not bytes (one answer at 2 bytes)")
+KV_EIGHTFOLD = _tag(
+    "kv-eightfold", "8 times the KV cache: every query head cached, or bits not bytes (one answer at 8 query heads "
+    "a key-value head)"
+)
+MACS_DOUBLED = _tag(
+    "macs-doubled", "twice the multiply-adds per byte: 2 FLOPs a multiply-add, the keys' bytes alone, or at 2 bytes "
+    "a number per number (one answer)"
+)
+MACS_GQA_OR_UPSIDE_DOWN = _tag(
+    "macs-gqa-or-upside-down", "multiply-adds per byte with a cache per query head, or upside down (one answer)"
+)
+MACS_SCORES_OR_SHEET = _tag(
+    "macs-scores-or-sheet", "multiply-adds per byte of the scores alone, or the sheet's answer (one answer)"
+)
 DECODE_COMPUTE_BOUND = _tag(
     "decode-compute-bound", "decoding taken to be limited by multiply-adds, not by memory",
     option=r"multiply-adds: attention's cost",
@@ -189,6 +210,16 @@ MUTATES_INPUT = _tag("mutates-input", "the function writes into the arrays it is
 N2_HALF_COUNTED = _tag(
     "n2-half-counted", "the n² cost counted for the scores alone (the weighted sum forgotten)"
 )
+PROJECTIONS_PER_HEAD = _tag("projections-per-head", "the projections counted at one head's width d_k")
+HEADS_WIDTH_EITHER = _tag(
+    "heads-width-either", "h times too small: the heads' n² stages at the full width, or the projections at one "
+    "head's width (one answer)"
+)
+MASK_AFTER_SOFTMAX_RENORMALISED = _tag(
+    "mask-after-softmax-renormalised", "a mask applied after the softmax, then renormalised (what the masked keys' "
+    "maximum leaves underflows)"
+)
+FLOAT32 = _tag("float32", "computed in float32 (single precision), not float64")
 
 TAG_LINE = _student.TAG_LINE
 

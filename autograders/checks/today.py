@@ -70,10 +70,16 @@ def masked_weights(scores, valid_lens, causal, mistake=None):
     """The weights of 4.6 (rows with no key: zeros), or with one of :data:`MASK_MISTAKES` made."""
     n_q, n_k = scores.shape[-2:]
     allowed = _allowed(valid_lens, n_q, n_k, causal, mistake)
+    if mistake == "float32":  # the right steps in single precision
+        return masked_weights(scores.astype(np.float32), valid_lens, causal)
     with np.errstate(all="ignore"):
         if mistake == "after_softmax":  # softmax of every score, then the masked weights zeroed (not renormalised)
             e = np.exp(scores - scores.max(axis=-1, keepdims=True))
             return e / e.sum(axis=-1, keepdims=True) * allowed
+        if mistake == "after_softmax_renormalised":  # then renormalised (a row whose sum is 0: weights 0)
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True)) * allowed
+            total = e.sum(axis=-1, keepdims=True)
+            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
         fill = {"zero_fill": 0.0, "uniform_row": -1e9}.get(mistake, -np.inf)
         s = np.where(allowed, scores, fill)
         peak = s.max(axis=-1, keepdims=True)
@@ -87,6 +93,13 @@ _AFTER = (tags.MASK_AFTER_SOFTMAX, "The mask is applied after the softmax: zeroi
           "the scores (set them to -inf) before the softmax.")
 MASK_MISTAKES = {
     "after_softmax": named(*_AFTER),
+    "after_softmax_renormalised": named(tags.MASK_AFTER_SOFTMAX_RENORMALISED, "The mask is applied after the softmax, "
+                                        "then renormalised: that gives the right weights only while the allowed keys' "
+                                        "e^(s - max) survive, and the maximum subtracted is over every key, the masked "
+                                        "ones too. With scores this large, a masked score far above the allowed ones "
+                                        "makes their e^(s - max) underflow to 0, and the row comes out 0 (or 0/0). Mask "
+                                        "the scores (set them to -inf) before the softmax: the maximum is then the "
+                                        "largest allowed score."),
     "zero_fill": named(tags.MASK_FILL_ZERO, "Masked scores are set to 0: e^0 = 1 still gives those keys weight (a score "
                        "of 0 is an ordinary score). Set them to -inf, so that e^-inf = 0."),
     "triu": named(tags.MASK_WRONG_WAY, "The causal mask is the wrong triangle: query i may attend to keys j ≤ i (np.tri, "
@@ -113,13 +126,17 @@ MASK_MISTAKES = {
     "bottom_right": named(tags.CAUSAL_MASK_APPLIED, "The causal mask is aligned bottom-right (the last query sees "
                           "the last key, as when decoding with a cache): here query i sees keys j ≤ i counted from "
                           "the first key, the top-left triangle np.tri(n_q, n_k), as PyTorch's is_causal does."),
+    "float32": named(tags.FLOAT32, "The weights agree with the right ones only to about 1e-7, the precision of "
+                     "float32 (single-precision) numbers; the test asks for 1e-9, which float64, numpy's default, "
+                     "gives. Compute in float64: no astype(np.float32) or dtype=np.float32."),
     "or": named(tags.MASKS_COMBINED_WITH_OR, "The two masks are combined with \"or\": a key is then allowed when either "
                 "mask allows it. A key must be allowed by both, padding and causal: combine them with &."),
 }
-_NAN_ROW = named(tags.FULLY_MASKED_NAN, "A row whose keys are all masked (an empty sequence, valid length 0) gives 0/0 = "
-                 "NaN: every score is -inf, so every e^s is 0 and so is their sum. Give such a row weights 0: for "
-                 "instance divide only where the sum is positive (np.divide(e, total, out=np.zeros_like(e), where=total "
-                 "> 0)), and shift it by 0, not by its maximum -inf.")
+_NAN_ROW = named(tags.FULLY_MASKED_NAN, "A row whose keys are all masked (an empty sequence, valid length 0) gives NaN: "
+                 "it has no weight left to normalise, every one is 0 (masked), and so is their sum: 0/0 = NaN (with "
+                 "masked scores of -inf, shifting the row by its maximum gives -inf - (-inf) = NaN already). Give such "
+                 "a row weights 0: for instance divide only where the sum is positive (np.divide(e, total, "
+                 "out=np.zeros_like(e), where=total > 0)), and shift a row of -inf by 0, not by its maximum.")
 
 
 _MUTATES = named(tags.MUTATES_INPUT, "`masked_softmax` writes into the `scores` it is given (-inf in the masked "

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..checks import misconceptions as tags
 from ..checks.feedback import HIDDEN_PASSED, WrongAnswer, mismatch, named, tag_of, unanswered
-from .declare import NO_NUMBERS, Answer, Mistake, Numbers, choice
+from .declare import NO_NUMBERS, Answer, Coincidence, Mistake, Numbers, choice
 
 ASSIGNMENT = "beyond_the_sheet"
 
@@ -54,24 +54,46 @@ def _cached(n):
     return n.n_layers * 2 * one.nbytes
 
 
+def _cache_bytes(n):
+    return 2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value
+
+
+_ONE_CACHE = ("a layer keeps the keys *and* the values of every past token, two tensors of n_ctx × n_kv_heads × "
+              "d_head numbers")
 KV_CACHE_BYTES = Answer(
     "q4_5_kv_cache_bytes", "number", numbers=MODEL_4_5, tolerance=0.5, sheet_mistake=True, hidden=_cached, prefix="",
     trials=("the size of the cached arrays themselves",),
-    answer=lambda n: 2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
+    answer=_cache_bytes,
     mistakes=(
-        Mistake(tags.KV_COUNTED_ONCE, lambda n: n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value,
-                "That counts one cache per layer: a layer keeps the keys *and* the values of every past token, two "
-                "tensors of n_ctx × n_kv_heads × d_head numbers: multiply by 2."),
-        Mistake(tags.GQA_IGNORED, lambda n: 2 * n.n_layers * n.n_ctx * n.n_heads * n.d_head * n.bytes_per_value,
+        Mistake(tags.KV_COUNTED_ONCE, lambda n: _cache_bytes(n) // 2,
+                f"That counts one cache per layer: {_ONE_CACHE}: multiply by 2."),
+        Mistake(tags.GQA_IGNORED, lambda n: _cache_bytes(n) * n.n_heads // n.n_kv_heads,
                 lambda n: f"That caches keys and values for all n_heads = {n.n_heads} query heads. With grouped-query "
                           f"attention they share n_kv_heads = {n.n_kv_heads} key-value heads, and only those are "
                           "cached."),
+        Mistake(tags.BYTES_FORGOTTEN, lambda n: _cache_bytes(n) // n.bytes_per_value,
+                when=lambda n: n.bytes_per_value != 1,
+                says=lambda n: f"That counts the cached numbers, not their bytes: each number takes "
+                               f"{n.bytes_per_value} bytes: multiply by {n.bytes_per_value}."),
+        Mistake(tags.BITS_FOR_BYTES, lambda n: 8 * _cache_bytes(n),
+                "That counts bits: a byte is 8 bits, and bytes are asked: divide by 8."),
+    ),
+    coinciding=(
+        Coincidence((tags.KV_COUNTED_ONCE, tags.BYTES_FORGOTTEN), tags.KV_HALF,
+                    f"That is half the cache, which two slips give with numbers of 2 bytes: counting one cache per "
+                    f"layer ({_ONE_CACHE}), or counting the cached numbers, not their bytes (each takes 2 bytes). "
+                    "Either way, multiply by 2."),
+        Coincidence((tags.GQA_IGNORED, tags.BITS_FOR_BYTES), tags.KV_EIGHTFOLD,
+                    lambda n: f"That is 8 times the cache, which two slips give when n_heads = {n.n_heads} is 8 times "
+                              f"n_kv_heads = {n.n_kv_heads}: caching keys and values for every query head (with "
+                              "grouped-query attention they share the n_kv_heads key-value heads, and only those are "
+                              "cached), or counting bits, not bytes (a byte is 8 bits). Either way, divide by 8."),
     ),
     fallback=lambda n: f"`kv_cache_bytes` is {n.value:,.0f}: count the numbers one layer caches (keys and values, n_ctx "
                        "tokens, n_kv_heads heads of d_head numbers), then multiply by the layers and the bytes per "
                        "number.",
     right=lambda n: f"2 · {n.n_layers} · {n.n_ctx} · {n.n_kv_heads} · {n.d_head} · {n.bytes_per_value} = "
-                    f"{2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value:,} bytes.",
+                    f"{_cache_bytes(n):,} bytes.",
     hidden_right="It matches the size of the cached arrays themselves.",
 )
 
@@ -113,10 +135,25 @@ KV_PARAMS = Answer(
                     "W_K and W_V each map d_model numbers to the shared key-value heads only.",
     hidden_right="It matches the sizes of the matrices themselves.",
 )
+
+
+def _macs_per_byte(n):
+    return n.n_heads / (n.n_kv_heads * n.bytes_per_value)
+
+
+def _kv_heads_shared(n):
+    return (f"the n_heads = {n.n_heads} query heads share n_kv_heads = {n.n_kv_heads} key-value heads: each cached "
+            f"number read serves {n.n_heads // n.n_kv_heads} query heads")
+
+
+_TWO_FLOPS = "counting 2 FLOPs (a multiply and an add) per multiply-add"
+_KEYS_ALONE = "counting the bytes of the keys alone (the weighted sum reads the cached values too, as many bytes again)"
+_SCORES_ALONE = ("counting the multiply-adds of the scores alone (the weighted sum of the cached values costs as many "
+                 "again, n_ctx · d_head per head)")
 MACS_PER_BYTE = Answer(
     "q4_5_macs_per_byte", "number", numbers=MODEL_4_5, tolerance=0.005, sheet_mistake=True, hidden=_decode_step,
     trials=("one decoding step's arrays",),
-    answer=lambda n: n.n_heads / (n.n_kv_heads * n.bytes_per_value),
+    answer=_macs_per_byte,
     mistakes=(
         Mistake(tags.GQA_IGNORED, lambda n: 1 / n.bytes_per_value,
                 lambda n: f"That reads a key and a value per query head. The n_heads = {n.n_heads} query heads share "
@@ -125,12 +162,36 @@ MACS_PER_BYTE = Answer(
         Mistake(tags.BYTES_FORGOTTEN, lambda n: n.n_heads / n.n_kv_heads, when=lambda n: n.bytes_per_value != 1,
                 says=lambda n: f"That is multiply-adds per cached number: each number takes {n.bytes_per_value} "
                                "bytes, and bytes are asked."),
+        Mistake(tags.TWO_FLOPS, lambda n: 2 * _macs_per_byte(n),
+                "That counts 2 FLOPs (a multiply and an add) per multiply-add: multiply-adds are asked, one each."),
+        Mistake(tags.KV_COUNTED_ONCE, lambda n: 2 * _macs_per_byte(n),
+                "That counts the bytes of the keys alone: each head's weighted sum reads the cached values too, as "
+                "many bytes again."),
+        Mistake(tags.SCORES_ALONE, lambda n: _macs_per_byte(n) / 2,
+                "That counts the multiply-adds of the scores alone: the weighted sum of the cached values costs as "
+                "many again (n_ctx · d_head per head)."),
+        Mistake("-/upside-down", lambda n: 1 / _macs_per_byte(n), "Upside down: that is bytes per multiply-add."),
+    ),
+    coinciding=(
+        Coincidence((tags.BYTES_FORGOTTEN, tags.TWO_FLOPS, tags.KV_COUNTED_ONCE), tags.MACS_DOUBLED + "/per-number",
+                    f"That is twice the answer, which three slips give with numbers of 2 bytes: {_TWO_FLOPS}, "
+                    f"{_KEYS_ALONE}, or counting per cached number, not per byte (each number takes 2 bytes). "
+                    "Whichever it was, halve it."),
+        Coincidence((tags.TWO_FLOPS, tags.KV_COUNTED_ONCE), tags.MACS_DOUBLED,
+                    f"That is twice the answer, which two slips give: {_TWO_FLOPS} (multiply-adds are asked, one "
+                    f"each), or {_KEYS_ALONE}. Either way, halve it."),
+        Coincidence((tags.GQA_IGNORED, "-/upside-down"), tags.MACS_GQA_OR_UPSIDE_DOWN,
+                    lambda n: f"Two slips give that with your numbers: reading a key and a value per query head "
+                              f"({_kv_heads_shared(n)}), or the ratio upside down (bytes per multiply-add)."),
+        Coincidence((tags.SCORES_ALONE, tags.EXAMPLE_NUMBERS_ONLY), tags.MACS_SCORES_OR_SHEET,
+                    f"Two slips give that with your numbers: the answer for the sheet's numbers, not for yours (use "
+                    f"the numbers in the cell under the problem), or {_SCORES_ALONE}."),
     ),
     fallback=lambda n: f"`macs_per_byte` is {n.value:g}: count the multiply-adds of the {n.n_heads} query heads' "
                        "scores and weighted sums over the n_ctx cached tokens, and the bytes of the K and V caches "
                        "they read, then divide.",
     right=lambda n: f"2 · {n.n_heads} · n_ctx · {n.d_head} multiply-adds over 2 · n_ctx · {n.n_kv_heads} · {n.d_head} "
-                    f"· {n.bytes_per_value} bytes = {n.n_heads / (n.n_kv_heads * n.bytes_per_value):g}, whatever n_ctx.",
+                    f"· {n.bytes_per_value} bytes = {_macs_per_byte(n):g}, whatever n_ctx.",
     hidden_right="It matches a count of one decoding step's arrays.",
 )
 DECODE_LIMIT = choice("q4_5_decode_limit", "B", {
@@ -169,12 +230,25 @@ def _flop_ratio(n, size):
     return (stages["projections"] + stages["output_projection"]) / (stages["scores"] + stages["weighted_sum"])
 
 
+def _ratio(n):
+    return 2 * n.d_model / n.n_short
+
+
+def _rounded(value, n):
+    """True when ``value`` is a whole number within 1 of the ratio (rounded, up, or down)."""
+    return value == int(value) and abs(value - _ratio(n)) < 1
+
+
+_HEADS_AT_FULL_WIDTH = ("counting h heads of the full width d_model in the n² stages (each head has width d_k = "
+                        "d_model / h, so the h heads together cost what one head of width d_model would)")
+_PROJECTIONS_PER_HEAD = ("counting the projections at one head's width d_k (X W_Q, X W_K, X W_V and Concat W_O each "
+                         "take all the heads at once, n × d_model by d_model × d_model)")
 _N2_WHAT = ("the projections (X W_Q, X W_K, X W_V and Concat W_O: 4 n d_model² multiply-adds) against the n² stages "
             "(the scores Q_i K_i^T and the weighted sums, h heads each: 2 n² d_model)")
 PROJECTIONS_OVER_SCORES = Answer(
     "q4_7_projections_over_scores", "number", numbers=COST_4_7, tolerance=0.05, sheet_mistake=True,
     trials=("mha_core's own stage counts",),
-    answer=lambda n: 2 * n.d_model / n.n_short,
+    answer=_ratio,
     hidden=lambda n: _flop_ratio(n, n.n_short), hidden_right="It matches the ratio of mha_core's own stage counts.",
     mistakes=(
         Mistake(tags.N2_HALF_COUNTED, lambda n: 4 * n.d_model / n.n_short,
@@ -191,10 +265,21 @@ PROJECTIONS_OVER_SCORES = Answer(
                 "together cost what one head of width d_model would."),
         Mistake("-/upside-down", lambda n: n.n_short / (2 * n.d_model),
                 "Upside down: that is the n² stages over the projections."),
+        Mistake(tags.PROJECTIONS_PER_HEAD, lambda n: 2 * n.d_model / (n.n_short * n.h),
+                "That counts the projections at one head's width d_k: X W_Q, X W_K, X W_V and Concat W_O each take "
+                "all the heads at once, n × d_model by d_model × d_model (4 n d_model² together)."),
+        Mistake("-/rounded", lambda n: round(_ratio(n)), matches=_rounded,
+                when=lambda n: abs(round(_ratio(n)) - _ratio(n)) > 0.1,  # twice the tolerance: not the right answer
+                says="That is the ratio rounded to a whole number: the count is right, give it to 1 decimal."),
+    ),
+    coinciding=(
+        Coincidence((tags.HEADS_COST_MORE, tags.PROJECTIONS_PER_HEAD), tags.HEADS_WIDTH_EITHER,
+                    f"That is h times too small, which two slips give: {_HEADS_AT_FULL_WIDTH}, or "
+                    f"{_PROJECTIONS_PER_HEAD}."),
     ),
     fallback=lambda n: f"`projections_over_scores` is {n.value:g}: count {_N2_WHAT}, at n = {n.n_short}, and divide.",
     right=lambda n: f"4 n d_model² / (2 n² d_model) = 2 d_model / n = 2 · {n.d_model} / {n.n_short} = "
-                    f"{2 * n.d_model / n.n_short:g}: at this length the projections cost far more than the scores.",
+                    f"{_ratio(n):g}: at this length the projections cost far more than the scores.",
 )
 EVEN_N = Answer(
     "q4_7_even_n", "int", numbers=COST_4_7, sheet_mistake=True,
@@ -212,6 +297,14 @@ EVEN_N = Answer(
                 "That counts h heads of the full width d_model: each head has width d_k = d_model / h."),
         Mistake("-/d-model", lambda n: n.d_model,
                 "That is d_model: 4 n d_model² = 2 n² d_model holds at twice that."),
+        Mistake(tags.PROJECTIONS_PER_HEAD, lambda n: 2 * n.d_model // n.h,
+                "That counts the projections at one head's width d_k: X W_Q, X W_K, X W_V and Concat W_O each take "
+                "all the heads at once, 4 n d_model² together."),
+    ),
+    coinciding=(
+        Coincidence((tags.HEADS_COST_MORE, tags.PROJECTIONS_PER_HEAD), tags.HEADS_WIDTH_EITHER,
+                    f"That is a length h times too short, which two slips give: {_HEADS_AT_FULL_WIDTH}, or "
+                    f"{_PROJECTIONS_PER_HEAD}."),
     ),
     fallback=lambda n: f"`even_n` is {n.value}: find the n where {_N2_WHAT} are equal.",
     right=lambda n: f"4 n d_model² = 2 n² d_model at n = 2 d_model = {2 * n.d_model}: only longer inputs make the n² "

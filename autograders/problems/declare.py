@@ -109,6 +109,29 @@ class Mistake:
 
 
 @dataclass(frozen=True)
+class Coincidence:
+    """Mistakes of one answer (``keys``: theirs) that give one value at some numbers, and the message for that
+    value, true for each cause (``says``), with its report tag (``key``: ``tag/detail``). Where their answers
+    agree (within twice the tolerance, as vetting compares them), :meth:`Answer.mistakes_of` gives this one in
+    their place, where the first of them stood: the feedback never names one cause of several as the cause."""
+
+    keys: tuple
+    key: str
+    says: object
+
+    def joined(self, found, tolerance):
+        """``found`` ([(Mistake, wrong answer)]) with this coincidence in place of its mistakes, where they all
+        apply and agree; else ``found`` as it is."""
+        mine = [(m, wrong) for m, wrong in found if m.key in self.keys]
+        if len(mine) != len(self.keys) or not all(same(wrong, mine[0][1], 2 * tolerance) for _, wrong in mine):
+            return found
+        first, value = mine[0]
+        at = next(i for i, (m, _) in enumerate(found) if m is first)
+        rest = [(m, wrong) for m, wrong in found if m.key not in self.keys]
+        return rest[:at] + [(Mistake(self.key, lambda n: value, self.says), value)] + rest[at:]
+
+
+@dataclass(frozen=True)
 class Answer:
     """One graded answer cell: what is right, what is accepted, what each known wrong answer means.
 
@@ -119,7 +142,8 @@ class Answer:
     ``hidden_tolerance``; ``hidden_says``: its message when the answer fails it (None: named as in the
     visible test). ``prefix``: what a named mistake's message starts with (``{name}``, ``{value}``).
     ``sheet_mistake``: the sheet's answer given for other numbers is named (within ``tolerance``, even when
-    ``near`` recognises the misconceptions' answers otherwise). ``fallback``: the message for
+    ``near`` recognises the misconceptions' answers otherwise). ``coinciding``: the
+    :class:`Coincidence` of some of ``mistakes`` (a larger one first). ``fallback``: the message for
     an unknown wrong answer, ``fallback_tag`` its tag. ``trials``: the phrases by which the problem's prompt
     announces what the hidden test tries (tests/test_accepted_forms.py finds each in the prompt)."""
 
@@ -129,6 +153,7 @@ class Answer:
     numbers: Numbers = NO_NUMBERS
     name: str = None                 # the variable; default: the grade_id's tail ("q2_2_scaled_score": scaled_score)
     mistakes: tuple = ()
+    coinciding: tuple = ()           # Coincidence: mistakes giving one value, named together where they do
     tolerance: float = 1e-9
     near: Callable = None            # (value, wrong) -> a mistake's answer is recognised (default: within tolerance)
     right: object = ""
@@ -155,13 +180,16 @@ class Answer:
         return self.name or self.id.split("_", 2)[2]
 
     def mistakes_of(self, entry, sheet=True):
-        """[(Mistake, wrong answer)] that apply to ``entry``, the sheet's answer last (unless not ``sheet``)."""
+        """[(Mistake, wrong answer)] that apply to ``entry``, the sheet's answer last (unless not ``sheet``), each
+        :class:`Coincidence` that holds there in place of its mistakes."""
         n = self.numbers.view(entry)
         found = [(m, m.wrong(n)) for m in self.mistakes if m.when(n)]
         if sheet and self.sheet_mistake and entry != self.numbers.sheet:
             sheet = self.answer(self.numbers.view(self.numbers.sheet))
             if not same(self.answer(n), sheet, 2 * self.tolerance):
                 found.append((Mistake(tags.EXAMPLE_NUMBERS_ONLY, lambda n: sheet, self.sheet_says), sheet))
+        for coincidence in self.coinciding:
+            found = coincidence.joined(found, self.tolerance)
         return found
 
 

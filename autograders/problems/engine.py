@@ -40,6 +40,7 @@ def pool(answer):
             problem=spec.problem, sheet=spec.sheet, entries=spec.entries, tolerance=answer.tolerance, valid=spec.valid,
             answer=lambda e: answer.answer(spec.view(e)),
             mistakes=lambda e: {m.key: wrong for m, wrong in answer.mistakes_of(e)},
+            recognised=lambda e, value: getattr(recognise(answer, value, e), "key", None),
             notes=({"variable": answer.variable} if answer.name else {}) | answer.notes)
         _POOLS[id(answer)] = (answer, found)  # the answer kept alive: its id stays its own
         return found

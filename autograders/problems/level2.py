@@ -201,6 +201,20 @@ def _winner_score(n):
         " (the query attending to itself)." if n.win == len(n.scores) else ".")
 
 
+SHEET_SQRT_D_K = 8.0  # √64: the sheet's d_k, Problem 2.2's
+
+
+def _divided_again(value, n):
+    """The number c of about 2 or more (a √d_k: 2.2's are 4 to 12) whose division of the scores gives ``value``'s
+    weights, the scores scaled a second time; None when ``value`` is no softmax of the scores so divided. (Below 2:
+    the scores (4, 1, 5.5) divided by 1.5 are the sheet's gaps, and its weights.)"""
+    w = np.asarray(value, float)
+    if w.shape != (3,) or not (w > 0).all() or w[n.win - 1] <= w[n.last - 1]:
+        return None
+    c = (n.s_w - n.scores[n.last - 1]) / math.log(w[n.win - 1] / w[n.last - 1])
+    return c if c > 1.9 and close(w, mha.softmax(np.asarray(n.scores) / c), WEIGHT_TOL) else None
+
+
 def _declare_2_3(numbers):
     weights = Answer(
         "q2_3_weights", "vector", lambda n: mha.softmax(np.asarray(n.scores, float)), numbers, tolerance=WEIGHT_TOL,
@@ -220,6 +234,11 @@ def _declare_2_3(numbers):
             Mistake("-/sorted", lambda n: np.sort(n.w), "The weights are sorted: keep weight j next to score j."),
             Mistake(tags.WEIGHTS_AS_PERCENTAGES, lambda n: 100 * n.w, "These are percentages: weights are fractions that "
                     "add up to 1.", matches=lambda value, n: close(np.asarray(value) / 100, n.w, WEIGHT_TOL)),
+            Mistake(tags.SCALED_TWICE, lambda n: mha.softmax(np.asarray(n.scores) / SHEET_SQRT_D_K),
+                    lambda n: f"These are the weights of your scores divided by about {_divided_again(n.value, n):.3g}: "
+                              "the scores here are already scaled (s_j = q k_j^T / √d_k), and dividing them again "
+                              "flattens the weights. Take the softmax of the scores as they are.",
+                    matches=lambda value, n: _divided_again(value, n) is not None),
         ),
         fallback=lambda n: f"`weights` is {np.round(n.value, 4)}: each weight is e^(s_j) divided by e^(s_1) + e^(s_2) "
                            "+ e^(s_3), to 4 decimals.",

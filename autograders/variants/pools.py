@@ -6,7 +6,11 @@ misconceptions give (``mistakes``: tag → value) and the precision the checks a
 passes :func:`vet` when its numbers are valid for the problem (``valid``: sizes that divide),
 its right answer is defined, and every misconception's answer differs, at that precision,
 from the right answer and from each other misconception's, so that the feedback names one
-misconception only.
+misconception only. Two plausible mistakes that coincide at some entries are declared together
+(:class:`~autograders.problems.declare.Coincidence`, a message true for each): ``mistakes`` then gives
+them as one where they agree, and any other coincidence of declared mistakes is named here, as is a
+misconception's answer that the checks would name as another (``recognised``: one whose test is wider
+than its value, as a whole number near the answer for a rounded one, takes it).
 """
 
 import itertools
@@ -31,6 +35,7 @@ class Pool:
     tolerance: float = 1e-9            # absolute: what the checks accept as equal
     valid: Callable = lambda entry: None   # entry -> why its numbers are unusable, or None
     notes: dict = field(default_factory=dict)  # "variable": the answer's name when not its grade_id's tail
+    recognised: Callable = None        # (entry, value) -> the tag the checks name for value (None: by value alone)
 
 
 def same(a, b, tolerance):
@@ -61,6 +66,11 @@ def entry_problems(pool, entry):
     for (tag_a, a), (tag_b, b) in itertools.combinations(wrong.items(), 2):
         if same(a, b, 2 * pool.tolerance):
             found.append(f"the misconceptions {tag_a!r} and {tag_b!r} give the same answer ({_show(a)})")
+    if not found and pool.recognised is not None:  # a wider test than a value's (any whole number near it) may take
+        for tag, value in wrong.items():          # another misconception's answer
+            named = pool.recognised(entry, value)
+            if named != tag:
+                found.append(f"the answer of the misconception {tag!r} ({_show(value)}) is named {named!r}")
     return found
 
 
