@@ -4,6 +4,7 @@ channels and the manager are stand-ins; tests/test_sandbox.py grades real notebo
 
 import asyncio
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 from queue import Queue
 
 import pytest
@@ -53,6 +54,13 @@ class Kernel:
         self.alive = False
 
 
+def run(coroutine):
+    """``asyncio.run(coroutine)`` in a thread of its own: in a full run Playwright's sync API holds the main
+    thread's event loop (its session fixtures live on), and asyncio.run refuses to start another there."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
 def executor(kernel):
     ex = SandboxExecute()
     ex.kc = ex.km = kernel
@@ -61,32 +69,32 @@ def executor(kernel):
 
 def test_ready_when_the_kernel_said_idle_for_its_kernel_info():
     kernel = Kernel()
-    reply = asyncio.run(executor(kernel)._ready(timeout=5))
+    reply = run(executor(kernel)._ready(timeout=5))
     assert reply["msg_type"] == "kernel_info_reply" and reply["parent_header"]["msg_id"] == "info-0"
     assert kernel.requests == 1
 
 
 def test_a_subscription_that_joins_late_is_asked_again():
     kernel = Kernel(joins=3)
-    reply = asyncio.run(executor(kernel)._ready(timeout=5))
+    reply = run(executor(kernel)._ready(timeout=5))
     assert kernel.requests == 3 and reply["parent_header"]["msg_id"] == "info-2"
 
 
 def test_a_subscription_the_kernel_welcomed_is_asked_again_at_once():
     kernel = Kernel(joins=2, welcomes=True)  # the first idle is lost, then IOPub says the subscription is live
-    reply = asyncio.run(executor(kernel)._ready(timeout=5))
+    reply = run(executor(kernel)._ready(timeout=5))
     assert kernel.requests == 3 and reply["parent_header"]["msg_id"] == "info-2", \
         "at the welcome, whatever came before it, the request is sent again: its idle reaches IOPub"
 
 
 def test_a_dead_kernel_or_a_silent_one_is_an_error():
     with pytest.raises(RuntimeError, match="died"):
-        asyncio.run(executor(Kernel(answers=False, alive=False))._ready(timeout=5))
+        run(executor(Kernel(answers=False, alive=False))._ready(timeout=5))
     with pytest.raises(RuntimeError, match="didn't respond in 1 s"):
-        asyncio.run(executor(Kernel(answers=False))._ready(timeout=1))
+        run(executor(Kernel(answers=False))._ready(timeout=1))
 
 
 def test_a_graceful_stop_asks_once_and_returns_when_the_kernel_is_gone():
     kernel = Kernel()
-    asyncio.run(executor(kernel)._async_stop_kernel())
+    run(executor(kernel)._async_stop_kernel())
     assert kernel.shutdowns == 1 and not kernel.alive
