@@ -198,6 +198,28 @@ def test_a_bad_cell_costs_only_itself(tmp_path, kernels):
     assert seconds < 90
 
 
+def test_a_deep_temporary_folder_still_starts_kernels(tmp_path, kernels, monkeypatch):
+    """With ``TMPDIR`` deep enough that a kernel's sockets there would pass a Unix socket's 107 bytes (a
+    pytest-xdist worker's folder did: every submission failed with "File name too long"), the sandbox's
+    folder goes to /tmp and the notebook runs; nothing of it is left there."""
+    from autograders.grading import sandbox
+
+    deep = tmp_path / ("d" * (sandbox.SOCKET_PATH_MAX - len(str(tmp_path)) - 30))  # a kernel's sockets there: past the limit
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    assert len(str(deep / sandbox.LONGEST_SOCKET)) > sandbox.SOCKET_PATH_MAX
+    roots, made = [], sandbox.Sandbox.__init__
+
+    def remembered(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        roots.append(self.root)
+
+    monkeypatch.setattr(sandbox.Sandbox, "__init__", remembered)
+    nb, _ = autograde.SandboxExecute(timeout=30).preprocess(_notebook("print(6 * 7)"), {"metadata": {"path": str(tmp_path)}})
+    assert "42" in _text(nb.cells[0])
+    assert roots and all(root.parent == Path("/tmp") and not root.exists() for root in roots), roots
+
+
 def test_course_config_runs_autograde_in_the_sandbox(tmp_path, kernels):
     from traitlets.config.loader import PyFileConfigLoader
 

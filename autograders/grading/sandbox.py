@@ -75,6 +75,16 @@ KEEP_ENV_PREFIXES = ("LC_",)
 HANDED_ENV = "MHA_VARIANTS_HANDED"  # the student's numbers, as the grader decided them (autograders.student.numbers)
 
 UID_RANGE = (3_000_000, 3_900_000)  # throwaway uids, one per process
+SOCKET_PATH_MAX = 107  # a Unix socket's path, in bytes (sun_path's 108, its NUL included)
+LONGEST_SOCKET = "mha-sandbox-xxxxxxxx/sockets/kernel-99999"  # a kernel's socket, from the sandbox's folder on
+
+
+def sandbox_parent():
+    """Where a sandbox's folder goes: the temporary folder (``TMPDIR``, a grading's own folder), or ``/tmp``
+    when a kernel's sockets there would be longer than a Unix socket's path may be (a deep ``TMPDIR``: every
+    kernel failed to start with "File name too long")."""
+    base = tempfile.gettempdir()
+    return base if len(os.fsencode(os.path.join(base, LONGEST_SOCKET))) <= SOCKET_PATH_MAX else "/tmp"
 
 
 def _under(path, parent):
@@ -398,7 +408,7 @@ class Sandbox:
 
     def __init__(self, settings=DEFAULT, copy_from=None, fonts=None):
         self.settings = settings  # the limits, the directories to hide (autograders.student.settings)
-        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-"))
+        self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-", dir=sandbox_parent()))
         self.work = self.root / "work"
         self.work.mkdir()
         self.uid = pick_uid() if os.geteuid() == 0 else None
