@@ -47,6 +47,7 @@ from .figures.describe import PLACES, describe_panel, describe_rows  # noqa: F40
 from .figures.counts import flop_plot, parameter_plot  # noqa: F401 (the notebooks call them from here)
 from .figures.grid import build_head_grid
 from .figures.head_view import head_view  # noqa: F401 (the notebooks call it from here)
+from .attention import causal_mask, scaled_dot_product_attention
 from .layer import MultiHeadAttention, shared_projection_attention
 
 def heatmap(matrix, row_labels=None, col_labels=None, title=None, mask=None, annotate=None, kind="weights",
@@ -253,6 +254,49 @@ def weight_bars(weights, labels=None, title=None, ax=None):
     return fig
 
 
+def head_heatmap(X, W_Q, W_K, tokens, title=None):
+    """Problem 4.4: the causal weights ``softmax(X W_Q (X W_K)^T / sqrt(d_k))`` (n, n) of one head on
+    ``X`` (n, d_model), its ``W_Q``, ``W_K`` (d_model, d_k) written by hand, as a heatmap over ``tokens``."""
+    X = check.array("X", X, ndim=2)
+    W_Q = check.array("W_Q", W_Q, ndim=2)
+    W_K = check.array("W_K", W_K, ndim=2)
+    if W_Q.shape[0] != X.shape[1] or W_K.shape != W_Q.shape:
+        raise ValueError(f"W_Q and W_K must both have shape ({X.shape[1]}, d_k), got {W_Q.shape} and {W_K.shape}")
+    weights = scaled_dot_product_attention(X @ W_Q, X @ W_K, X, causal=True)[1]  # (n, n)
+    return heatmap(weights, tokens, tokens, mask=causal_mask(len(X)), title=title)
+
+
+def learned_heads(count=2):
+    """Problem 5.4: the heads of the learned model (:mod:`mha_core.learned`, its shipped weights) on the
+    first ``count`` sequences of its evaluation set, one :func:`head_grid` each, titled with the answer."""
+    from . import learned
+
+    model = learned.load()
+    tokens, targets, _ = learned.evaluation_set(size=check.positive_int("count", count))
+    figures = []
+    for sequence, target in zip(tokens, targets):
+        letters = learned.spelled(sequence)
+        weights = learned.patterns(model, sequence)  # (layers · h, n, n)
+        figures.append(head_grid(weights, letters, letters, mask=np.broadcast_to(causal_mask(len(letters)), weights.shape),
+                                 head_titles=learned.head_titles(model),
+                                 title=f"The learned heads on {' '.join(letters)}: the answer is {learned.LETTERS[target]}"))
+    return figures
+
+
+def shuffled_block(perm=(5, 0, 1, 2, 3, 4), d_model=8, h=2, seed=35):
+    """Problem 3.5, as text: for a block with random weights (``seed``) on ``len(perm)`` tokens, without a
+    mask and with a causal one, whether shuffling the tokens by ``perm`` shuffles the output the same way."""
+    block = MultiHeadAttention.from_seed(d_model, h, seed=seed)
+    perm = np.asarray(perm)
+    X = example_embeddings(len(perm), block.d_model)
+    lines = []
+    for causal in (False, True):
+        out, _ = block(X, causal=causal)
+        shuffled, _ = block(X[perm], causal=causal)
+        lines.append(f"causal={causal!s:5}: f(X[perm]) == f(X)[perm] up to rounding: {np.allclose(shuffled, out[perm])}")
+    return "\n".join(lines)
+
+
 def head_split_diagram(n=4, h=2, d_k=3):
     """Problem 4.3: how ``X @ W_Q`` of shape (n, d_model) becomes the h heads' (h, n, d_k).
 
@@ -329,11 +373,14 @@ __all__ = [
     "example_embeddings",
     "flop_plot",
     "head_grid",
+    "head_heatmap",
     "head_options",
     "head_view",
     "head_split_diagram",
     "headless",
     "heatmap",
+    "learned_heads",
     "parameter_plot",
+    "shuffled_block",
     "weight_bars",
 ]

@@ -2,6 +2,7 @@
 earns nothing, however it reaches them (autograders.checks.own_work)."""
 
 import functools
+import shutil
 import sys
 import threading
 
@@ -385,3 +386,117 @@ def test_the_real_recheck_refuses_an_answer_that_switched_the_check_off(tmp_path
     assert results["q4_3_multi_head_attention_test"].score == 0
     assert SAYS in results["q4_3_multi_head_attention_test"].message
     assert all(r.score == r.max_score for gid, r in results.items() if gid != "q4_3_multi_head_attention_test")
+
+
+# --- when work is graded: the kernel's library answers no graded problem -------------------------------------
+
+# Each function of the library that a graded function problem asks for (or reduces to), as a graded kernel
+# would reach it; each must raise there (tests/test_sandbox.py runs them in the real sandbox).
+ANSWERING = ["head_dim", "softmax", "flop_count", "parameter_count", "shape_table", "multi_head_attention",
+             "split_heads", "concat_heads", "scaled_dot_product_attention", "causal_mask", "MultiHeadAttention",
+             "summed_heads_attention", "shared_projection_attention", "attention.attention_heads",
+             "heads.constructed", "learned.load"]
+
+
+def test_the_grading_copy_holds_no_code_of_the_modules_that_answer(tmp_path):
+    """Every module of mha_core is declared (a new one stops the build); the copy's modules that answer or draw
+    are stand-ins of four lines, and nothing in the copy computes an exponential, a product or a count."""
+    from autograders.grading import library_copy
+    from mha_core import graded
+
+    copy = library_copy.build(library_copy.ROOT / "mha_core", tmp_path)
+    sources = {path.relative_to(copy): path.read_text() for path in copy.rglob("*.py")}
+    for relative, text in sources.items():
+        module = ".".join(relative.with_suffix("").parts).removesuffix(".__init__")
+        if graded.kind(module) != "kept":
+            assert text.count("\n") == 4 and "stand_in(__name__" in text, relative
+    everything = "\n".join(sources.values())
+    for code in ("np.exp", "def softmax", "def head_dim", "@ ", "einsum", "def _masked_softmax", "d_model // h"):
+        assert code not in everything, code
+    assert not list(copy.rglob("*.npz"))  # the learned model's weights stay behind
+    (tmp_path / "source").mkdir()
+    shutil.copytree(library_copy.ROOT / "mha_core", tmp_path / "source" / "mha_core")
+    (tmp_path / "source" / "mha_core" / "shortcut.py").write_text("def softmax(x):\n    return x\n")
+    with pytest.raises(RuntimeError, match="shortcut.py is not declared"):
+        library_copy.build(tmp_path / "source" / "mha_core", tmp_path / "again")
+
+
+def test_the_stand_ins_refuse_and_draw_nothing():
+    from mha_core import graded
+
+    withheld = graded.stand_in("mha_core.attention", answers=True)("softmax")
+    with pytest.raises(graded.NotAvailable, match="mha_core.attention.softmax is not available while your work is "
+                                                  "graded: the answer must compute it with numpy"):
+        withheld(SCORES)
+    for use in (lambda: withheld.__code__, lambda: graded.stand_in("mha_core.attention", True)("_masked_softmax")):
+        with pytest.raises(AttributeError):
+            use()
+    with pytest.raises(graded.NotAvailable):
+        graded.stand_in("mha_core.layer", True)("MultiHeadAttention").from_seed(8, 2)
+    figure = graded.stand_in("mha_core.plots", answers=False)("heatmap")(np.eye(2), mask=None)
+    assert repr(figure) == "mha_core.plots.heatmap: not drawn while your work is graded" and list(figure) == []
+
+
+def test_a_remote_answer_that_reached_the_graded_kernels_library_is_refused_with_the_reason():
+    """In the re-check the refusal crosses the hand-over by name; the check turns it into NotOwnWork."""
+    from autograders.student.protocol import raised, raised_info
+    from mha_core import graded
+
+    def graded_kernels_softmax(scores):
+        raise raised(raised_info(graded.NotAvailable(f"mha_core.attention.softmax {graded.WHY}")))
+
+    class Remote(_FakeSession):
+        session = _Session([SETUP, "_lib = __import__('mha' + '_core')\ndef softmax(scores):\n    return _lib.softmax(scores)"])
+
+    message = refused(recheck.RemoteFunction(Remote(graded_kernels_softmax), 0, "softmax"))
+    assert "calls mha_core.attention.softmax, which is not available while your work is graded" in message
+    forged = raised(raised_info(graded.NotAvailable(f"anything else {graded.WHY}")))
+    assert own_work.withheld(forged) == "mha_core" and own_work.withheld(ValueError(graded.WHY)) is None
+
+
+def test_every_route_of_the_corpus_reaches_the_whole_library():
+    """The control of the corpus's ``library-every-route``: in a student's own Python (the whole library) its
+    routes find softmax; in a graded kernel none does (tests/test_corpus.py)."""
+    from tests.corpus import EVERY_ROUTE
+
+    namespace = {"np": np}
+    exec(EVERY_ROUTE, namespace)
+    assert len(namespace["FOUND"]) >= 8
+    np.testing.assert_allclose(namespace["softmax"](SCORES), numpy_softmax(SCORES))
+
+
+def test_every_level_runs_in_the_graded_kernel_with_the_grading_copy(tmp_path, kernels):
+    """Each assignment's released notebook with the worked answers, graded as ``grade`` grades it (the kernel
+    imports the grading copy of mha_core): no cell raises (the figures and explorers draw nothing) and every
+    test scores full marks."""
+    from autograders.editions import editions
+    from autograders.grading.autograde import SandboxExecute
+    from autograders.grading.recheck import is_test, nbgrader_meta
+
+    names = ["level1_recognition", "level2_application", "level3_analysis", "level4_synthesis", "level5_mastery",
+             "beyond_the_sheet"]
+    source_dir = tmp_path / "source"
+    source_dir.mkdir()
+    for name in names:
+        shutil.copy(NOTEBOOKS / f"{name}.ipynb", source_dir)
+    editions.build_release(tmp_path / "course", source_dir, say=lambda message: None)
+    for name in names:
+        source = nbformat.read(str(source_dir / f"{name}.ipynb"), as_version=4)
+        answers = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells if nbgrader_meta(c).get("solution")}
+        nb = nbformat.read(str(tmp_path / "course" / "release" / name / f"{name}.ipynb"), as_version=4)
+        for cell in nb.cells:
+            if nbgrader_meta(cell).get("solution"):
+                cell.source = answers[nbgrader_meta(cell)["grade_id"]]
+        executor = SandboxExecute(timeout=60, checks=True)
+        executor.source_notebook = source
+        work = tmp_path / f"run-{name}"
+        work.mkdir()
+        executor.preprocess(nb, {"metadata": {"path": str(work)}})
+        errors = [(i, o.get("ename"), o.get("evalue")) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                  and not is_test(c) for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        assert errors == [], (name, errors)
+        assert executor.verdicts and all(v.score == v.max_score for v in executor.verdicts.values()), \
+            (name, {g: v.message for g, v in executor.verdicts.items() if v.score != v.max_score})
+        shown = "\n".join(str(o.get("text", o.get("data", {}).get("text/plain", ""))) for c in nb.cells
+                          if c.cell_type == "code" and not is_test(c) for o in c.get("outputs", []))
+        assert "FlopExplorer(" not in shown and "Figure" not in shown  # nothing drawn: the stand-ins answered

@@ -911,3 +911,54 @@ def test_unisolated_as_root_refused_where_a_throwaway_user_cannot_read_python(mo
     launch = sandbox.Launch(DEFAULT, workdir="/nonexistent", uid=3_000_123)
     with pytest.raises(sandbox.Refused, match="--unisolated"):
         sandbox.isolate(launch, ["true"])
+
+
+LIBRARY_SURVEY = r"""
+import json, os, sys
+import mha_core
+from tests_names import ANSWERING
+refused, answered = [], []
+for name in ANSWERING:
+    module, _, attribute = name.rpartition(".")
+    try:
+        found = getattr(__import__("mha_core." + module, fromlist=["_"]) if module else mha_core, attribute)
+        found(8, 2) if attribute != "MultiHeadAttention" else found.from_seed(8, 2)
+        answered.append(name)
+    except Exception as error:
+        (refused if type(error).__name__ == "NotAvailable" else answered).append(name)
+readable = []
+for top in sorted({os.path.realpath(p) for p in [ROOT, sys.prefix, sys.base_prefix]}):
+    for folder, _, files in os.walk(top):
+        for name in files:
+            try:
+                with open(os.path.join(folder, name), "rb") as f:
+                    if b"def _masked_softmax" in f.read():
+                        readable.append(os.path.join(folder, name))
+            except OSError:
+                pass
+print(json.dumps({"refused": refused, "answered": answered, "readable": readable}))
+"""
+
+
+@pytest.mark.skipif(not NAMESPACES, reason="needs a mount namespace (the copy is bound where mha_core is)")
+@pytest.mark.parametrize("copy", [True, False], ids=["grading copy", "control: the whole library"])
+def test_the_graded_kernels_library_answers_no_graded_problem(tmp_path, kernels, copy):
+    """In the sandbox with the grading copy, every function of mha_core that answers a graded problem raises
+    NotAvailable, and no file the kernel can read (the repository's packages, the Python shown) holds the
+    library's code; the control, with the library itself, computes them all and reads its source."""
+    from autograders.grading.library_copy import grading_copy
+    from tests.test_own_work import ANSWERING
+
+    box = sandbox.Sandbox(library=grading_copy() if copy else None)
+    try:
+        (box.work / "tests_names.py").write_text(f"ANSWERING = {ANSWERING!r}\n")
+        out = subprocess.run(box.command([sys.executable, "-c", f"ROOT = {str(ROOT)!r}\n" + LIBRARY_SURVEY]),
+                             env=box.env(), cwd=box.work, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        seen = json.loads(out.stdout.splitlines()[-1])
+    finally:
+        box.close()
+    if copy:
+        assert seen["refused"] == ANSWERING and seen["readable"] == [], seen
+    else:
+        assert seen["refused"] == [] and seen["readable"], seen

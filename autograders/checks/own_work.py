@@ -18,6 +18,12 @@ with two looks at the student's function, either of which refuses it:
   Nothing is replaced; the hooks are restored afterwards, even on error. A function
   that switches the hook off is refused too.
 
+Both looks run in the student's own kernel (the practice edition), where they give the reason. When work
+is graded, what decides is out of the student's reach: the graded kernel's ``mha_core`` is a copy in which
+every function that answers a graded problem raises ``mha_core.graded.NotAvailable``
+(:mod:`autograders.grading.library_copy`), however it is reached; an answer that raised it is refused here
+with that reason (:func:`withheld`).
+
 numpy (and any other library) is allowed. The re-check (:mod:`autograders.grading.recheck`)
 calls a student's function through a :class:`~autograders.grading.recheck.RemoteFunction` that
 runs it in another process, where the student could have switched anything off: there,
@@ -68,8 +74,19 @@ def call(name, func, *args, hint="", shapes=""):
     if uses:
         raise _refuse(name, uses)
     watch = Watch(ignore=_TRANSPORT if remote else ())
+    watched = watch.wrap(func)
+
+    def judged(*arguments):  # outside the watch: it runs before the hook is set
+        try:
+            return watched(*arguments)
+        except Exception as error:
+            used = withheld(error)
+            if used and not watch.uses:
+                watch.uses = f"calls {used}, which is not available while your work is graded"
+            raise
+
     try:
-        result = feedback.call(name, watch.wrap(func), *args, hint=hint, shapes=shapes)
+        result = feedback.call(name, judged, *args, hint=hint, shapes=shapes)
     except WrongAnswer:
         if watch.uses:  # a crash inside mha_core (e.g. called with the wrong arguments): the cause is the call
             raise _refuse(name, watch.uses) from None
@@ -77,6 +94,18 @@ def call(name, func, *args, hint="", shapes=""):
     if watch.uses:
         raise _refuse(name, watch.uses)
     return result
+
+
+def withheld(error):
+    """The name of what the graded kernel's library refused (``mha_core.graded.NotAvailable``, as the
+    hand-over rebuilds it by name) when ``error`` is that refusal, else None."""
+    from mha_core.graded import WHY, NotAvailable
+
+    message = str(error)
+    if type(error).__name__ != NotAvailable.__name__ or not message.endswith(WHY):
+        return None
+    name = message[:-len(WHY)].strip()
+    return name if name.replace(".", "").replace("_", "").isalnum() and name.startswith("mha_core") else "mha_core"
 
 
 # --- what belongs to the library ------------------------------------------------------

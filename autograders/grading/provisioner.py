@@ -13,7 +13,8 @@ public ``pre_launch``, ``launch_kernel`` and ``cleanup``: each kernel gets a pri
 :class:`~autograders.grading.sandbox.Sandbox`, holding the submission's other files);
 it talks over Unix sockets in that directory (zmq's ``ipc`` transport, so that a new
 network namespace does not cut it off); its command line is the launcher's, which
-starts it in bubblewrap; and it is given two pipes, over which, after the last cell, it
+starts it in bubblewrap, showing it the grading copy of ``mha_core`` (no function that answers a graded
+problem: :mod:`autograders.grading.library_copy`) unless the tests run in the kernel; and it is given two pipes, over which, after the last cell, it
 hands the answers over to the grader's checks (:meth:`SandboxProvisioner.take_pipes`,
 :mod:`autograders.student.serve`). The kernel is interrupted by a message on its control channel, not a
 signal: bubblewrap starts it in a session of its own.
@@ -36,6 +37,7 @@ from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Dict
 
+from .library_copy import grading_copy
 from .prepared import font_list
 from .sandbox import Sandbox
 from ..student.settings import Settings
@@ -90,7 +92,8 @@ class SandboxProvisioner(LocalProvisioner):
         if self.sandbox is not None:  # a restart: a fresh directory (and user) for the new kernel
             self.sandbox.close()
         settings = Settings.from_dict(self.settings)
-        self.sandbox = Sandbox(settings, copy_from=kwargs.get("cwd"), fonts=font_list(settings))
+        library = None if settings.tests_in_kernel else grading_copy()  # no graded answer in the kernel's library
+        self.sandbox = Sandbox(settings, copy_from=kwargs.get("cwd"), fonts=font_list(settings), library=library)
         km = self.parent  # where LocalProvisioner, too, reads and writes the connection's details
         km.transport = "ipc"
         sockets = self.sandbox.root / "sockets"  # the kernel's, until it has made them (see _lock_sockets)

@@ -108,26 +108,29 @@ def _reachable(path):
 # --- the launcher: limits, environment, then bubblewrap -----------------------------
 
 
-def _root_file_system(keep, workdir, hide, disk, whole=False):
+def _root_file_system(keep, workdir, hide, disk, whole=False, library=None):
     """bubblewrap's arguments for the sandbox's file system (see :data:`SYSTEM_DIRS`), and what
     its report says: (arguments, the read-only paths, the covered ones). ``hide``: paths to cover
     should they lie inside a directory shown (with the repository, when the packages are its own).
     What the kernel may write is in memory, ``disk`` bytes in all: ``workdir`` is a tmpfs of half of
     it (the files the grader put there copied in), the private directories share the other half. Of the
-    workbook's packages: :data:`STUDENT_SIDE`, or both whole (``whole``: the tests run in the kernel)."""
+    workbook's packages: :data:`STUDENT_SIDE`, or both whole (``whole``: the tests run in the kernel).
+    ``library``: the grading copy of ``mha_core`` (:mod:`autograders.grading.library_copy`), bound in
+    place of every ``mha_core`` the kernel could import or read (:func:`_library_places`)."""
     venv = Path(sys.executable).parent.parent  # the launcher runs without site (-S): sys.prefix is the base's
     prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     prefixes = sorted({os.path.realpath(p) for p in prefixes + ([venv] if (venv / "pyvenv.cfg").is_file() else [])})
     if "/" in prefixes:
         raise OSError("Python is installed in / itself: no installation to show alone")
-    packages = [os.path.realpath(ROOT / name) for name in (PACKAGES if whole else STUDENT_SIDE) if (ROOT / name).exists()]
+    packages = [os.path.realpath(ROOT / name) for name in (PACKAGES if whole else STUDENT_SIDE)
+                if (ROOT / name).exists() and not (library and name == "mha_core")]
     hidden = [os.path.realpath(p) for p in hide]
     args = ["--proc", "/proc", "--dev", "/dev"]
     for path, share in zip(PRIVATE_DIRS, (4, 8, 8)):
         args += ["--perms", "1777", "--size", str(max(MiB, disk // share)), "--tmpfs", path]
     shown, covered, made = [], [], set()
 
-    def bind(path, how="--ro-bind"):
+    def bind(path, how="--ro-bind", source=None):
         parts = Path(path).parts
         for i in range(2, len(parts)):  # the directories on the way, searchable (bubblewrap copies a 0700 /root's mode)
             way = str(Path(*parts[:i]))
@@ -135,7 +138,7 @@ def _root_file_system(keep, workdir, hide, disk, whole=False):
             if way not in made and not inside and not os.path.islink(way):
                 made.add(way)
                 args.extend(["--perms", "0755", "--dir", way])
-        args.extend([how, path, path])
+        args.extend([how, source or path, path])
 
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
@@ -155,12 +158,25 @@ def _root_file_system(keep, workdir, hide, disk, whole=False):
     for path in [*prefixes, *packages]:
         if any(_under(path, c) for c in covered):
             bind(path)
+    for path in _library_places(prefixes) if library else ():
+        bind(path, source=os.path.realpath(library))
     for path in covered:
         args += ["--remount-ro", path]
     bind(os.path.realpath(keep), "--bind")
     args += ["--perms", "0777", "--size", str(max(MiB, disk // 2)), "--tmpfs", workdir, *_copied_in(workdir)]
     args += ["--remount-ro", "/", "--chdir", workdir]
     return args, sorted({*shown, *packages}), sorted({*covered, *hidden})
+
+
+def _library_places(prefixes):
+    """Where a kernel could import or read ``mha_core`` from: the workbook's own, and any installed in
+    the Python shown (a site-packages of one of ``prefixes``)."""
+    places = {os.path.realpath(ROOT / "mha_core")}
+    for prefix in prefixes:
+        for packages in Path(prefix).glob("lib*/python*/*-packages"):
+            if (packages / "mha_core").is_dir():
+                places.add(os.path.realpath(packages / "mha_core"))
+    return sorted(places)
 
 
 def _copied_in(workdir):
@@ -252,6 +268,8 @@ def _environment(args, report):
         env["JPY_PARENT_PID"] = "1"
     if args.variants:
         env[HANDED_ENV] = args.variants
+    if args.library and report.get("filesystem") != "isolated":  # no binds: the copy comes first on the path
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(args.library), env.get("PYTHONPATH")] if p)
     env.setdefault("MPLBACKEND", "Agg")
     return env
 
@@ -261,11 +279,12 @@ class Launch:
     :class:`~autograders.student.settings.Settings`: the limits, the directories to hide, namespaces
     or not), work in ``workdir`` (working directory and home), keep ``keep`` visible (default:
     ``workdir``), become the throwaway ``uid`` (as root) and hand it the files ``own``; ``variants``: the
-    student's numbers (JSON) for the command's :data:`HANDED_ENV`, or None."""
+    student's numbers (JSON) for the command's :data:`HANDED_ENV`, or None; ``library``: the folder of the
+    grading copy of ``mha_core`` to show in place of the library, or None (the library itself)."""
 
-    FIELDS = ("settings", "workdir", "keep", "uid", "own", "variants")
+    FIELDS = ("settings", "workdir", "keep", "uid", "own", "variants", "library")
 
-    def __init__(self, settings=DEFAULT, workdir=None, keep=None, uid=None, own=(), variants=None):
+    def __init__(self, settings=DEFAULT, workdir=None, keep=None, uid=None, own=(), variants=None, library=None):
         if not workdir:
             raise ValueError("workdir: the launcher needs a private directory to work in")
         if uid is not None and (type(uid) is not int or uid < 0):
@@ -274,10 +293,14 @@ class Launch:
         if variants is not None and type(variants) is not str:
             raise ValueError(f"variants: expected the numbers as a JSON string, got {type(variants).__name__}")
         self.uid, self.own, self.variants = uid, [str(p) for p in own], variants
+        if library is not None and type(library) is not str:
+            raise ValueError(f"library: expected a folder's path, got {type(library).__name__}")
+        self.library = library
 
     def to_json(self):
         return json.dumps({"settings": self.settings.as_dict(), "workdir": self.workdir, "keep": self.keep,
-                           "uid": self.uid, "own": self.own, "variants": self.variants}, sort_keys=True)
+                           "uid": self.uid, "own": self.own, "variants": self.variants,
+                           "library": self.library}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text):
@@ -285,7 +308,7 @@ class Launch:
         if type(data) is not dict or set(data) - set(cls.FIELDS):
             raise ValueError(f"LAUNCH_JSON: expected an object with the keys {', '.join(cls.FIELDS)}")
         return cls(Settings.from_dict(data.get("settings") or {}), data.get("workdir"), data.get("keep"),
-                   data.get("uid"), data.get("own") or (), data.get("variants"))
+                   data.get("uid"), data.get("own") or (), data.get("variants"), data.get("library"))
 
 
 USAGE = "usage: python -m autograders.grading.sandbox LAUNCH_JSON -- COMMAND..."
@@ -322,7 +345,8 @@ def isolate(args, command):
     make its sandbox and the settings do not ask for unisolated grading, or where that would run the
     kernel as root (no throwaway user, or one that could not read Python)."""
     settings = args.settings
-    report = {"memory": settings.memory, "file_size": settings.file_size}
+    report = {"memory": settings.memory, "file_size": settings.file_size,
+              "library": "the grading copy" if args.library else "whole"}
     root = os.geteuid() == 0
     dropping = root and args.uid is not None
     refused = _bubblewrap(_flags(root))
@@ -331,7 +355,8 @@ def isolate(args, command):
         keep = args.keep or args.workdir
         try:
             mounts, report["visible"], report["hidden"] = _root_file_system(keep, args.workdir, settings.hide,
-                                                                            settings.disk, settings.tests_in_kernel)
+                                                                            settings.disk, settings.tests_in_kernel,
+                                                                            args.library)
         except OSError as error:
             refused = str(error)
         else:
@@ -406,8 +431,9 @@ class Sandbox:
     and removes the directory.
     """
 
-    def __init__(self, settings=DEFAULT, copy_from=None, fonts=None):
+    def __init__(self, settings=DEFAULT, copy_from=None, fonts=None, library=None):
         self.settings = settings  # the limits, the directories to hide (autograders.student.settings)
+        self.library = library  # the grading copy of mha_core (autograders.grading.library_copy), or None
         self.root = Path(tempfile.mkdtemp(prefix="mha-sandbox-", dir=sandbox_parent()))
         self.work = self.root / "work"
         self.work.mkdir()
@@ -437,7 +463,8 @@ class Sandbox:
         site: the standard library only, no .pth file's imports for every process)."""
         from ..student.numbers import handed_json
 
-        launch = Launch(self.settings, workdir=self.work, keep=self.root, uid=self.uid, own=own, variants=handed_json())
+        launch = Launch(self.settings, workdir=self.work, keep=self.root, uid=self.uid, own=own, variants=handed_json(),
+                        library=str(self.library) if self.library else None)
         return [sys.executable, "-I", "-S", os.path.abspath(__file__), launch.to_json(), "--", *inner]
 
     def env(self):

@@ -932,3 +932,114 @@ CASES += [
          edits=(("q1_1_d_k", "source", IMPORT_ANSWERS),), zero=("q1_1_d_k_test",),
          says="grader modules imported: []; autograders holds ['student']"),
 ]  # the answers
+
+
+# --- own work: a graded kernel's mha_core answers no graded problem, however it is reached ---
+#
+# The graded kernel imports a copy of the library whose functions that answer a graded problem raise
+# (mha_core/graded.py, autograders/grading/library_copy.py). The first case is the one found on main
+# (issue 42): a built name at the top of the answer cell, which the re-check's reading of the source does
+# not follow. The second finds the library every other way at the top of its cell, where the source is
+# not read, and its softmax calls whatever it found: a point only if one route computes softmax.
+
+NUMPY_WEIGHTS = "s = np.array([4.0, 2.0, 5.0])\nweights = np.exp(s - s.max()) / np.exp(s - s.max()).sum()"
+
+BUILT_NAME = '''\
+_lib = __import__("mha" + "_core")
+
+
+def softmax(scores):
+    return _lib.softmax(scores)
+'''
+
+# softmax as pickled where the whole library is (a reference by name: mha_core.attention.softmax)
+PICKLED_SOFTMAX = __import__("pickle").dumps(__import__("mha_core.attention").attention.softmax)
+
+EVERY_ROUTE = f'''\
+import gc, glob, importlib, marshal, os, pickle, sys, types
+
+ROUTES = {{}}
+
+
+def route(name):
+    def add(find):
+        try:
+            ROUTES[name] = find()
+        except Exception as error:
+            print(name, "found nothing:", type(error).__name__)
+    return add
+
+
+@route("__import__")
+def _():
+    return __import__("mha" + "_core").softmax
+@route("importlib")
+def _():
+    return getattr(importlib.import_module("mha_core.attention"), "soft" + "max")
+@route("sys.modules")
+def _():
+    return sys.modules["mha_core"].softmax
+@route("through autograders.student")
+def _():
+    return importlib.import_module("autograders.student.shape_errors").mha_core.softmax
+@route("the attention a student-side module imported")
+def _():
+    attend = importlib.import_module("autograders.student.by_hand").scaled_dot_product_attention
+    return lambda s: attend(np.asarray(s)[None, :], np.eye(len(s)), np.eye(len(s)), scale=1.0)[1][0]
+@route("a copied code object")
+def _():
+    original = sys.modules["mha_core"].softmax
+    return types.FunctionType(original.__code__, original.__globals__)
+@route("the private helper")
+def _():
+    helper = sys.modules["mha_core.attention"]._masked_softmax
+    return lambda s: helper(np.asarray(s), None)
+@route("exec of the source on disk")
+def _():
+    for base in sys.path + [os.path.dirname(sys.modules["mha_core"].__file__) + "/.."]:
+        for path in glob.glob(os.path.join(base or ".", "mha_core", "attention.py")):
+            namespace = {{"__name__": "mha_core.copied", "__package__": "mha_core"}}
+            exec(open(path).read(), namespace)
+            return namespace["softmax"]
+@route("the compiled bytecode")
+def _():
+    folder = os.path.dirname(sys.modules["mha_core"].__file__)
+    for path in glob.glob(os.path.join(folder, "__pycache__", "attention*.pyc")):
+        namespace = {{"__name__": "mha_core.copied", "__package__": "mha_core"}}
+        exec(marshal.loads(open(path, "rb").read()[16:]), namespace)
+        return namespace["softmax"]
+@route("a pickled function")
+def _():
+    return pickle.loads({PICKLED_SOFTMAX!r})
+@route("every function in memory")
+def _():
+    return next(f for f in gc.get_objects() if isinstance(f, types.FunctionType) and f.__name__ == "softmax"
+                and "mha_core" in f.__code__.co_filename)
+
+
+def works(find):
+    try:
+        return bool(np.allclose(find(np.array([1.0, 2.0])), [0.26894142, 0.73105858]))
+    except Exception:
+        return False
+
+
+FOUND = [find for name, find in ROUTES.items() if works(find)]
+print("routes to the library that work:", [name for name, find in ROUTES.items() if works(find)])
+
+
+def softmax(scores):
+    return FOUND[0](scores)
+'''
+
+CASES += [
+    Case("library-by-built-name", LEVEL2, "its softmax calls mha_core imported under a built name at the top of "
+         "the answer cell (issue 42's attack)",
+         edits=(("q2_3_softmax", "source", BUILT_NAME), ("q2_3_weights", "source", NUMPY_WEIGHTS)),
+         zero=("q2_3_softmax_test",), says="is not available while your work is graded"),
+    Case("library-every-route", LEVEL2, "finds mha_core's softmax by a built name, importlib, sys.modules, "
+         "autograders.student, a copied code object, a private helper, its source or bytecode on disk, a pickle "
+         "and the objects in memory, and calls the first that works (a point only if one does)",
+         edits=(("q2_3_softmax", "source", EVERY_ROUTE), ("q2_3_weights", "source", NUMPY_WEIGHTS)),
+         zero=("q2_3_softmax_test",), says="routes to the library that work: []"),
+]  # own work
