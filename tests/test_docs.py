@@ -108,6 +108,9 @@ def check_command(line):
     if not words:
         return "no command"
     program, args = words[0], words[1:]
+    venv = re.fullmatch(r"(?:\.\./)*\.venv/bin/(.+)", program)
+    if venv and venv[1] != "python":  # a program of the clone's venv (.venv/bin/nbgrader): looked up beside this Python
+        program = venv[1]
     if program == "make":
         targets = [a for a in args if not a.startswith("-") and "=" not in a]
         missing = [t for t in targets if t not in make_targets()]
@@ -148,7 +151,28 @@ def test_the_command_check_can_fail():
     assert check_command("make lab") is None
     assert check_command("make no-such-target") is not None
     assert check_command("mha-workbook grade --course course --no-such-option") is not None
+    assert check_command(".venv/bin/nbgrader db student add alice") is None
+    assert check_command(".venv/bin/no-such-program") is not None
     assert check_command("mha-workbook no-such-command") is not None
     assert check_command("python -m benchmarks no_such_benchmark") is not None
     assert check_command("python -m benchmarks hub") is None
     assert check_command("no-such-program --help") is not None
+
+
+LAYOUT = ROOT / "docs" / "development.md"
+MODULE_ROW = re.compile(r"^\| `((?:autograders|mha_core)/[^`]+\.py)` \|", re.M)
+
+
+def test_the_layout_has_a_row_for_every_module_of_the_two_packages():
+    """docs/development.md's "The modules": one row per module file of autograders/ and mha_core/, none for a
+    module that is gone."""
+    listed = MODULE_ROW.findall(LAYOUT.read_text(encoding="utf-8"))
+    modules = {str(path.relative_to(ROOT)) for package in ("autograders", "mha_core")
+               for path in (ROOT / package).rglob("*.py")}
+    missing = sorted(modules - set(listed))
+    assert not missing, (f"{LAYOUT.relative_to(ROOT)}, \"The modules\": no row for {missing}: add one line each, "
+                         "| `<path>` | what it holds |")
+    gone = sorted(set(listed) - modules)
+    assert not gone, f"{LAYOUT.relative_to(ROOT)}, \"The modules\": rows for modules that are gone: {gone}"
+    twice = sorted({path for path in listed if listed.count(path) > 1})
+    assert not twice, f"{LAYOUT.relative_to(ROOT)}, \"The modules\": more than one row for {twice}"
