@@ -109,13 +109,13 @@ def check_command(line):
         return "no command"
     program, args = words[0], words[1:]
     venv = re.fullmatch(r"(?:\.\./)*\.venv/bin/(.+)", program)
-    if venv and venv[1] != "python":  # a program of the clone's venv (.venv/bin/nbgrader): looked up beside this Python
+    if venv:  # a program of the clone's venv (.venv/bin/nbgrader, ../.venv/bin/python): looked up beside this Python
         program = venv[1]
     if program == "make":
         targets = [a for a in args if not a.startswith("-") and "=" not in a]
         missing = [t for t in targets if t not in make_targets()]
         return f"no make target {missing}" if missing else None
-    if program in ("python", "python3", ".venv/bin/python") and args[:1] == ["-m"]:
+    if program in ("python", "python3") and args[:1] == ["-m"]:
         module, rest = args[1], args[2:]
         if module == "autograders":
             program, args = "mha-workbook", rest
@@ -153,6 +153,7 @@ def test_the_command_check_can_fail():
     assert check_command("mha-workbook grade --course course --no-such-option") is not None
     assert check_command(".venv/bin/nbgrader db student add alice") is None
     assert check_command(".venv/bin/no-such-program") is not None
+    assert check_command("../.venv/bin/python -m autograders variants write --no-such-option") is not None
     assert check_command("mha-workbook no-such-command") is not None
     assert check_command("python -m benchmarks no_such_benchmark") is not None
     assert check_command("python -m benchmarks hub") is None
