@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 GROUP = "mha-workbook"
+GRADERS = "mha-workbook-graders"  # the instructors of every hub on this machine: they run the grader's environment
 SBIN = ("/usr/sbin", "/sbin", "/usr/bin")
 
 
@@ -57,6 +58,21 @@ def ensure_group():
         grp.getgrnam(GROUP)
     except KeyError:
         subprocess.run([_tool("groupadd"), "--system", GROUP], check=True)
+
+
+def ensure_grader(name):
+    """Put ``name`` (an instructor) in the group :data:`GRADERS` (made if missing); its gid. Every hub's
+    instructor joins it, so a second hub on the same environments (another course, another instructor)
+    keeps the first one's instructor in: their group was the grader's folder's before, and the second
+    hub's took its place."""
+    try:
+        group = grp.getgrnam(GRADERS)
+    except KeyError:
+        subprocess.run([_tool("groupadd"), "--system", GRADERS], check=True)
+        group = grp.getgrnam(GRADERS)
+    if name not in group.gr_mem:
+        subprocess.run([_tool("usermod"), "--append", "--groups", GRADERS, name], check=True)
+    return group.gr_gid
 
 
 def ensure_account(name, full_name=""):

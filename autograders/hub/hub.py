@@ -187,16 +187,14 @@ GRADER_PARTS = ("mha_core", "autograders", "pyproject.toml", "hub")
 
 
 def close_grader_dir(settings):
-    """The grader's folder (``HubSettings.grader_dir``): root's, mode 0750 in the instructor's own group
-    once the instructor's account exists (their server runs from it; no student is in that group), 0700
-    before. What the hub runs as root and the grading sandbox binds (its folders on the way made
-    searchable inside the sandbox only) read it through root's rights or the instructor's."""
+    """The grader's folder (``HubSettings.grader_dir``): root's, mode 0750 in the group of every hub's
+    instructors (:data:`accounts.GRADERS`, which no student joins) once the instructor's account exists
+    (their server runs from it), 0700 before. What the hub runs as root and the grading sandbox binds
+    (its folders on the way made searchable inside the sandbox only) read it through root's rights or
+    the instructors'."""
     folder = settings.grader_dir
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        gid = pwd.getpwnam(settings.instructor).pw_gid
-    except KeyError:
-        gid = None
+    gid = accounts.ensure_grader(settings.instructor) if accounts.exists(settings.instructor) else None
     os.chown(folder, 0, 0 if gid is None else gid, follow_symlinks=False)
     folder.chmod(0o700 if gid is None else 0o750)
 
