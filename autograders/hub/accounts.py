@@ -117,13 +117,14 @@ print(json.dumps(written))
 
 def write_as(name, files, python, replace=False):
     """Write ``files`` (``{relative path: text}``) into ``~name`` as the user ``name`` (never as root: a
-    link the user made cannot send it elsewhere), in one process of ``python`` (one every user may run);
+    link the user made cannot send it elsewhere, with the user's groups as at a login), in one process of ``python``
+    (one the user may run: an instructor's is the grader's, open to the group :data:`GRADERS`);
     an existing file is kept unless ``replace``. Returns the relative paths written."""
     user, where = pwd.getpwnam(name), home(name)
     paths = {str(where / relative): relative for relative in files}
     done = subprocess.run([str(python), "-c", _WRITE, "replace" if replace else "keep"],
                           input=json.dumps({path: files[relative] for path, relative in paths.items()}), text=True,
-                          user=user.pw_uid, group=user.pw_gid, extra_groups=[], cwd="/",
+                          user=user.pw_uid, group=user.pw_gid, extra_groups=os.getgrouplist(name, user.pw_gid), cwd="/",
                           env={"PATH": "/usr/bin:/bin", "HOME": user.pw_dir}, capture_output=True)
     if done.returncode != 0:
         raise OSError(f"could not write {', '.join(sorted(files))} in ~{name}: {done.stderr.strip()[-300:]}")
