@@ -98,9 +98,20 @@ class Person:
         return self.page.locator(f"#{section}_assignments_list > .list_item", has_text=ASSIGNMENT).first
 
     def fetch(self):
+        """Fetch the assignment as a student does, pressing Refresh again while the list stays hidden (seen once
+        in a full run with three Labs starting at once: the Fetch button there but never shown for 3 minutes)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         self.assignments()
-        self.page.locator("#refresh_assignments_list").click()
-        self.row("released").locator(".item_status button").click()
+        button = self.row("released").locator(".item_status button")
+        for attempt in range(TIMEOUT // 30_000):
+            self.page.locator("#refresh_assignments_list").click()
+            try:
+                button.wait_for(state="visible", timeout=30_000)
+                break
+            except PlaywrightTimeout:
+                shot(self.page, f"fetch-hidden-{self.name}-{attempt}")
+        button.click()
         self.row("fetched").wait_for()
 
     def submit(self):
