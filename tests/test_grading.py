@@ -260,8 +260,8 @@ def test_a_test_the_checks_could_not_confirm_scores_0_and_says_why(graded, tmp_p
 
 def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
     """One execution per submission, counted from the grader's side: one sandboxed process started (every
-    one starts through the sandbox's launcher), each of the notebook's own code cells sent to it once and
-    no test cell ever, and the hidden tests decided all the same (student000's hard-coded answer fails
+    one starts through the sandbox's launcher), each of the sheet's cells and the answer cells sent to it
+    once, no test cell ever and no other cell (the explorers, the predictions: "Not run when graded"), and the hidden tests decided all the same (student000's hard-coded answer fails
     only there)."""
     from jupyter_client.asynchronous.client import AsyncKernelClient
     from jupyter_client.client import KernelClient
@@ -281,11 +281,14 @@ def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
     nb = nbformat.read(str(course / "autograded/student000/level1_recognition/level1_recognition.ipynb"), as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
     tests = [c for c in code if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
-    cells = [c.source for c in code if c not in tests]
+    cells = [c.source for c in code if c not in tests and "nbgrader" in c.metadata]  # the sheet's and the answers
     students = [c.source for c in code if c.metadata.get("nbgrader", {}).get("solution")]
     assert students and [sent.count(source) for source in students] == [1] * len(students), (students, sent)
     assert tests and not [c for c in tests if c.source in sent]
     assert sent[:-1] == cells and handover.SERVE.split("\n")[0] in sent[-1]  # then the hand-over
+    plain = [c for c in code if "nbgrader" not in c.metadata]  # the explorer and the prediction: not run
+    assert plain and not [c for c in plain if c.source in sent]
+    assert all([o.get("text") for o in c.outputs] == [handover.NOT_RUN] for c in plain)
 
 
 def test_another_gradebook_url_gets_the_definitions_and_the_same_scores(graded, tmp_path):

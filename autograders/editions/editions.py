@@ -264,7 +264,8 @@ The problems of *Beyond the sheet* are optional: your teacher may skip them.
 - **Solution** and **Rubric** callouts (closed, below each problem) hold the worked
   solution and how a written answer is graded: open them once you have tried.
 - When your instructor grades your work, hidden tests check your answers further and the
-  written answers are graded by hand.
+  written answers are graded by hand. Only the sheet's cells and your answer cells run then:
+  put what an answer needs (a helper, an import) in its answer cell.
 
 Your work is safe: building the workbook again never overwrites a notebook you changed
 (the new build is written beside it as `<name>.new.ipynb`).

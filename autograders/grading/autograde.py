@@ -245,7 +245,7 @@ class SandboxExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         from nbclient import NotebookClient
 
-        from .handover import check_answers
+        from .handover import check_answers, graded_cells, not_run, source_of
         from .recheck import is_test
         from .verdicts import take_off_records
 
@@ -258,13 +258,15 @@ class SandboxExecute(Execute):
         completed = []  # code cells that ran to their end, error or not: replayed in a new kernel
         index, kernels = 0, 0
         check = self.source_notebook is not None or self.checks  # then the hand-over, and no test cell runs here
+        source = source_of(self, resources) if check else None
+        runs = graded_cells(nb, source) if source is not None else None  # None: a plain notebook, every cell
         deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
         while index < len(cells) or check:
             kernels += 1
             if kernels > self.max_restarts:
                 self._not_run(cells[index:], "crash: not run, the kernel crashed too often in this notebook.")
                 if check:
-                    check_answers(self, resources, None, "the kernel crashed too often in this notebook")
+                    check_answers(self, source, None, "the kernel crashed too often in this notebook")
                 break
             self.shutdown_kernel = "graceful"
             with self.setup_kernel():  # a new client each time: its kernel_info reply is ours (_ready)
@@ -281,6 +283,9 @@ class SandboxExecute(Execute):
                     index += 1
                     if check and is_test(cell):  # its outputs come from the checks (verdicts.write_outputs)
                         cell.outputs, cell.execution_count = [], None
+                        continue
+                    if runs is not None and cell.cell_type == "code" and index - 1 not in runs:
+                        not_run(cell)  # what is graded is what the answer cells define
                         continue
                     try:
                         self.preprocess_cell(cell, resources, index - 1)
@@ -303,7 +308,7 @@ class SandboxExecute(Execute):
                         completed.append(index - 1)
                 if self.shutdown_kernel == "graceful":
                     if check and index >= len(cells):  # the same process, still alive: it hands its answers over
-                        check_answers(self, resources, self.km.provisioner)
+                        check_answers(self, source, self.km.provisioner)
                         check = False
                     if self.shutdown_kernel == "graceful":
                         self._stop_kernel()

@@ -9,6 +9,11 @@ grader's process, on the answers that cross as data (:func:`autograders.grading.
 verdicts become the test cells' outputs (:func:`autograders.grading.verdicts.write_outputs`), which
 nbgrader's ``SaveAutoGrades`` then scores.
 
+Only the sheet's own cells (its set-up and data cells) and the student's answer
+cells run (:func:`graded_cells`): what is graded is what the answer cells define. A cell the student added,
+and the sheet's explorers and predictions, do not run, so none of them can install a hook, patch the
+hand-over or rebind an answer after the last answer cell; each keeps a one-line note that says so.
+
 What went wrong in the run (a cell past its time limit, a flood of output, the memory limit) comes
 from the run itself: a test using what such a cell set is "could not confirm", as it would be had the
 cell run again. A notebook whose last kernel died is given one more, which replays the cells that had
@@ -21,9 +26,32 @@ import signal
 from pathlib import Path
 
 SERVE = "from autograders.student.serve import serve as _mha_serve\n_mha_serve({}, {})"
+NOT_RUN = ("Not run when graded: only the sheet's own cells and the answer cells run. "
+           "Put what an answer needs in its answer cell.\n")
 
 
-def _source(executor, resources):
+def graded_cells(nb, source):
+    """The indices of the cells of ``nb`` that run when it is graded: the sheet's set-up and data cells (locked:
+    nbgrader's ``OverwriteCells`` has put back their text as released) and the answer cells, each known by a
+    grade_id of the assignment's ``source`` notebook, in the last cell holding it (the one nbgrader's
+    ``DeduplicateIds`` keeps). Any other cell (one the student added, an explorer, a prediction) does not run."""
+    from .recheck import is_test, nbgrader_meta
+
+    sheet = {nbgrader_meta(c).get("grade_id") for c in source.cells if c.cell_type == "code" and not is_test(c)
+             and (nbgrader_meta(c).get("solution") or nbgrader_meta(c).get("locked"))}
+    last = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    return {i for gid, i in last.items() if gid in sheet - {None}}
+
+
+def not_run(cell):
+    """Mark ``cell`` as not run when graded (its outputs: the note alone)."""
+    from nbformat import NotebookNode
+
+    cell.execution_count = None
+    cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=NOT_RUN)] if cell.source.strip() else []
+
+
+def source_of(executor, resources):
     """The assignment's source notebook of the notebook being graded: the course's
     ``source/<assignment>/<notebook>.ipynb``, as nbgrader's ``CourseDirectory`` finds it."""
     import nbformat
@@ -65,10 +93,10 @@ def _side(executor, provisioner):
     return side
 
 
-def check_answers(executor, resources, provisioner, broken=None):
-    """Run the source notebook's tests on the answers the live kernel of ``provisioner`` hands over (None:
-    no kernel left, ``broken`` says why); their verdicts go to ``executor.verdicts`` and become the test
-    cells' outputs."""
+def check_answers(executor, source, provisioner, broken=None):
+    """Run the tests of ``source`` (the assignment's source notebook, :func:`source_of`) on the answers the
+    live kernel of ``provisioner`` hands over (None: no kernel left, ``broken`` says why); their verdicts go
+    to ``executor.verdicts`` and become the test cells' outputs."""
     from .recheck import cell_label, check, is_test, wanted
     from ..student.serve import Handover
     from .verdicts import write_outputs
@@ -76,11 +104,11 @@ def check_answers(executor, resources, provisioner, broken=None):
     if not any(is_test(c) for c in executor.nb.cells):  # no test cell (a plain notebook): nothing to check
         executor.verdicts = {}
         return
-    source = _source(executor, resources)
     if source is None:
         raise RuntimeError("the assignment's source notebook was not found: its tests cannot run")
+    runs = graded_cells(executor.nb, source)
     cells = [(cell_label(c, n), n - 1) for n, c in enumerate(executor.nb.cells, 1)
-             if c.cell_type == "code" and not is_test(c) and c.source.strip()]
+             if c.cell_type == "code" and n - 1 in runs and c.source.strip()]
     handover = Handover(_side(executor, provisioner), [(label, executor.nb.cells[at].source) for label, at in cells],
                         wanted(source), executor.settings, _trouble(executor, cells), broken)
     try:

@@ -569,9 +569,10 @@ CASES += [
          says="hidden tests found in linecache and sys.modules: 0"),
     Case("reads-gc", LEVEL1, "reads every object gc tracks (a point only if one holds a hidden test)",
          edits=(("q1_2_why", "source", READ_GC),), zero=("q1_2_why_test",), says="hidden tests found through gc: 0"),
-    Case("prints-history-last", LEVEL1, "a wrong labelled choice (its hidden test fails), then a last cell that "
-         "prints the whole history and every channel above into the feedback",
-         edits=(("q1_2_why", "source", 'why = "A"'), ("q1_2_why_test", "after", PRINT_EVERYTHING)),
+    Case("prints-history-last", LEVEL1, "a wrong labelled choice (its hidden test fails) in the last answer cell, "
+         "which then prints the whole history and every channel above into the feedback (a cell of the "
+         "student's own after it would not run)",
+         edits=(("q1_2_why", "source", 'why = "A"\n' + PRINT_EVERYTHING),),
          zero=("q1_2_why_test",), says=("hidden tests found anywhere: 0", "does *not* keep the full width")),
 ]  # hidden tests in the kernel
 
@@ -1043,3 +1044,91 @@ CASES += [
          edits=(("q2_3_softmax", "source", EVERY_ROUTE), ("q2_3_weights", "source", NUMPY_WEIGHTS)),
          zero=("q2_3_softmax_test",), says="routes to the library that work: []"),
 ]  # own work
+
+
+# --- what is graded is what the answer cells define: nothing else runs when graded ---
+#
+# A submission's cells of its own (and the sheet's explorers and predictions) do not run when it is graded
+# (autograders/grading/handover.py, graded_cells): none can install a hook, patch the hand-over, start a
+# thread or rebind an answer after the last answer cell. Each case's answers are wrong; the cell of its
+# own makes them right every way it can (a point only if one of them runs).
+
+FLIP = '''\
+import atexit, sys, threading, time
+from IPython import get_ipython
+
+_ip = get_ipython()
+
+
+def _right_head_dim(d_model, h):
+    return d_model // h
+
+
+def _flip(*args, **kwargs):
+    _ip.user_ns.update(why="B", head_dim=_right_head_dim)
+    return args[-1] if args else None
+
+
+for _event in ("pre_execute", "post_execute", "pre_run_cell", "post_run_cell"):
+    _ip.events.register(_event, _flip)
+atexit.register(_flip)
+threading.Timer(0.1, _flip).start()
+threading.Thread(target=lambda: [(_flip(), time.sleep(0.005)) for _ in iter(int, 1)], daemon=True).start()
+sys.settrace(_flip)
+threading.settrace(_flip)
+_ip.display_formatter.formatters["text/plain"].for_type(str, lambda *a: _flip())
+try:  # the hand-over and its wire, patched
+    import autograders.student.serve as _serve, autograders.student.protocol as _protocol
+    _orig_serve, _orig_encode = _serve.serve, _serve.encode
+    _serve.serve = lambda *a: (_flip(), _orig_serve(*a))[1]
+    _serve.encode = _protocol.encode = lambda value, *a: _orig_encode("B" if value == "A" else value, *a)
+except ImportError as error:
+    print("the hand-over is not there:", error)
+_flip()
+print("flipped every way")
+'''
+
+WRONG = (("q1_1_head_dim", "source", "def head_dim(d_model, h):\n    return d_model * h"),
+         ("q1_2_why", "source", 'why = "A"'))
+FLIPPED = ("q1_1_head_dim_test", "q1_2_why_test")
+
+_apply_meta = apply
+
+
+def apply(nb, edits, course, root):  # noqa: F811 (extends the generators above with ``own`` edits)
+    """``own``: a new code cell after the cell, with ``argument`` = (source, its nbgrader metadata or None);
+    ``plain``: the first code cell after it without nbgrader metadata (the sheet's explorer, prediction) gets
+    ``argument`` as its source."""
+    nb = _apply_meta(nb, [e for e in edits if e[1] not in ("own", "plain")], course, root)
+    for grade_id, action, argument in edits:
+        if action == "plain":
+            start = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == grade_id)
+            cell = next(c for c in nb.cells[start:] if c.cell_type == "code" and "nbgrader" not in c.metadata)
+            cell.source = argument
+        elif action == "own":
+            index = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == grade_id)
+            source, meta = argument
+            cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": dict(meta)} if meta else {})
+            cell["id"] = f"own-{grade_id}-{len(nb.cells)}"
+            nb.cells.insert(index + 1, cell)
+    return nb
+
+
+CASES += [
+    Case("flips-after-the-last-cell", LEVEL1, "wrong answers, then a cell of its own after the last one that "
+         "makes them right through IPython's hooks, atexit, a timer, a thread, sys.settrace, a display formatter "
+         "and a patched hand-over and wire",
+         edits=WRONG + (("q1_2_why_test", "after", FLIP),), zero=FLIPPED, says="Not run when graded"),
+    Case("flips-between-cells", LEVEL1, "the same cell of its own right after the set-up, before any answer",
+         edits=WRONG + (("setup", "after", FLIP),), zero=FLIPPED, says="Not run when graded"),
+    Case("flips-as-a-sheet-cell", LEVEL1, "the same cell of its own made to look like the sheet's: a locked cell "
+         "with a grade_id the sheet does not have",
+         edits=WRONG + (("q1_1_numbers", "own", (FLIP, {"locked": True, "solution": False, "grade": False,
+                                                         "grade_id": "q1_1_more_numbers", "schema_version": 3})),),
+         zero=FLIPPED, says="Not run when graded"),
+    Case("flips-in-the-set-up", LEVEL1, "the sheet's set-up cell rewritten to flip the answers (nbgrader runs it "
+         "as the sheet has it)",
+         edits=WRONG + (("setup", "append", FLIP),), zero=FLIPPED),
+    Case("flips-in-an-explorer", LEVEL1, "the sheet's explorer cell (no nbgrader metadata) rewritten to flip them",
+         edits=WRONG + (("setup", "plain", FLIP),), zero=FLIPPED, says="Not run when graded"),
+]  # what is graded
