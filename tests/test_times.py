@@ -60,24 +60,55 @@ def number(text):
     return int(text.replace(",", ""))
 
 
-def table(header):
-    """The rows of the guide's table whose header row starts with ``| header |``, each a list of cells."""
-    lines = DOC.read_text().splitlines()
+def table(header, text=None):
+    """{first cell: (its line in the guide, the row's cells)} of the guide's table whose header row starts
+    with ``| header |``."""
+    lines = (DOC.read_text() if text is None else text).splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith(f"| {header} |"))
-    rows = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
+    rows = {}
+    for k in range(start + 2, len(lines)):
+        if not lines[k].startswith("|"):
             break
-        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+        cells = [cell.strip() for cell in lines[k].strip("|").split("|")]
+        rows[cells[0]] = (k + 1, cells)
     return rows
 
 
 def level_rows():
-    return {row[0]: row for row in table("level")}
+    return {name: row for name, (_, row) in table("level").items()}
 
 
 def part_rows():
-    return {row[0]: row for row in table("part")}
+    return {name: row for name, (_, row) in table("part").items()}
+
+
+def where(row_line, name):
+    return f"docs/teachers.md line {row_line}: the {name} row"
+
+
+def counted(values):
+    return " | ".join(f"{v:,}" for v in values)
+
+
+def problem_rows(text, notebooks):
+    """What to change in the table "part" so that each of ``notebooks``' parts ({stem: {part: cells}}) has a
+    row counting its cells, and no row is left of a part that is gone."""
+    rows, said, listed = table("part", text), [], set()
+    for stem, found in notebooks.items():
+        opening = next(k for k, v in OPENINGS.items() if v == stem)
+        for part, cells in found.items():
+            name = opening if part == "opening" else part
+            listed.add(name)
+            if name not in rows:
+                after = max(line for line, _ in rows.values())
+                said.append(f"docs/teachers.md line {after}: no row for {name} ({stem}) in the table \"part\": add "
+                            f"\"| {name} | {counted(counts(cells))} | <estimate> | <why> |\" in its place")
+            elif [number(x) for x in rows[name][1][1:6]] != list(counts(cells)):
+                said.append(f"{where(rows[name][0], name)} counts {' | '.join(rows[name][1][1:6])}; {stem} has "
+                            f"{counted(counts(cells))}: change them to that")
+    said += [f"{where(line, name)} counts a part no notebook has: remove it (and its minutes from its level's)"
+             for name, (line, _) in rows.items() if name not in listed]
+    return said
 
 
 def notebook(stem):
@@ -85,12 +116,15 @@ def notebook(stem):
 
 
 def test_each_level_row_counts_what_its_notebook_holds():
-    rows = level_rows()
+    rows = table("level")
     assert set(LEVELS) | {CORE_ROW} == set(rows)
     for name, stem in LEVELS.items():
         nb = notebook(stem)
         words, code, _, written, predictions = counts(nb.cells)
-        assert [number(x) for x in rows[name][1:6]] == [len(nb.cells), words, code, written, predictions], name
+        has = [len(nb.cells), words, code, written, predictions]
+        line, row = rows[name]
+        assert [number(x) for x in row[1:6]] == has, (
+            f"{where(line, name)} counts {' | '.join(row[1:6])}; {stem} has {counted(has)}: change them to that")
 
 
 def test_the_core_row_adds_the_core_up():
@@ -102,26 +136,49 @@ def test_the_core_row_adds_the_core_up():
     assert rows[CORE_ROW][7] and rows["Beyond the sheet (optional)"][7], "the expert's range stands beside ours"
 
 
+def every_part():
+    return {stem: parts(notebook(stem)) for stem in sorted(set(LEVELS.values()) - {"self_test"})}
+
+
 def test_each_problem_row_counts_what_its_problem_holds():
-    rows = part_rows()
-    listed = set()
-    for stem in set(LEVELS.values()) - {"self_test"}:
-        for part, cells in parts(notebook(stem)).items():
-            name = next(k for k, v in OPENINGS.items() if v == stem) if part == "opening" else part
-            listed.add(name)
-            assert name in rows, f"{stem}: {name} has no row"
-            assert [number(x) for x in rows[name][1:6]] == list(counts(cells)), name
-    assert listed == set(rows), set(rows) - listed
+    said = problem_rows(DOC.read_text(), every_part())
+    assert not said, "\n".join(said)
+
+
+def test_a_problem_added_or_gone_is_named_with_its_line():
+    """A notebook gains a problem after its last, loses its last, or a count of one changes: the line is named."""
+    text, notebooks = DOC.read_text(), every_part()
+    lines = text.splitlines()
+    rows = table("part", text)
+    stem = "beyond_the_sheet"
+    last = list(notebooks[stem])[-1]
+    major, minor = last.split(".")
+    new = f"{major}.{int(minor) + 1}"
+    said = problem_rows(text, {**notebooks, stem: {**notebooks[stem], new: notebooks[stem][last]}})
+    assert said == [s for s in said if s.startswith(f"docs/teachers.md line {max(l for l, _ in rows.values())}: "
+                                                    f"no row for {new} ")] and len(said) == 1, said
+    gone = dict(notebooks[stem])
+    del gone[last]
+    said = problem_rows(text, {**notebooks, stem: gone})
+    assert len(said) == 1 and said[0].startswith(f"docs/teachers.md line {rows[last][0]}: the {last} row counts a part "
+                                                 "no notebook has: remove it"), said
+    line = rows[last][0]
+    changed = lines[: line - 1] + [lines[line - 1].replace(f"| {last} | ", f"| {last} | 1", 1)] + lines[line:]
+    said = problem_rows("\n".join(changed), notebooks)
+    assert len(said) == 1 and said[0].startswith(f"docs/teachers.md line {line}: the {last} row counts 1"), said
 
 
 def test_each_level_s_estimate_is_the_sum_of_its_problems():
-    rows, levels = part_rows(), level_rows()
+    rows, levels = part_rows(), table("level")
     for name, stem in LEVELS.items():
         if stem == "self_test":
             continue
         owned = [part for part in parts(notebook(stem)) if part != "opening"]
         opening = next(k for k, v in OPENINGS.items() if v == stem)
-        assert minutes(levels[name][6]) == sum(minutes(rows[part][6]) for part in [opening, *owned]), name
+        total = sum(minutes(rows[part][6]) for part in [opening, *owned])
+        line, row = levels[name]
+        assert minutes(row[6]) == total, (f"{where(line, name)}'s estimate is {row[6]}; its parts' add up to "
+                                          f"{total} min: change it to {total // 60} h {total % 60} min")
 
 
 def floor(words, code, written, predictions):
@@ -150,7 +207,10 @@ def test_the_prose_gives_the_tables_totals():
     text = " ".join(DOC.read_text().split())
     levels = level_rows()
     core, beyond = levels[CORE_ROW][6], levels["Beyond the sheet (optional)"][6]
-    assert f"The core adds up to about {core} and Beyond the sheet to {beyond}." in text
+    said = next((k for k, line in enumerate(DOC.read_text().splitlines(), 1) if "The core adds up" in line), None)
+    assert f"The core adds up to about {core} and Beyond the sheet to {beyond}." in text, (
+        f"docs/teachers.md line {said}: the sentence under the tables should read \"The core adds up to about "
+        f"{core} and Beyond the sheet to {beyond}.\"")
 
 
 def test_the_counts_count():
