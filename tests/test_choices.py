@@ -3,7 +3,7 @@
 Each option's text is read from the source notebook's problem cell ("- **A.** ..." or "- **A** — ..."),
 the right letter from its solution cell, the tag from the check's own message for that letter. A tag
 says which misconception the report counts: each tag declares the words an option showing that
-misconception must hold (``option=`` in autograders/checks/misconceptions.py): written per tag, not per
+misconception must hold (``option=`` of its declaration, autograders/problems): written per tag, not per
 option, so a tag attached to the wrong option fails here.
 """
 
@@ -16,7 +16,7 @@ import pytest
 
 from autograders.checks.feedback import WrongAnswer
 from autograders.checks.forms import choice_form
-from autograders.checks.misconceptions import OPTION_WORDS
+from autograders.problems.misconception import OPTION_WORDS
 from autograders.problems import LEVELS
 from autograders.problems.engine import check
 
@@ -27,7 +27,7 @@ CHOICES = {answer.id: (assignment, check(answer, assignment)) for assignment, mo
            for answer in module.ANSWERS if answer.kind == "choice"}
 
 # tag: a pattern the text of an option carrying it must match (the misconception, in the option's words)
-MARKERS = OPTION_WORDS  # tag: words an option carrying it must hold (autograders/checks/misconceptions.py)
+MARKERS = OPTION_WORDS  # tag: words an option carrying it must hold (its declaration's option=)
 
 
 def _cells(notebook):

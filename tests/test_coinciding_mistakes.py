@@ -14,14 +14,13 @@ import json
 
 import pytest
 
-from autograders.checks import misconceptions as tags
 from autograders.checks.feedback import WrongAnswer
-from autograders.problems import beyond
+from autograders.problems import beyond, shared
 from autograders.problems.declare import Answer, Coincidence, Mistake
 from autograders.problems.engine import check, pool
+from autograders.problems.pools import vet
 from autograders.variants import VariantError
 from autograders.variants.levels import POOLS, problems
-from autograders.variants.pools import vet
 from tests.test_problems import handed
 
 ASSIGNMENT = beyond.ASSIGNMENT
@@ -46,43 +45,43 @@ def ratio(e):
 # its feedback may carry: its own, or a coincidence's naming it beside another)
 CAUSES = [
     (beyond.KV_CACHE_BYTES, [
-        ("one cache per layer", lambda e: cache(e) / 2, "one cache per layer", {tags.KV_COUNTED_ONCE, tags.KV_HALF}),
+        ("one cache per layer", lambda e: cache(e) / 2, "one cache per layer", {beyond.KV_COUNTED_ONCE, beyond.KV_HALF}),
         ("every query head cached", lambda e: cache(e) * e["n_heads"] / e["n_kv_heads"], "keys and values for",
-         {tags.GQA_IGNORED, tags.KV_EIGHTFOLD}),
+         {beyond.GQA_IGNORED, beyond.KV_EIGHTFOLD}),
         ("numbers, not bytes", lambda e: cache(e) / e["bytes_per_value"] if e["bytes_per_value"] > 1 else None,
-         "not their bytes", {tags.BYTES_FORGOTTEN, tags.KV_HALF}),
-        ("bits, not bytes", lambda e: 8 * cache(e), "bits", {tags.BITS_FOR_BYTES, tags.KV_EIGHTFOLD}),
+         "not their bytes", {beyond.BYTES_FORGOTTEN, beyond.KV_HALF}),
+        ("bits, not bytes", lambda e: 8 * cache(e), "bits", {beyond.BITS_FOR_BYTES, beyond.KV_EIGHTFOLD}),
     ]),
     (beyond.MACS_PER_BYTE, [
         ("every query head reads its own", lambda e: 1 / e["bytes_per_value"], "a key and a value per query head",
-         {tags.GQA_IGNORED, tags.MACS_GQA_OR_UPSIDE_DOWN}),
+         {beyond.GQA_IGNORED, beyond.MACS_GQA_OR_UPSIDE_DOWN}),
         ("per number", lambda e: e["n_heads"] / e["n_kv_heads"] if e["bytes_per_value"] > 1 else None,
-         "per cached number", {tags.BYTES_FORGOTTEN, tags.MACS_DOUBLED}),
-        ("FLOPs", lambda e: 2 * macs(e), "2 FLOPs", {tags.TWO_FLOPS, tags.MACS_DOUBLED}),
+         "per cached number", {beyond.BYTES_FORGOTTEN, beyond.MACS_DOUBLED}),
+        ("FLOPs", lambda e: 2 * macs(e), "2 FLOPs", {shared.TWO_FLOPS, beyond.MACS_DOUBLED}),
         ("the keys' bytes alone", lambda e: (2 * e["n_heads"]) / (e["n_kv_heads"] * e["bytes_per_value"]),
-         "bytes of the keys alone", {tags.KV_COUNTED_ONCE, tags.MACS_DOUBLED}),
-        ("upside down", lambda e: 1 / macs(e), "upside down", {None, tags.MACS_GQA_OR_UPSIDE_DOWN}),
+         "bytes of the keys alone", {beyond.KV_COUNTED_ONCE, beyond.MACS_DOUBLED}),
+        ("upside down", lambda e: 1 / macs(e), "upside down", {None, beyond.MACS_GQA_OR_UPSIDE_DOWN}),
         ("the scores alone", lambda e: e["n_heads"] / (2 * e["n_kv_heads"] * e["bytes_per_value"]),
-         "multiply-adds of the scores alone", {tags.SCORES_ALONE, tags.MACS_SCORES_OR_SHEET}),
+         "multiply-adds of the scores alone", {beyond.SCORES_ALONE, beyond.MACS_SCORES_OR_SHEET}),
         ("the sheet's numbers", lambda e: macs(beyond.SHEET_4_5) if e != beyond.SHEET_4_5 else None,
-         "the sheet's numbers", {tags.EXAMPLE_NUMBERS_ONLY, tags.MACS_SCORES_OR_SHEET}),
+         "the sheet's numbers", {shared.EXAMPLE_NUMBERS_ONLY, beyond.MACS_SCORES_OR_SHEET}),
     ]),
     (beyond.PROJECTIONS_OVER_SCORES, [
         ("heads of the full width", lambda e: ratio(e) / e["h"], "h heads of the full width",
-         {tags.HEADS_COST_MORE, tags.HEADS_WIDTH_EITHER}),
+         {shared.HEADS_COST_MORE, beyond.HEADS_WIDTH_EITHER}),
         ("projections per head", lambda e: 4 * e["n_short"] * e["d_model"] * (e["d_model"] // e["h"])
          / (2 * e["n_short"] ** 2 * e["d_model"]), "projections at one head's width",
-         {tags.PROJECTIONS_PER_HEAD, tags.HEADS_WIDTH_EITHER}),
+         {beyond.PROJECTIONS_PER_HEAD, beyond.HEADS_WIDTH_EITHER}),
         ("rounded", lambda e: round(ratio(e)), "rounded to a whole number", {None}),
         ("rounded down", lambda e: int(ratio(e)), "rounded to a whole number", {None}),
-        ("the scores alone", lambda e: 2 * ratio(e), "scores Q_i K_i^T alone", {tags.N2_HALF_COUNTED}),
-        ("one head's n² stages", lambda e: ratio(e) * e["h"], "n² stages of one head", {tags.ONE_HEAD_FOR_ALL}),
+        ("the scores alone", lambda e: 2 * ratio(e), "scores Q_i K_i^T alone", {beyond.N2_HALF_COUNTED}),
+        ("one head's n² stages", lambda e: ratio(e) * e["h"], "n² stages of one head", {shared.ONE_HEAD_FOR_ALL}),
     ]),
     (beyond.EVEN_N, [
         ("heads of the full width", lambda e: 2 * e["d_model"] // e["h"], "h heads of the full width",
-         {tags.HEADS_COST_MORE, tags.HEADS_WIDTH_EITHER}),
+         {shared.HEADS_COST_MORE, beyond.HEADS_WIDTH_EITHER}),
         ("projections per head", lambda e: 2 * (e["d_model"] // e["h"]), "projections at one head's width",
-         {tags.PROJECTIONS_PER_HEAD, tags.HEADS_WIDTH_EITHER}),
+         {beyond.PROJECTIONS_PER_HEAD, beyond.HEADS_WIDTH_EITHER}),
     ]),
 ]
 CASES = [pytest.param(answer, *cause, id=f"{answer.id}-{cause[0]}") for answer, causes in CAUSES for cause in causes]
@@ -117,13 +116,13 @@ def test_each_plausible_mistake_is_named_at_every_entry_and_never_for_another_al
 
 # Where two causes give one value (the sheet and the pool's entries, counted): the feedback names both.
 COUNTED = [
-    (beyond.KV_CACHE_BYTES, tags.KV_HALF, 55),  # one cache per layer, or numbers (2 bytes each), not bytes
-    (beyond.KV_CACHE_BYTES, tags.KV_EIGHTFOLD, 72),  # every query head (n_heads = 8 n_kv_heads), or bits
-    (beyond.MACS_PER_BYTE, tags.MACS_DOUBLED, 109),  # 2 FLOPs or the keys' bytes alone; per number too at 2 bytes
-    (beyond.MACS_PER_BYTE, tags.MACS_GQA_OR_UPSIDE_DOWN, 19),  # n_heads = n_kv_heads · bytes²
-    (beyond.MACS_PER_BYTE, tags.MACS_SCORES_OR_SHEET, 54),  # the scores alone give the sheet's 2
-    (beyond.PROJECTIONS_OVER_SCORES, tags.HEADS_WIDTH_EITHER, 49),  # 2 d_k / n, always
-    (beyond.EVEN_N, tags.HEADS_WIDTH_EITHER, 49),
+    (beyond.KV_CACHE_BYTES, beyond.KV_HALF, 55),  # one cache per layer, or numbers (2 bytes each), not bytes
+    (beyond.KV_CACHE_BYTES, beyond.KV_EIGHTFOLD, 72),  # every query head (n_heads = 8 n_kv_heads), or bits
+    (beyond.MACS_PER_BYTE, beyond.MACS_DOUBLED, 109),  # 2 FLOPs or the keys' bytes alone; per number too at 2 bytes
+    (beyond.MACS_PER_BYTE, beyond.MACS_GQA_OR_UPSIDE_DOWN, 19),  # n_heads = n_kv_heads · bytes²
+    (beyond.MACS_PER_BYTE, beyond.MACS_SCORES_OR_SHEET, 54),  # the scores alone give the sheet's 2
+    (beyond.PROJECTIONS_OVER_SCORES, beyond.HEADS_WIDTH_EITHER, 49),  # 2 d_k / n, always
+    (beyond.EVEN_N, beyond.HEADS_WIDTH_EITHER, 49),
 ]
 
 

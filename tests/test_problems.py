@@ -108,7 +108,7 @@ def test_each_misconception_is_rejected_with_its_own_message_and_tag(assignment,
 
 @pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS if x.numbers.entries])
 def test_every_entry_of_its_pool_is_vetted_and_sheet_free(assignment, answer):
-    from autograders.variants.pools import MIN_ENTRIES, vet
+    from autograders.problems.pools import MIN_ENTRIES, vet
 
     vet(pool(answer))
     assert len(answer.numbers.entries) >= MIN_ENTRIES and answer.numbers.sheet not in answer.numbers.entries

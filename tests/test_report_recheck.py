@@ -10,7 +10,7 @@ import pytest
 
 from autograders.checks import level1
 from autograders.checks.feedback import WrongAnswer
-from autograders.checks.misconceptions import NAMES
+from autograders.problems.misconception import NAMES
 from autograders.grading import grading, report, verdicts
 from autograders.grading import recheck as rc
 from autograders.grading import standalone

@@ -8,7 +8,7 @@ import pytest
 
 from autograders.checks import feedback
 from autograders.checks.feedback import WrongAnswer, error_value, named
-from autograders.checks.misconceptions import NAMES
+from autograders.problems.misconception import NAMES
 from autograders.grading import report
 from tests.conftest import level_notebooks, mistakes_for
 

@@ -11,7 +11,7 @@ from autograders.checks.feedback import WrongAnswer
 from autograders.variants import SHEET, VariantError
 from autograders.student import numbers as current
 from autograders.variants.levels import FIXED, POOLS, problems
-from autograders.variants.pools import MIN_ENTRIES, vet
+from autograders.problems.pools import MIN_ENTRIES, vet
 
 ALL = [(assignment, answer, pool) for assignment, pools in POOLS.items() for answer, pool in pools.items()]
 

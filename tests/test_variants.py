@@ -8,7 +8,7 @@ import pytest
 
 from autograders.variants import SHEET, VariantError, choose, read_key, seed, write_key
 from autograders.variants import overrides, record
-from autograders.variants.pools import Pool, entry_problems, vet
+from autograders.problems.pools import Pool, entry_problems, vet
 
 KEY = bytes(range(32))
 

@@ -15,10 +15,9 @@ import numpy as np
 import mha_core as mha
 from ..student import by_hand
 
-from ..problems import beyond as problems
+from ..problems import beyond as problems, shared
 from ..problems.engine import checks
 
-from . import misconceptions as tags
 from . import own_work
 from .today import q4_6_masked_softmax, q4_7_attention_in_blocks  # noqa: F401 (4.6 and 4.7's functions)
 from .feedback import (WrongAnswer, as_array, as_int, call, close, mismatch, named, passed, tag_of, tries,
@@ -32,9 +31,9 @@ RANK_VISIBLE = [(10, 64), (100, 64)]  # n below d_k, then above it
 RANK_HIDDEN = [(1, 1), (3, 512), (512, 64), (64, 64), (7, 2), (2, 7), (1000, 1), (5, 6)]
 
 RANK_MISTAKES = (  # (the wrong rank, from n and d_k; its message)
-    (lambda n, d_k: n, named(tags.RANK_IS_N, "That is n: Q_i K_i^T is n × n, but it is a product of Q_i (n × d_k) and "
+    (lambda n, d_k: n, named(problems.RANK_IS_N, "That is n: Q_i K_i^T is n × n, but it is a product of Q_i (n × d_k) and "
                              "K_i^T (d_k × n), and a product's rank is at most the smaller rank of its factors: at most d_k.")),
-    (lambda n, d_k: d_k, named(tags.RANK_IGNORES_N, "That is d_k even where n is smaller: an n × n matrix has rank at "
+    (lambda n, d_k: d_k, named(problems.RANK_IGNORES_N, "That is d_k even where n is smaller: an n × n matrix has rank at "
                                "most n too. The bound is the smaller of the two.")),
     (lambda n, d_k: n * d_k, "A rank is never more than the number of rows (n) or columns (n): the bound is the smaller "
                              "of n and d_k."),
@@ -112,19 +111,19 @@ def _truth(name, value):
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise WrongAnswer(f"`{name}` should be a function returning True or False (a bool), got {type(value).__name__} {value!r:.60}.",
-                      misconception=tags.WRONG_KIND)
+                      misconception=shared.WRONG_KIND)
 
 
 PERMUTATION_MISTAKES = {
-    "exact": named(tags.EXACT_FLOAT_EQUALITY, "It says False for a self-attention without a mask, yet True when f only "
+    "exact": named(problems.EXACT_FLOAT_EQUALITY, "It says False for a self-attention without a mask, yet True when f only "
                    "doubles X: it compares floats exactly. The two sides add the same numbers in another order, so "
                    "they differ by about 1e-16; compare with np.allclose."),
-    "not-permuted": named(tags.OUTPUT_NOT_PERMUTED, "It compares f(X[perm]) with f(X): the output's rows must be "
+    "not-permuted": named(problems.OUTPUT_NOT_PERMUTED, "It compares f(X[perm]) with f(X): the output's rows must be "
                           "permuted too, f(X[perm]) against f(X)[perm]. Equivariant means \"permute the input, the output "
                           "is permuted the same way\", not \"the output does not change\"."),
-    "inverted": named(tags.PERMUTATION_INVERTED, "It works when perm is its own inverse (a swap) but not for a cycle: "
+    "inverted": named(problems.PERMUTATION_INVERTED, "It works when perm is its own inverse (a swap) but not for a cycle: "
                       "it permutes the output with the inverse permutation. Compare f(X[perm]) with f(X)[perm]."),
-    "causal": named(tags.CAUSAL_EQUIVARIANT, "It says True for a causal self-attention: with a causal mask token i sees "
+    "causal": named(problems.CAUSAL_EQUIVARIANT, "It says True for a causal self-attention: with a causal mask token i sees "
                     "only tokens 0..i, so moving a token changes what it and the others see, and the rows are not simply "
                     "permuted. Your function must compare the two sides, not assume they agree."),
 }
@@ -158,7 +157,7 @@ def q3_5_permutation_test(fn, hidden=False):
         where = f"permutation_test({f.__name__}, X of shape {X.shape}, perm={perm.tolist()})"
         if hidden:
             raise WrongAnswer(f"`{where}` returned {value}: it should hold for any X and any permutation.",
-                              misconception=tags.CAUSAL_EQUIVARIANT if value else None)
+                              misconception=problems.CAUSAL_EQUIVARIANT if value else None)
         message = PERMUTATION_MISTAKES["causal"] if value else _diagnose_3_5(fn)
         raise WrongAnswer(f"`{where}` returned {value}. {message}", misconception=tag_of(message))
     passed("Without a mask, self-attention is permutation equivariant; a causal mask breaks it.", hidden)
@@ -177,7 +176,7 @@ def _head_matrix(name, value, d_k=None):
         width = "d_k" if d_k is None else str(d_k)
         raise WrongAnswer(f"`{name}` should be an array of shape (d_model, {width}) = ({by_hand.D_MODEL}, {width}): one row per "
                           f"entry of a token's embedding (5 words + 6 positions), got shape {array.shape}.",
-                          misconception=tags.WRONG_KIND)
+                          misconception=shared.WRONG_KIND)
     return array
 
 
@@ -198,22 +197,22 @@ def _pattern_mistake(weights, scores=None):
     if (on_previous >= THRESHOLD).all():
         return None
     if scores is not None and _matches_hidden_keys(scores):
-        return named(tags.MATCHES_HIDDEN_KEY, "Each query matches a key the causal mask hides: query i scores highest "
+        return named(problems.MATCHES_HIDDEN_KEY, "Each query matches a key the causal mask hides: query i scores highest "
                      "on a later position (i + 1, the next token), which query i may not see, so its weight goes "
                      "elsewhere. Shift the other way: the key of position j must match the query of position j + 1 "
                      "(query i looks back, at key i - 1).")
     top = weights[rows].argmax(axis=1)
     if (top == rows - 1).all():
-        return named(tags.TOO_FLAT, f"The pattern is right (every row's largest weight is on the previous token) but "
+        return named(problems.TOO_FLAT, f"The pattern is right (every row's largest weight is on the previous token) but "
                      f"too flat: the weakest row puts only {on_previous.min():.2f} there, and {THRESHOLD} is asked. "
                      "Scale the scores up: multiply W_Q_i (or W_K_i) by a larger number, so the softmax sharpens.")
     later = rows >= 2  # row 1's previous token is the first token: leave it out of the diagnosis
     if (top[later] == rows[later]).mean() > 0.5:
-        return named(tags.ATTENDS_TO_ITSELF, "Most rows put their largest weight on the token itself (the diagonal): the "
+        return named(problems.ATTENDS_TO_ITSELF, "Most rows put their largest weight on the token itself (the diagonal): the "
                      "query of position i matches the key of position i. Make the key of position j match the query "
                      "of position j + 1 instead: shift one of them by a position.")
     if (top[later] == 0).mean() > 0.5:
-        return named(tags.ATTENDS_TO_FIRST, "Most rows put their largest weight on the first token: the scores do not "
+        return named(problems.ATTENDS_TO_FIRST, "Most rows put their largest weight on the first token: the scores do not "
                      "depend on where the query is. The key that matches query i must be the one at position i - 1.")
     wrong = [int(i) for i, t in zip(rows, top) if t != i - 1]
     return (f"Rows {wrong} put their largest weight elsewhere than on the previous token (row i should look at "
@@ -226,7 +225,7 @@ def q4_4_previous_token(head, hidden=False):
     unanswered("head", head)
     if not isinstance(head, (tuple, list)) or len(head) != 2:
         raise WrongAnswer(f"`head` should be a pair (W_Q_i, W_K_i) of two arrays, got {type(head).__name__} {head!r:.60}.",
-                          misconception=tags.WRONG_KIND)
+                          misconception=shared.WRONG_KIND)
     W_Q, W_K = head
     W_Q = _head_matrix("W_Q_i", W_Q)
     W_K = _head_matrix("W_K_i", W_K, d_k=W_Q.shape[1])
@@ -247,7 +246,7 @@ def q4_4_previous_token(head, hidden=False):
             raise WrongAnswer(f"On the sentence \"{sentence}\" the head misses the previous token: "
                               "it should work for any words.", misconception=tag_of(message))
         if index > 0:  # right on the problem's sentence, wrong on another one of the same length
-            raise WrongAnswer(named(tags.WORDS_NOT_POSITIONS, f"It works on \"{' '.join(by_hand.SENTENCE)}\" but not on "
+            raise WrongAnswer(named(problems.WORDS_NOT_POSITIONS, f"It works on \"{' '.join(by_hand.SENTENCE)}\" but not on "
                                     f"\"{sentence}\": your scores depend on the words. \"The previous token\" is about "
                                     "positions: build W_Q_i and W_K_i from the position part of the embedding only."))
         raise WrongAnswer(f"On \"{sentence}\": {message}", misconception=tag_of(message))
@@ -270,7 +269,7 @@ def q4_4_average_query(value, hidden=False):
     q = as_array("query", value)
     if q.size != by_hand.KEYS.shape[1] or q.ndim > 2:
         raise WrongAnswer(f"`query` should be an array of {by_hand.KEYS.shape[1]} numbers (a vector of width d_k), got shape {q.shape}.",
-                          misconception=tags.WRONG_KIND)
+                          misconception=shared.WRONG_KIND)
     q = q.reshape(-1)
     target = _target()
     if hidden:  # plain Python: softmax of q . k_j / sqrt(d_k), then the weighted sum of the values
@@ -292,13 +291,13 @@ def q4_4_average_query(value, hidden=False):
     pair = weights[a] + weights[b]
     values_sum = by_hand.VALUES[a] + by_hand.VALUES[b]
     if np.linalg.norm(q) > 0 and abs(q @ values_sum) / (np.linalg.norm(q) * np.linalg.norm(values_sum)) > 0.99:
-        message = named(tags.QUERY_FROM_VALUES, "The query points along v_2 + v_4: a query is matched against the keys, "
+        message = named(problems.QUERY_FROM_VALUES, "The query points along v_2 + v_4: a query is matched against the keys, "
                         "not the values. Point it at the keys k_2 and k_4.")
     elif max(weights[a], weights[b]) > 0.75:
-        message = named(tags.ONE_KEY_ONLY, "Almost all the weight is on one key: the output is close to one value, not to "
+        message = named(problems.ONE_KEY_ONLY, "Almost all the weight is on one key: the output is close to one value, not to "
                         "the average of two. The query must match k_2 and k_4 equally.")
     elif np.argsort(weights)[-2:].tolist() in ([a, b], [b, a]) and abs(weights[a] - weights[b]) < 0.05 and pair < 0.95:
-        message = named(tags.TOO_FLAT, f"The query picks k_2 and k_4 equally, but too softly: together they get only "
+        message = named(problems.TOO_FLAT, f"The query picks k_2 and k_4 equally, but too softly: together they get only "
                         f"{pair:.2f} of the weight, so the other values leak in. Scale the query up.")
     else:
         message = "The weights are not split half and half between k_2 and k_4."

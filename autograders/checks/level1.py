@@ -8,10 +8,9 @@ messages do not give the answer away.
 
 import mha_core as mha
 
-from ..problems import level1 as problems
+from ..problems import level1 as problems, shared
 from ..problems.engine import checks, recognise
 
-from . import misconceptions as tags
 from . import own_work
 from .feedback import WrongAnswer, as_number, close, correct, tries
 
@@ -35,7 +34,7 @@ def q1_1_head_dim(head_dim, hidden=False):
         if hidden:
             raise WrongAnswer(
                 f"{what} returned {got:g}, which is not one head's width. Does your formula use both "
-                "arguments, for sizes other than the sheet's?", misconception=tags.EXAMPLE_NUMBERS_ONLY
+                "arguments, for sizes other than the sheet's?", misconception=shared.EXAMPLE_NUMBERS_ONLY
             )
         mistake = recognise(problems.D_K, got, {"d_model": d_model, "h": h}, sheet=False)  # 1.1's misconceptions
         if mistake is not None:
@@ -44,7 +43,7 @@ def q1_1_head_dim(head_dim, hidden=False):
             f"{what} returned {got:g}, but should be {expected}: how many numbers describe one token "
             "inside one head when d_model numbers are shared evenly by h heads?",
             # the example's d_k at another size: a constant, not a formula
-            misconception=tags.EXAMPLE_NUMBERS_ONLY if close(got, mha.head_dim(D_MODEL, H), 1e-9) else None,
+            misconception=shared.EXAMPLE_NUMBERS_ONLY if close(got, mha.head_dim(D_MODEL, H), 1e-9) else None,
         )
     correct("Your head_dim also works for other widths and numbers of heads." if hidden else
             "Each head gets d_k = d_v = d_model / h: the width is split evenly across the heads.")

@@ -9,10 +9,9 @@ import numpy as np
 
 import mha_core as mha
 
-from ..problems import level2 as problems
+from ..problems import level2 as problems, shared
 from ..problems.engine import checks, recognise
 
-from . import misconceptions as tags
 from . import own_work
 from .feedback import WrongAnswer, close, correct, named, tag_of, tries
 
@@ -35,12 +34,12 @@ HIDDEN_SCORES = [
     [-1000.0, 0.0, 1000.0],  # far apart: only the maximum is a safe shift (after the large scores, as visible)
     [-800.0, 5.0, 1.0, -3.0],
 ]
-_OVERFLOW = (named(tags.SOFTMAX_OVERFLOWS, "e^s overflows for scores this large (e^1000 is beyond any float; e^-1000 underflows to 0). "
+_OVERFLOW = (named(shared.SOFTMAX_OVERFLOWS, "e^s overflows for scores this large (e^1000 is beyond any float; e^-1000 underflows to 0). "
              "Subtract the largest score from every score before exponentiating: the softmax does not change, "
              "and the largest exponent becomes e^0 = 1."))
 
 
-_SHIFT = named(tags.SOFTMAX_SHIFT_NOT_MAX, "e^(s - c) still overflows when the scores are far apart: subtracting the "
+_SHIFT = named(problems.SOFTMAX_SHIFT_NOT_MAX, "e^(s - c) still overflows when the scores are far apart: subtracting the "
               "smallest score (or the mean, or the first one: anything but the largest) leaves exponents as large as "
               "the largest score minus the smallest. Subtract the largest score: every exponent is then at most 0 and "
               "the largest term is e^0 = 1, however far apart the scores are.")

@@ -10,10 +10,9 @@ import numpy as np
 
 import mha_core as mha
 
-from ..problems import level3 as problems
+from ..problems import level3 as problems, shared
 from ..problems.engine import checks
 
-from . import misconceptions as tags
 from . import own_work
 from .feedback import WrongAnswer, as_int, as_number, close, named, passed, tag_of, tries
 
@@ -31,9 +30,9 @@ def _cost_misconception(value, d_model, h, n):
     expected = problems.attention_cost(d_model, h, n)
     d_k = d_model // h
     known = [
-        (h * expected, named(tags.HEADS_COST_MORE, 'That is the misconception "h heads cost h times more": your count gives every head the '
+        (h * expected, named(shared.HEADS_COST_MORE, 'That is the misconception "h heads cost h times more": your count gives every head the '
                        "full width d_model. Each head works in width d_k = d_model/h.")),
-        (expected / h, named(tags.ONE_HEAD_FOR_ALL, "That is the cost of one head only: there are h heads, each of width d_k = d_model/h.")),
+        (expected / h, named(shared.ONE_HEAD_FOR_ALL, "That is the cost of one head only: there are h heads, each of width d_k = d_model/h.")),
         (expected / 2, "That counts only one of the two stages: the scores Q_i K_i^T and the weighted sum of "
                        "V_i each cost n·n·d_k multiply-adds per head."),
         (h * expected / 2, "That counts only one stage, and at the full width d_model: count both stages, each "
@@ -69,7 +68,7 @@ def q3_1_attention_cost(fn, hidden=False):
         if close(value, expected, 1e-9 * expected):
             continue
         if close(value, 2 * expected, 2e-9 * expected):  # a legitimate convention, but not this problem's
-            raise WrongAnswer(f"`attention_cost({d_model}, {h}, {n})`: {TWO_FLOPS}", misconception=tags.TWO_FLOPS)
+            raise WrongAnswer(f"`attention_cost({d_model}, {h}, {n})`: {TWO_FLOPS}", misconception=shared.TWO_FLOPS)
         if hidden and (d_model, h, n) == (D_MODEL, H, N):
             raise WrongAnswer(
                 f"`attention_cost({d_model}, {h}, {n})` is not the number of multiply-adds of the scores and the "
@@ -79,12 +78,12 @@ def q3_1_attention_cost(fn, hidden=False):
             raise WrongAnswer(
                 f"attention_cost gives the right count for d_model={D_MODEL}, h={H}, n={N} but not for "
                 f"d_model={d_model}, h={h}, n={n}: write the count in terms of d_model, h and n, not numbers "
-                "from the example.", misconception=tags.EXAMPLE_NUMBERS_ONLY
+                "from the example.", misconception=shared.EXAMPLE_NUMBERS_ONLY
             )
         message = _cost_misconception(value, d_model, h, n)
         doubled = _cost_misconception(value / 2, d_model, h, n)
         if message is None and doubled is not None:
-            message = named(tag_of(doubled) or tags.TWO_FLOPS, f"{TWO_FLOPS} And, counting multiply-adds: {doubled}")
+            message = named(tag_of(doubled) or shared.TWO_FLOPS, f"{TWO_FLOPS} And, counting multiply-adds: {doubled}")
         raise WrongAnswer(message or (
             f"attention_cost({d_model}, {h}, {n}) returned {value:,.0f}, which is not the count. Per head: the "
             "scores are an n×n matrix of dot products of length d_k, and the weighted sum is an n×n matrix "
@@ -143,13 +142,13 @@ def q3_3_count_distinct_heads(fn, hidden=False):
             raise WrongAnswer(
                 f"Your function counts {value} distinct heads in the shared-projection block. That is the belief "
                 '"shared projections still give different heads": its heads\' weights are identical. Count a head '
-                "only if no earlier head equals it.", misconception=tags.SHARED_PROJECTIONS_DIFFER
+                "only if no earlier head equals it.", misconception=problems.SHARED_PROJECTIONS_DIFFER
             )
         if value == len(np.unique(weights)):
             raise WrongAnswer(
                 "Your function counts distinct numbers, not distinct heads: compare whole heads (each weights[i] "
                 "is an n×n matrix), e.g. with np.unique(weights, axis=0) or np.array_equal.",
-                misconception=tags.SHARED_PROJECTIONS_DIFFER
+                misconception=problems.SHARED_PROJECTIONS_DIFFER
             )
         if value == h - expected:
             raise WrongAnswer("Your function counts the duplicated heads; count the distinct ones instead.")

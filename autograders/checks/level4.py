@@ -12,10 +12,9 @@ import numpy as np
 
 import mha_core as mha
 
-from ..problems import level4 as problems
+from ..problems import level4 as problems, shared
 from ..problems.engine import checks, numbers, recognise
 
-from . import misconceptions as tags
 from . import own_work
 from .feedback import WrongAnswer, as_number, close, correct, name_mistake, named, passed, tries
 
@@ -44,7 +43,7 @@ def q4_1_parameter_count(fn, hidden=False):
         if close(value, expected, 1e-9 * expected):
             continue
         if hidden and close(value, expected + 4 * d_model, 1e-9 * expected):  # the bias convention, named at any size
-            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {problems.BIASES}", misconception=tags.COUNTED_BIASES)
+            raise WrongAnswer(f"`parameter_count({d_model}, {h})`: {problems.BIASES}", misconception=problems.COUNTED_BIASES)
         if hidden and (d_model, h) == (D_MODEL, H):
             raise WrongAnswer(f"`parameter_count({d_model}, {h})` is not the count of the weights: the visible test's "
                               "message says more.")
@@ -52,7 +51,7 @@ def q4_1_parameter_count(fn, hidden=False):
             raise WrongAnswer(
                 f"parameter_count gives the right count for d_model={D_MODEL}, h={H} but not for d_model={d_model}, "
                 f"h={h}: write the count in terms of d_model and h, not numbers from the example.",
-                misconception=tags.EXAMPLE_NUMBERS_ONLY
+                misconception=shared.EXAMPLE_NUMBERS_ONLY
             )
         mistake = recognise(problems.PARAMS, value, {"d_model": d_model, "h": h}, sheet=False)  # 4.1's misconceptions
         raise WrongAnswer(mistake.message({"d_model": d_model, "h": h}) if mistake else (
@@ -228,54 +227,54 @@ _TRANSPOSED_W = ("X @ W.T instead of X @ W, for {which}: the transpose of the sh
                  "the output Concat @ W_O, with no transpose (x @ W.T is PyTorch's nn.Linear, which stores W "
                  "transposed). A square W hides the slip: the shapes fit, the numbers do not.")
 MHA_MISTAKES = {
-    "no_transpose": named(tags.SPLIT_WITHOUT_TRANSPOSE,
+    "no_transpose": named(problems.SPLIT_WITHOUT_TRANSPOSE,
                           _TOKENS_AND_HEADS + ", and swap them back before putting the heads side by side."),
-    "split_no_transpose": named(tags.SPLIT_WITHOUT_TRANSPOSE, _TOKENS_AND_HEADS + "."),
-    "merge_no_transpose": (named(tags.SPLIT_WITHOUT_TRANSPOSE, "Tokens and heads mixed when the heads are put back: reshaping (h, n, d_k) straight to "
+    "split_no_transpose": named(problems.SPLIT_WITHOUT_TRANSPOSE, _TOKENS_AND_HEADS + "."),
+    "merge_no_transpose": (named(problems.SPLIT_WITHOUT_TRANSPOSE, "Tokens and heads mixed when the heads are put back: reshaping (h, n, d_k) straight to "
                            "(n, d_model) puts one head's rows side by side. Swap the axes back to (n, h, d_k) first, "
                            "then reshape to (n, d_model).")),
-    "interleaved": (named(tags.ROWS_NOT_COLUMNS, "Head i takes every h-th column: head i is the block of columns i·d_k:(i+1)·d_k of X W^Q (and of "
+    "interleaved": (named(problems.ROWS_NOT_COLUMNS, "Head i takes every h-th column: head i is the block of columns i·d_k:(i+1)·d_k of X W^Q (and of "
                     "X W^K, X W^V): reshape to (n, h, d_k), not (n, d_k, h).")),
-    "rows": named(tags.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="the projections (W_Q, W_K, W_V)") + (
+    "rows": named(problems.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="the projections (W_Q, W_K, W_V)") + (
         " The same numbers come from per-head slices taken from rows instead of columns: head i uses columns "
         "i·d_k:(i+1)·d_k of W^Q, W^K and W^V (W_Q[:, i*d_k:(i+1)*d_k], d_model × d_k), not rows.")),
-    "softmax_queries": named(tags.SOFTMAX_WRONG_AXIS, _SOFTMAX_AXIS.format(
+    "softmax_queries": named(problems.SOFTMAX_WRONG_AXIS, _SOFTMAX_AXIS.format(
         how="the weights are normalised over the queries (down each column)") + "."),
-    "softmax_heads": named(tags.SOFTMAX_WRONG_AXIS, _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + "."),
-    "softmax_no_keepdims": named(tags.NO_KEEPDIMS, _SOFTMAX_AXIS.format(
+    "softmax_heads": named(problems.SOFTMAX_WRONG_AXIS, _SOFTMAX_AXIS.format(how="the weights are normalised across the heads") + "."),
+    "softmax_no_keepdims": named(shared.NO_KEEPDIMS, _SOFTMAX_AXIS.format(
         how="without keepdims, row j's sum divides column j") + "."),
-    "softmax_no_keepdims_max": named(tags.NO_KEEPDIMS, _SOFTMAX_AXIS.format(
+    "softmax_no_keepdims_max": named(shared.NO_KEEPDIMS, _SOFTMAX_AXIS.format(
         how="without keepdims, row j's maximum and sum act on column j") + "."),
-    "x_W_T": named(tags.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="every W (W_Q, W_K, W_V and W_O)")),
-    "W_O_T": named(tags.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="W_O (Concat @ W_O.T)")),
-    "scale_d_k": named(tags.SCALED_BY_D_K, "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k."),
-    "no_scale": named(tags.NO_SCALING, "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax."),
-    "scale_d_model": named(tags.SCALED_WITH_D_MODEL, "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width."),
-    "times_sqrt_d_k": named(tags.MULTIPLIED_BY_SQRT_D_K, "Multiplied by √d_k instead of dividing: the scores are divided by √d_k."),
-    "mask_flipped": (named(tags.MASK_WRONG_WAY, f"The {_CAUSAL} is the wrong way round: query i may attend to keys j ≤ i (np.tri, the lower "
+    "x_W_T": named(problems.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="every W (W_Q, W_K, W_V and W_O)")),
+    "W_O_T": named(problems.X_W_TRANSPOSED, _TRANSPOSED_W.format(which="W_O (Concat @ W_O.T)")),
+    "scale_d_k": named(shared.SCALED_BY_D_K, "Scores divided by d_k instead of √d_k: divide Q_i K_i^T by the square root of d_k."),
+    "no_scale": named(shared.NO_SCALING, "No scaling: divide the scores Q_i K_i^T by √d_k before the softmax."),
+    "scale_d_model": named(shared.SCALED_WITH_D_MODEL, "Used d_model instead of d_k: each head's scores are divided by √d_k, its own width."),
+    "times_sqrt_d_k": named(shared.MULTIPLIED_BY_SQRT_D_K, "Multiplied by √d_k instead of dividing: the scores are divided by √d_k."),
+    "mask_flipped": (named(shared.MASK_WRONG_WAY, f"The {_CAUSAL} is the wrong way round: query i may attend to keys j ≤ i (np.tri, the lower "
                      "triangle), not to the keys after it.")),
-    "mask_strict": named(tags.CAUSAL_MASK_APPLIED,
+    "mask_strict": named(shared.CAUSAL_MASK_APPLIED,
                          f"The {_CAUSAL} hides the diagonal: query i may attend to keys j ≤ i, itself included."),
-    "mask_after_softmax": (named(tags.MASK_WRONG_WAY, f"The {_CAUSAL} is applied after the softmax: zeroing the weights of later keys without "
+    "mask_after_softmax": (named(shared.MASK_WRONG_WAY, f"The {_CAUSAL} is applied after the softmax: zeroing the weights of later keys without "
                            "renormalising leaves rows that add up to less than 1. Mask the scores (set them to -inf) "
                            "before the softmax.")),
-    "mask_zero_scores": named(tags.CAUSAL_MASK_APPLIED, f"The {_CAUSAL} sets masked scores to 0: e^0 = 1 still gives "
+    "mask_zero_scores": named(shared.CAUSAL_MASK_APPLIED, f"The {_CAUSAL} sets masked scores to 0: e^0 = 1 still gives "
                               "those keys weight. Set them to -inf (or a very negative number) before the softmax."),
-    "ignores_causal": named(tags.CAUSAL_MASK_APPLIED,
+    "ignores_causal": named(shared.CAUSAL_MASK_APPLIED,
                             f"causal=True is ignored: with it, apply the {_CAUSAL} (query i may attend to keys j ≤ i only)."),
-    "always_causal": named(tags.CAUSAL_MASK_APPLIED,
+    "always_causal": named(shared.CAUSAL_MASK_APPLIED,
                            f"The {_CAUSAL} is applied with causal=False too: mask only when causal is True."),
-    "summed": (named(tags.HEADS_SUMMED, "Heads summed: the heads are concatenated, not summed, into (n, d_model) (head i in columns "
+    "summed": (named(shared.HEADS_SUMMED, "Heads summed: the heads are concatenated, not summed, into (n, d_model) (head i in columns "
                "i·d_k:(i+1)·d_k), then multiplied by all of W^O.")),
-    "no_W_O": named(tags.FORGOT_W_O, "Forgot W^O: after putting the heads side by side, multiply by W_O."),
-    "summed_tiled": named(tags.HEADS_SUMMED, "Heads summed, then repeated h times to the full width: the heads are "
+    "no_W_O": named(shared.FORGOT_W_O, "Forgot W^O: after putting the heads side by side, multiply by W_O."),
+    "summed_tiled": named(shared.HEADS_SUMMED, "Heads summed, then repeated h times to the full width: the heads are "
                           "concatenated, not summed, into (n, d_model) (head i in columns i·d_k:(i+1)·d_k, each head's "
                           "own numbers), then multiplied by all of W^O."),
-    "W_O_per_head": named(tags.W_O_PER_HEAD, "W^O is applied to each head apart: head i times a d_k × d_k block of W_O, "
+    "W_O_per_head": named(problems.W_O_PER_HEAD, "W^O is applied to each head apart: head i times a d_k × d_k block of W_O, "
                           "the blocks side by side, leaves every other entry of W_O out, so no output column mixes the "
                           "heads. Put the heads side by side first, (n, d_model), then multiply by the whole W_O: each "
                           "output column reads every head."),
-    "W_O_per_head_mean": named(tags.W_O_PER_HEAD, "W^O is applied to each head apart (head i times its rows "
+    "W_O_per_head_mean": named(problems.W_O_PER_HEAD, "W^O is applied to each head apart (head i times its rows "
                                "i·d_k:(i+1)·d_k of W_O) and the results averaged: Concat W_O is their sum, not their "
                                "mean. Simplest: put the heads side by side, (n, d_model), then multiply by W_O."),
 }
@@ -284,17 +283,17 @@ MHA_MISTAKES = {
 _SAME_ROW = ("Subtracting a number leaves a row's softmax unchanged only when the whole row (one query, every key) loses "
              "the same number")
 MHA_MISTAKES.update({
-    "softmax_sum_all": named(tags.SOFTMAX_SUM_ALL, "The softmax divides by the sum of every entry (`e.sum()` with no axis: "
+    "softmax_sum_all": named(problems.SOFTMAX_SUM_ALL, "The softmax divides by the sum of every entry (`e.sum()` with no axis: "
                              "all heads, queries and keys together), so no query's weights add up to 1. Each query's "
                              "weights over the keys are normalised on their own: e.sum(axis=-1, keepdims=True)."),
-    "softmax_sum_head": named(tags.SOFTMAX_SUM_ALL, "The softmax divides by the sum of a whole head's scores (over the "
+    "softmax_sum_head": named(problems.SOFTMAX_SUM_ALL, "The softmax divides by the sum of a whole head's scores (over the "
                               "queries and the keys, axis=(-2, -1)), so no query's weights add up to 1. Each query's "
                               "weights over the keys are normalised on their own: e.sum(axis=-1, keepdims=True)."),
-    "max_queries_sum_keys": named(tags.MAX_SUM_AXES_DIFFER, "The maximum you subtract and the sum you divide by run over "
+    "max_queries_sum_keys": named(problems.MAX_SUM_AXES_DIFFER, "The maximum you subtract and the sum you divide by run over "
                                   "different axes: the maximum over the queries (axis -2, down each column), the sum "
                                   f"over the keys (axis -1). {_SAME_ROW}: take the maximum over the keys too, "
                                   "scores.max(axis=-1, keepdims=True)."),
-    "max_keys_sum_queries": named(tags.MAX_SUM_AXES_DIFFER, "The maximum you subtract and the sum you divide by run over "
+    "max_keys_sum_queries": named(problems.MAX_SUM_AXES_DIFFER, "The maximum you subtract and the sum you divide by run over "
                                   "different axes: the maximum over the keys (axis -1), the sum over the queries "
                                   "(axis -2, down each column). Each query's weights over the keys must add up to 1: "
                                   "sum over the keys too, e.sum(axis=-1, keepdims=True)."),
@@ -312,7 +311,7 @@ def _split_message(shape, order):
     reversed_all = " (`.T` on a 3-D array reverses every axis)" if order == (2, 1, 0) else ""
     interleaved = (" Reshaped to (n, d_k, h), head i is every h-th column: reshape to (n, h, d_k), so that head i is "
                    "columns i·d_k:(i+1)·d_k." if shape == "ndh" else "")
-    return named(tags.TRANSPOSED_ALL_AXES if reversed_all else tags.HEADS_AXES_SWAPPED, (
+    return named(shared.TRANSPOSED_ALL_AXES if reversed_all else problems.HEADS_AXES_SWAPPED, (
         f"The heads are split with the wrong axes swapped: after the reshape to {reshaped} your Q, K and V are "
         f"{_axes(order, axes)}{reversed_all}, so the scores come out ({layout[0]}, {layout[1]}, {layout[1]}) instead "
         f"of (h, n, n), and the softmax weighs something else than each head's tokens.{interleaved} Swap the first "
@@ -322,7 +321,7 @@ def _split_message(shape, order):
 
 def _merge_message(order):
     reversed_all = " (`.T` on a 3-D array reverses every axis)" if order == (2, 1, 0) else ""
-    return named(tags.TRANSPOSED_ALL_AXES if reversed_all else tags.HEADS_AXES_SWAPPED, (
+    return named(shared.TRANSPOSED_ALL_AXES if reversed_all else problems.HEADS_AXES_SWAPPED, (
         f"The heads are put back with the wrong axes swapped: from (h, n, d_k) your code goes to "
         f"{_axes(order, ('h', 'n', 'd_k'))}{reversed_all} before the reshape to (n, d_model), so a token's row of the "
         "concatenation mixes in other tokens' numbers or interleaves the heads. Swap the first two axes back, (n, h, "
@@ -368,24 +367,24 @@ def _mha_output(value, X, h, causal):
         if h > 1 and shape == (*batch, n, d_k):
             raise WrongAnswer(f"{where}, the output has shape {shape} = (n, d_k), one head's width: the heads are "
                               "concatenated, not summed (nor one kept), into (n, d_model), then multiplied by W_O.",
-                              misconception=tags.HEADS_SUMMED)
+                              misconception=shared.HEADS_SUMMED)
         if shape == (*batch, h, n, d_k):
             raise WrongAnswer(f"{where}, the output has shape {shape} = (h, n, d_k), the heads apart: put them side by "
                               "side (concatenated, not summed) into (n, d_model), then multiply by W_O.",
-                              misconception=tags.HEADS_SUMMED)
+                              misconception=shared.HEADS_SUMMED)
         if batch:
             raise WrongAnswer(f"With a leading batch dimension, X of shape {X.shape} = {layout}, `multi_head_attention` "
                               f"should return shape {X.shape}, got {shape}. Write it for X of shape (..., n, d_model): "
                               "take n and d_model from X.shape[-2:], keep X.shape[:-2] (or use -1, `...` in "
                               "np.einsum, np.swapaxes(A, -2, -3)) in every reshape and transpose.",
-                              misconception=tags.BATCH_DIMENSION)
+                              misconception=problems.BATCH_DIMENSION)
         raise WrongAnswer(f"{where}, `multi_head_attention` should return an array of shape {X.shape} = {layout}, got "
                           f"{shape}.")
     if not np.isfinite(array).all():
         if causal:
             raise WrongAnswer(f"{where}, the output has NaN or infinity in it: a query row with every key masked gives "
                               f"0/0. Is the {_CAUSAL} the wrong way round, or does it hide the diagonal? Query i may "
-                              "attend to keys j ≤ i, itself included.", misconception=tags.MASK_WRONG_WAY)
+                              "attend to keys j ≤ i, itself included.", misconception=shared.MASK_WRONG_WAY)
         raise WrongAnswer(f"{where}, the output has NaN or infinity in it: look for a division by zero, or an overflow "
                           "in np.exp (subtract each row's maximum score first).")
     return array
@@ -402,7 +401,7 @@ def q4_3_multi_head_attention(fn, hidden=False):
     for batch, n, d_model, h, causal, seed in cases:
         X, Ws = mha_inputs(batch, n, d_model, seed)
         expected = mha.multi_head_attention(X, None, *Ws, h, causal=causal)[0]
-        hint = "" if batch is None else named(tags.BATCH_DIMENSION, f"Here X has a leading batch dimension, shape {X.shape} = "
+        hint = "" if batch is None else named(problems.BATCH_DIMENSION, f"Here X has a leading batch dimension, shape {X.shape} = "
                                               "(batch, n, d_model): write it for X of shape (..., n, d_model), n and "
                                               "d_model from X.shape[-2:].")
         value = own_work.call("multi_head_attention", fn, X.copy(), *(W.copy() for W in Ws), h, causal, hint=hint,
@@ -418,7 +417,7 @@ def q4_3_multi_head_attention(fn, hidden=False):
                 f"{where}: `multi_head_attention` works without a batch dimension but not with one. Write it for X of "
                 "shape (..., n, d_model): each batch entry is its own sequence, and every reshape, transpose and "
                 "product must act on the last axes only (X.shape[:-2], `...` in np.einsum, np.swapaxes(A, -2, -3)).",
-                misconception=tags.BATCH_DIMENSION
+                misconception=problems.BATCH_DIMENSION
             )
         raise WrongAnswer(
             f"{where}: `multi_head_attention` does not give multi-head attention. Step by step: X @ W_Q (and K, V); "

@@ -8,10 +8,9 @@ import numpy as np
 
 import mha_core as mha
 
-from ..problems import level5 as problems
+from ..problems import level5 as problems, shared
 from ..problems.engine import checks
 
-from . import misconceptions as tags
 from . import own_work
 from .feedback import HIDDEN_PASSED, WrongAnswer, close, correct, tries
 
@@ -53,7 +52,7 @@ def _diagnose_output(result, weights, values, where):
             raise WrongAnswer(
                 f"When {where}, every row is the plain average of the values. The misconception: "
                 "\"the weights never matter\". They stop mattering only when every value is the same; "
-                "in general row i is the sum over j of w_ij v_j.", misconception=tags.WEIGHTS_NEVER_MATTER
+                "in general row i is the sum over j of w_ij v_j.", misconception=problems.WEIGHTS_NEVER_MATTER
             )
     if result.shape == (n_q, d_v):
         for j in range(n_k):
@@ -61,13 +60,13 @@ def _diagnose_output(result, weights, values, where):
                 raise WrongAnswer(
                     f"When {where}, every row is the single value v_{j + 1}. That shortcut only holds when every "
                     "value is the same: in general row i is the sum over j of w_ij v_j.",
-                    misconception=tags.WEIGHTS_NEVER_MATTER
+                    misconception=problems.WEIGHTS_NEVER_MATTER
                 )
     if n_q == n_k and result.shape == (n_q, d_v) and close(result, weights.T @ values, 1e-6):
         raise WrongAnswer(
             f"When {where}, your sum runs over the queries (the columns of the weights) instead of the keys: "
             "weights transposed. Row i of the output is the sum over keys j of w_ij v_j, "
-            "using row i of the weights.", misconception=tags.TRANSPOSED
+            "using row i of the weights.", misconception=shared.TRANSPOSED
         )
     if result.shape != (n_q, d_v):
         raise WrongAnswer(

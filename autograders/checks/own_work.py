@@ -40,7 +40,7 @@ import sys
 import threading
 import types
 
-from . import misconceptions as tags
+from ..problems import shared
 from . import feedback
 from .feedback import WrongAnswer
 
@@ -53,7 +53,7 @@ _TRANSPORT = ("autograders",)
 class NotOwnWork(WrongAnswer):
     """The answer calls the library it is asked to write; ``uses`` names what it used."""
 
-    misconception = tags.NOT_OWN_WORK  # its tag (autograders.checks.misconceptions)
+    misconception = shared.NOT_OWN_WORK  # its tag (autograders.problems.shared)
     uses = None
 
 

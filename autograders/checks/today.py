@@ -13,7 +13,7 @@ import tracemalloc
 
 import numpy as np
 
-from . import misconceptions as tags
+from ..problems import beyond as problems, shared
 from . import own_work
 from .feedback import WrongAnswer, correct, name_mistake, named, tag_of, tries
 
@@ -88,58 +88,58 @@ def masked_weights(scores, valid_lens, causal, mistake=None):
         return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
-_AFTER = (tags.MASK_AFTER_SOFTMAX, "The mask is applied after the softmax: zeroing the weights of masked keys without "
+_AFTER = (problems.MASK_AFTER_SOFTMAX, "The mask is applied after the softmax: zeroing the weights of masked keys without "
           "renormalising leaves rows that add up to less than 1, and the masked keys still shaped the others. Mask "
           "the scores (set them to -inf) before the softmax.")
 MASK_MISTAKES = {
     "after_softmax": named(*_AFTER),
-    "after_softmax_renormalised": named(tags.MASK_AFTER_SOFTMAX_RENORMALISED, "The mask is applied after the softmax, "
+    "after_softmax_renormalised": named(problems.MASK_AFTER_SOFTMAX_RENORMALISED, "The mask is applied after the softmax, "
                                         "then renormalised: that gives the right weights only while the allowed keys' "
                                         "e^(s - max) survive, and the maximum subtracted is over every key, the masked "
                                         "ones too. With scores this large, a masked score far above the allowed ones "
                                         "makes their e^(s - max) underflow to 0, and the row comes out 0 (or 0/0). Mask "
                                         "the scores (set them to -inf) before the softmax: the maximum is then the "
                                         "largest allowed score."),
-    "zero_fill": named(tags.MASK_FILL_ZERO, "Masked scores are set to 0: e^0 = 1 still gives those keys weight (a score "
+    "zero_fill": named(problems.MASK_FILL_ZERO, "Masked scores are set to 0: e^0 = 1 still gives those keys weight (a score "
                        "of 0 is an ordinary score). Set them to -inf, so that e^-inf = 0."),
-    "triu": named(tags.MASK_WRONG_WAY, "The causal mask is the wrong triangle: query i may attend to keys j ≤ i (np.tri, "
+    "triu": named(shared.MASK_WRONG_WAY, "The causal mask is the wrong triangle: query i may attend to keys j ≤ i (np.tri, "
                   "the lower triangle), not to the keys after it."),
-    "strict": named(tags.CAUSAL_MASK_APPLIED, "The causal mask hides the diagonal: query i may attend to keys j ≤ i, "
+    "strict": named(shared.CAUSAL_MASK_APPLIED, "The causal mask hides the diagonal: query i may attend to keys j ≤ i, "
                     "itself included."),
-    "uniform_row": named(tags.FULLY_MASKED_UNIFORM, "A row whose keys are all masked comes out uniform, 1/n_k on every "
+    "uniform_row": named(problems.FULLY_MASKED_UNIFORM, "A row whose keys are all masked comes out uniform, 1/n_k on every "
                          "key, padding included: a finite fill (-1e9, or d2l's -1e6) makes every masked score equal, "
                          "and softmax spreads the weight evenly. A query with no key to attend to gets weights 0."),
-    "pad_queries": named(tags.PADDING_MASKS_QUERIES, "The padding mask hides the queries past each sequence's length "
+    "pad_queries": named(problems.PADDING_MASKS_QUERIES, "The padding mask hides the queries past each sequence's length "
                          "(whole rows) instead of its keys (columns): key j of sequence b is padding when "
                          "j >= valid_lens[b], and no query may attend to it."),
-    "pad_off_by_one": named(tags.PADDING_OFF_BY_ONE, "One key too many: sequence b's real keys are 0 … valid_lens[b] - 1 "
+    "pad_off_by_one": named(problems.PADDING_OFF_BY_ONE, "One key too many: sequence b's real keys are 0 … valid_lens[b] - 1 "
                             "(key j is real when j < valid_lens[b], not j <= valid_lens[b])."),
-    "pad_first": named(tags.PADDING_ONE_LENGTH, "Every sequence is masked with the first one's length: sequence b keeps "
+    "pad_first": named(problems.PADDING_ONE_LENGTH, "Every sequence is masked with the first one's length: sequence b keeps "
                        "keys j < valid_lens[b], its own, so the mask has one row of keys per batch entry, "
                        "(batch, n_k), broadcast as (batch, 1, 1, n_k)."),
-    "no_padding": named(tags.PADDING_IGNORED, "The padding mask is missing: sequence b's keys j >= valid_lens[b] are "
+    "no_padding": named(problems.PADDING_IGNORED, "The padding mask is missing: sequence b's keys j >= valid_lens[b] are "
                         "padding and must get weight 0."),
-    "no_causal": named(tags.CAUSAL_MASK_APPLIED, "causal=True is ignored: with it, query i may attend to keys j ≤ i only "
+    "no_causal": named(shared.CAUSAL_MASK_APPLIED, "causal=True is ignored: with it, query i may attend to keys j ≤ i only "
                        "(and only to real keys)."),
-    "always_causal": named(tags.CAUSAL_MASK_APPLIED, "The causal mask is applied with causal=False too: mask only when "
+    "always_causal": named(shared.CAUSAL_MASK_APPLIED, "The causal mask is applied with causal=False too: mask only when "
                            "causal is True."),
-    "bottom_right": named(tags.CAUSAL_MASK_APPLIED, "The causal mask is aligned bottom-right (the last query sees "
+    "bottom_right": named(shared.CAUSAL_MASK_APPLIED, "The causal mask is aligned bottom-right (the last query sees "
                           "the last key, as when decoding with a cache): here query i sees keys j ≤ i counted from "
                           "the first key, the top-left triangle np.tri(n_q, n_k), as PyTorch's is_causal does."),
-    "float32": named(tags.FLOAT32, "The weights agree with the right ones only to about 1e-7, the precision of "
+    "float32": named(problems.FLOAT32, "The weights agree with the right ones only to about 1e-7, the precision of "
                      "float32 (single-precision) numbers; the test asks for 1e-9, which float64, numpy's default, "
                      "gives. Compute in float64: no astype(np.float32) or dtype=np.float32."),
-    "or": named(tags.MASKS_COMBINED_WITH_OR, "The two masks are combined with \"or\": a key is then allowed when either "
+    "or": named(problems.MASKS_COMBINED_WITH_OR, "The two masks are combined with \"or\": a key is then allowed when either "
                 "mask allows it. A key must be allowed by both, padding and causal: combine them with &."),
 }
-_NAN_ROW = named(tags.FULLY_MASKED_NAN, "A row whose keys are all masked (an empty sequence, valid length 0) gives NaN: "
+_NAN_ROW = named(problems.FULLY_MASKED_NAN, "A row whose keys are all masked (an empty sequence, valid length 0) gives NaN: "
                  "it has no weight left to normalise, every one is 0 (masked), and so is their sum: 0/0 = NaN (with "
                  "masked scores of -inf, shifting the row by its maximum gives -inf - (-inf) = NaN already). Give such "
                  "a row weights 0: for instance divide only where the sum is positive (np.divide(e, total, "
                  "out=np.zeros_like(e), where=total > 0)), and shift a row of -inf by 0, not by its maximum.")
 
 
-_MUTATES = named(tags.MUTATES_INPUT, "`masked_softmax` writes into the `scores` it is given (-inf in the masked "
+_MUTATES = named(problems.MUTATES_INPUT, "`masked_softmax` writes into the `scores` it is given (-inf in the masked "
                  "places, or the softmax in place): the caller's scores are changed behind its back, and the next head "
                  "or layer that reads them gets the masked ones. Work on a new array: np.where(allowed, scores, -np.inf) "
                  "makes one.")
@@ -165,10 +165,10 @@ def _mask_output(value, shape, where, no_key, large):
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise WrongAnswer(f"{where}, `masked_softmax` should return an array of numbers, got {type(value).__name__}.",
-                          misconception=tags.WRONG_KIND) from None
+                          misconception=shared.WRONG_KIND) from None
     if array.shape != shape:
         raise WrongAnswer(f"{where}, `masked_softmax` should return weights of the shape of the scores, {shape} = "
-                          f"(batch, h, n_q, n_k), got {array.shape}.", misconception=tags.WRONG_KIND)
+                          f"(batch, h, n_q, n_k), got {array.shape}.", misconception=shared.WRONG_KIND)
     bad = ~np.isfinite(array)
     if bad.any():
         rows = bad.any(axis=-1)
@@ -176,7 +176,7 @@ def _mask_output(value, shape, where, no_key, large):
             raise WrongAnswer(f"{where}: {_NAN_ROW}", misconception=tag_of(_NAN_ROW))
         raise WrongAnswer(f"{where}, the weights have NaN or infinity in them" + (
             ": e^s overflows for scores this large; subtract each row's largest allowed score first." if large else
-            ": look for a division by zero."), misconception=tags.SOFTMAX_OVERFLOWS if large else None)
+            ": look for a division by zero."), misconception=shared.SOFTMAX_OVERFLOWS if large else None)
     return array
 
 
@@ -287,26 +287,26 @@ def blocked(q, K, V, block_size, mistake=None):
 _RESCALE = ("When the maximum grows from m to m_new, what was summed so far was computed against the old m: multiply "
             "{what} by e^(m - m_new) before adding the new block's terms.")
 BLOCK_MISTAKES = {
-    "no_rescale": named(tags.ONLINE_SOFTMAX_NO_RESCALE, "The running sum and the running weighted sum are not rescaled "
+    "no_rescale": named(problems.ONLINE_SOFTMAX_NO_RESCALE, "The running sum and the running weighted sum are not rescaled "
                         "when the maximum changes, so earlier blocks keep too much weight. " +
                         _RESCALE.format(what="both the running sum and the accumulated weighted values")),
-    "sum_only": named(tags.ONLINE_SOFTMAX_NO_RESCALE, "The running sum is rescaled when the maximum changes, but the "
+    "sum_only": named(problems.ONLINE_SOFTMAX_NO_RESCALE, "The running sum is rescaled when the maximum changes, but the "
                       "accumulated weighted values are not. " + _RESCALE.format(what="the accumulator too")),
-    "acc_only": named(tags.ONLINE_SOFTMAX_NO_RESCALE, "The accumulated weighted values are rescaled when the maximum "
+    "acc_only": named(problems.ONLINE_SOFTMAX_NO_RESCALE, "The accumulated weighted values are rescaled when the maximum "
                       "changes, but the running sum is not. " + _RESCALE.format(what="the running sum too")),
-    "block_max": named(tags.ONLINE_SOFTMAX_NO_RESCALE, "Each block is exponentiated against its own maximum and the "
+    "block_max": named(problems.ONLINE_SOFTMAX_NO_RESCALE, "Each block is exponentiated against its own maximum and the "
                        "blocks are added as they are: their terms are on different scales. Keep one running maximum "
                        "m; " + _RESCALE.format(what="the running sum and the accumulator")),
-    "last_block_dropped": named(tags.LAST_BLOCK_DROPPED, "The last, partial block is left out: when block_size does not "
+    "last_block_dropped": named(problems.LAST_BLOCK_DROPPED, "The last, partial block is left out: when block_size does not "
                                 "divide n_k, the keys after the last full block count too (range(0, n_k, block_size))."),
-    "no_scale": named(tags.NO_SCALING, "No scaling: divide each block's scores q K_b^T by √d_k, as attention does."),
+    "no_scale": named(shared.NO_SCALING, "No scaling: divide each block's scores q K_b^T by √d_k, as attention does."),
 }
 # Mistakes that give NaN, each on the kind of input that shows it (a finite wrong output is named above).
 NAN_MISTAKES = {
-    "max_from_zero": named(tags.ONLINE_MAX_FROM_ZERO, "The running maximum starts at 0: when every score is below "
+    "max_from_zero": named(problems.ONLINE_MAX_FROM_ZERO, "The running maximum starts at 0: when every score is below "
                            "about -745, each e^(s - 0) underflows to 0, the sum stays 0, and 0/0 is NaN. Start it at "
                            "-inf (the maximum of no scores yet), so that the first block's largest score becomes m."),
-    "inf_minus_inf": named(tags.ONLINE_MAX_STILL_INF, "A block whose scores are all -inf (keys that get no weight) "
+    "inf_minus_inf": named(problems.ONLINE_MAX_STILL_INF, "A block whose scores are all -inf (keys that get no weight) "
                            "leaves the maximum at -inf, and s - m = -inf - (-inf) is NaN. While the maximum is still "
                            "-inf nothing has any weight yet: skip such a block (or shift it by 0), as a masked row "
                            "is handled in Problem 4.6."),
@@ -329,14 +329,14 @@ def q4_7_attention_in_blocks(fn, hidden=False):
         if array is None or array.shape != expected.shape:
             shown = np.shape(value) if array is not None else type(value).__name__
             raise WrongAnswer(f"{where}, `attention_in_blocks` should return one output vector of d_v = {d_v} numbers "
-                              f"(the weighted sum of the values), got {shown}.", misconception=tags.WRONG_KIND)
+                              f"(the weighted sum of the values), got {shown}.", misconception=shared.WRONG_KIND)
         if not np.isfinite(array).all():
             name_mistake(where, NAN_MISTAKES, lambda mistake: blocked(q, K, V, block_size, mistake),
                          lambda wrong: not np.isfinite(wrong).all())
             raise WrongAnswer(f"{where}, the output has NaN or infinity in it. Either e^s overflowed (subtract the "
                               "running maximum before exponentiating) or the rescaling factor is upside down: it is "
                               "e^(m - m_new), at most 1, and 0 at the first block, where m = -inf.",
-                              misconception=tags.SOFTMAX_OVERFLOWS)
+                              misconception=shared.SOFTMAX_OVERFLOWS)
         if np.allclose(array, expected, rtol=BLOCK_RTOL, atol=BLOCK_RTOL * np.abs(expected).max()):
             continue
         name_mistake(where, BLOCK_MISTAKES, lambda mistake: blocked(q, K, V, block_size, mistake), lambda wrong: (
@@ -348,7 +348,7 @@ def q4_7_attention_in_blocks(fn, hidden=False):
         raise WrongAnswer("`attention_in_blocks` gives the right output but never reads `block_size`: it computes all "
                           "n_k scores at once, which is what the problem is about avoiding. Read K and V block_size "
                           "keys at a time, with a running maximum, sum and weighted sum.",
-                          misconception=tags.ALL_SCORES_AT_ONCE)
+                          misconception=problems.ALL_SCORES_AT_ONCE)
     held = held_at_once(fn)
     if held is not None and held >= HELD_LIMIT:
         raise WrongAnswer(f"`attention_in_blocks` gives the right output but holds the scores of all the keys at once: "
@@ -356,7 +356,7 @@ def q4_7_attention_in_blocks(fn, hidden=False):
                           "alive at the same time (the whole q K^T, or every block's scores kept and joined before one "
                           "softmax), not counting copies of K and V. Keep only the current block's scores: the running "
                           "maximum, sum and weighted sum carry what the earlier blocks contributed.",
-                          misconception=tags.ALL_SCORES_AT_ONCE)
+                          misconception=problems.ALL_SCORES_AT_ONCE)
     correct("One block at a time, the same output as all the scores at once: FlashAttention's idea."
             if not hidden else "Hidden checks passed too: longer inputs, other block sizes.")
 

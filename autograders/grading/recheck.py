@@ -232,7 +232,7 @@ def _misconception(error):
     """The tag of a check's own ``WrongAnswer`` (a known one), else None. An exception rebuilt
     from the student side (:func:`~autograders.student.protocol.raised`) is never a ``WrongAnswer``, whatever its name."""
     from ..checks.feedback import WrongAnswer
-    from ..checks.misconceptions import NAMES
+    from ..problems.misconception import NAMES
 
     tag = getattr(error, "misconception", None) if isinstance(error, WrongAnswer) else None
     return tag if isinstance(tag, str) and tag in NAMES else None

@@ -11,7 +11,7 @@ per "predict first" cell, how many students predicted right, read with
 :func:`autograders.checks.predictions.read` and judged by its entry.
 
 A misconception is data: a check that recognises a wrong answer raises its
-``WrongAnswer`` with a tag (``autograders/checks/misconceptions.py``), and the failed
+``WrongAnswer`` with a tag (a misconception declared with the problem, ``autograders/problems/``), and the failed
 test cell's error output carries it (its value's first line, ``[misconception: TAG]``,
 which the student never sees). The report counts tags and shows each one's name
 (:data:`MISCONCEPTIONS`); it never reads the message's phrases. A tag is whatever

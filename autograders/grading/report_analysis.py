@@ -8,7 +8,7 @@ import io
 import re
 from collections import Counter
 
-from ..checks.misconceptions import NAMES
+from ..problems.misconception import NAMES
 
 OTHER = "other (no named misconception)"
 UNCONFIRMED = "not confirmed by the re-check"

@@ -1,7 +1,9 @@
 """Every graded answer of the workbook, declared once: a module per notebook (its numbers, pool of
 per-student variants, right answers, accepted forms, misconceptions and hidden cases), judged by
 :mod:`.engine`. A module of this package that sets ``ASSIGNMENT`` (the notebook's name) and ``ANSWERS``
-is found here by itself. How to change or add a problem: docs/adding-a-problem.md."""
+is found here by itself. Importing the package imports every module of it, so that the misconceptions' registry
+(:data:`.misconception.NAMES`, what the report and the re-check read) holds every declared one. How to change or add
+a problem: docs/adding-a-problem.md."""
 
 import importlib
 import pkgutil

@@ -2,8 +2,9 @@
 Problem 4.5, the KV cache's size, the key-value projections' parameters, what a generated token reads; Problem 4.7 (b),
 where attention's n² starts to matter; Problem 5.4, the learned model's previous-token and induction heads; declared once.
 
-The notebook's problems that moved from the levels (3.4, 3.5, 4.4: a function, constructions) keep their own checks
-(:mod:`autograders.checks.beyond`). 3.5 (b) and 5.4 have no per-student numbers
+The notebook's problems that moved from the levels (3.4, 3.5, 4.4: a function, constructions) and the functions of
+4.6 and 4.7 keep their own checks (:mod:`autograders.checks.beyond`, :mod:`autograders.checks.today`), which name the
+misconceptions declared here, in their problems' sections. 3.5 (b) and 5.4 have no per-student numbers
 (:data:`autograders.variants.levels.FIXED`)."""
 
 import functools
@@ -11,23 +12,58 @@ import itertools
 
 import numpy as np
 
-from ..checks import misconceptions as tags
-from ..checks.feedback import HIDDEN_PASSED, WrongAnswer, mismatch, named, tag_of, unanswered
-from .declare import NO_NUMBERS, Answer, Coincidence, Mistake, Numbers, choice
+from ..student.feedback import WrongAnswer, unanswered
+from . import shared
+from .declare import HIDDEN_PASSED, NO_NUMBERS, Answer, Coincidence, Mistake, Numbers, choice, mismatch
+from .misconception import Misconception, named, tag_of
 
 ASSIGNMENT = "beyond_the_sheet"
 
+# --- Problems 3.4 and 3.5 (a): functions, whose checks (autograders.checks.beyond) name these --------------------
+
+RANK_IS_N = Misconception("rank-is-n", "the scores' rank taken as n (the d_k bottleneck forgotten)")
+RANK_IGNORES_N = Misconception("rank-ignores-n", "the scores' rank taken as d_k even when n is smaller")
+OUTPUT_NOT_PERMUTED = Misconception("output-not-permuted", "equivariance tested without permuting the output")
+PERMUTATION_INVERTED = Misconception("permutation-inverted", "the output permuted with the inverse permutation")
+EXACT_FLOAT_EQUALITY = Misconception("exact-float-equality", "floats compared exactly instead of within a tolerance")
+CAUSAL_EQUIVARIANT = Misconception("causal-equivariant", "a causal mask taken to keep permutation equivariance")
+
+
 # --- Problem 3.5 (b): why a Transformer needs positions (its test is 3.5's, autograders.checks.beyond) -------
 
+PERMUTATION_MIXES_TOKENS = Misconception(
+    "permutation-mixes-tokens", "permuting the tokens taken to mix them",
+    option=r"mixes their rows",
+)
+POSITIONS_MAKE_HEADS_DIFFER = Misconception(
+    "positions-make-heads-differ", "positions taken to make the heads differ",
+    option=r"make the heads differ",
+)
+POSITIONS_FOR_RANK = Misconception("positions-for-rank", "positions taken to lift the rank bottleneck",
+                                   option=r"full rank")
+
 WHY_POSITIONS = choice("q3_5_why_positions", "B", {
-    "A": (tags.PERMUTATION_MIXES_TOKENS, "A is the belief that permuting the tokens mixes them: it only reorders the "
+    "A": (PERMUTATION_MIXES_TOKENS, "A is the belief that permuting the tokens mixes them: it only reorders the "
           "output's rows, each token keeping its own output. Nothing is lost; the trouble is that nothing changes."),
-    "C": (tags.POSITIONS_FOR_RANK, "C confuses positions with the rank bottleneck: the rank bound comes from Q_i and "
+    "C": (POSITIONS_FOR_RANK, "C confuses positions with the rank bottleneck: the rank bound comes from Q_i and "
           "K_i being n × d_k, and adding position vectors to X does not change d_k."),
-    "D": (tags.POSITIONS_MAKE_HEADS_DIFFER, "D confuses positions with projections: heads differ because each has its "
+    "D": (POSITIONS_MAKE_HEADS_DIFFER, "D confuses positions with projections: heads differ because each has its "
           "own W_i^Q, W_i^K, W_i^V (Problem 3.3), with or without positions."),
 }, right="Without positions self-attention sees a set: word order changes nothing but the order of the outputs.",
     hidden_right=HIDDEN_PASSED, hidden_says="`why_positions` is not the reason positions are needed.")
+
+
+# --- Problem 4.4: heads built by hand (constructions, whose checks, autograders.checks.beyond, name these) ------
+
+ATTENDS_TO_ITSELF = Misconception("attends-to-itself", "a previous-token head that attends to the token itself")
+ATTENDS_TO_FIRST = Misconception("attends-to-first", "a previous-token head that attends to the first token")
+MATCHES_HIDDEN_KEY = Misconception(
+    "matches-hidden-key", "a head whose queries match keys the causal mask hides (the shift the wrong way)"
+)
+TOO_FLAT = Misconception("too-flat", "the right pattern, too flat (scores not scaled up)")
+WORDS_NOT_POSITIONS = Misconception("words-not-positions", "a pattern of positions built from the words")
+QUERY_FROM_VALUES = Misconception("query-from-values", "a query built from the values, not the keys")
+ONE_KEY_ONLY = Misconception("one-key-only", "a query that picks one key instead of two")
 
 
 # --- Problem 4.5: the bytes a decoder keeps for its keys and values ------------------------------------
@@ -58,6 +94,20 @@ def _cache_bytes(n):
     return 2 * n.n_layers * n.n_ctx * n.n_kv_heads * n.d_head * n.bytes_per_value
 
 
+KV_COUNTED_ONCE = Misconception("kv-counted-once", "the KV cache counted for the keys or the values only")
+GQA_IGNORED = Misconception("gqa-ignored", "a KV cache for every query head (grouped-query attention ignored)")
+BYTES_FORGOTTEN = Misconception("bytes-forgotten",
+                                "numbers counted where bytes are asked (bytes per number forgotten)")
+BITS_FOR_BYTES = Misconception("bits-for-bytes", "bits counted where bytes are asked")
+# Two mistakes whose answers coincide at some numbers (Coincidence): the message, and the report, name both causes,
+# since the answer cannot tell them apart.
+KV_HALF = Misconception("kv-half", "half the KV cache: the keys or the values only, or numbers not bytes (one answer "
+                        "at 2 bytes)")
+KV_EIGHTFOLD = Misconception(
+    "kv-eightfold", "8 times the KV cache: every query head cached, or bits not bytes (one answer at 8 query heads "
+    "a key-value head)"
+)
+
 _ONE_CACHE = ("a layer keeps the keys *and* the values of every past token, two tensors of n_ctx × n_kv_heads × "
               "d_head numbers")
 KV_CACHE_BYTES = Answer(
@@ -65,25 +115,25 @@ KV_CACHE_BYTES = Answer(
     trials=("the size of the cached arrays themselves",),
     answer=_cache_bytes,
     mistakes=(
-        Mistake(tags.KV_COUNTED_ONCE, lambda n: _cache_bytes(n) // 2,
+        Mistake(KV_COUNTED_ONCE, lambda n: _cache_bytes(n) // 2,
                 f"That counts one cache per layer: {_ONE_CACHE}: multiply by 2."),
-        Mistake(tags.GQA_IGNORED, lambda n: _cache_bytes(n) * n.n_heads // n.n_kv_heads,
+        Mistake(GQA_IGNORED, lambda n: _cache_bytes(n) * n.n_heads // n.n_kv_heads,
                 lambda n: f"That caches keys and values for all n_heads = {n.n_heads} query heads. With grouped-query "
                           f"attention they share n_kv_heads = {n.n_kv_heads} key-value heads, and only those are "
                           "cached."),
-        Mistake(tags.BYTES_FORGOTTEN, lambda n: _cache_bytes(n) // n.bytes_per_value,
+        Mistake(BYTES_FORGOTTEN, lambda n: _cache_bytes(n) // n.bytes_per_value,
                 when=lambda n: n.bytes_per_value != 1,
                 says=lambda n: f"That counts the cached numbers, not their bytes: each number takes "
                                f"{n.bytes_per_value} bytes: multiply by {n.bytes_per_value}."),
-        Mistake(tags.BITS_FOR_BYTES, lambda n: 8 * _cache_bytes(n),
+        Mistake(BITS_FOR_BYTES, lambda n: 8 * _cache_bytes(n),
                 "That counts bits: a byte is 8 bits, and bytes are asked: divide by 8."),
     ),
     coinciding=(
-        Coincidence((tags.KV_COUNTED_ONCE, tags.BYTES_FORGOTTEN), tags.KV_HALF,
+        Coincidence((KV_COUNTED_ONCE, BYTES_FORGOTTEN), KV_HALF,
                     f"That is half the cache, which two slips give with numbers of 2 bytes: counting one cache per "
                     f"layer ({_ONE_CACHE}), or counting the cached numbers, not their bytes (each takes 2 bytes). "
                     "Either way, multiply by 2."),
-        Coincidence((tags.GQA_IGNORED, tags.BITS_FOR_BYTES), tags.KV_EIGHTFOLD,
+        Coincidence((GQA_IGNORED, BITS_FOR_BYTES), KV_EIGHTFOLD,
                     lambda n: f"That is 8 times the cache, which two slips give when n_heads = {n.n_heads} is 8 times "
                               f"n_kv_heads = {n.n_kv_heads}: caching keys and values for every query head (with "
                               "grouped-query attention they share the n_kv_heads key-value heads, and only those are "
@@ -122,11 +172,11 @@ KV_PARAMS = Answer(
     trials=("the sizes of the matrices themselves",),
     answer=lambda n: 2 * n.d_model * n.n_kv_heads * n.d_head,
     mistakes=(
-        Mistake(tags.GQA_IGNORED, lambda n: 2 * n.d_model * n.n_heads * n.d_head,
+        Mistake(GQA_IGNORED, lambda n: 2 * n.d_model * n.n_heads * n.d_head,
                 lambda n: f"That gives every one of the n_heads = {n.n_heads} query heads its own keys and values "
                           f"(2 d_model², ordinary multi-head attention). W_K and W_V project to the "
                           f"n_kv_heads = {n.n_kv_heads} shared key-value heads only: d_model × n_kv_heads · d_head each."),
-        Mistake(tags.KV_COUNTED_ONCE, lambda n: n.d_model * n.n_kv_heads * n.d_head,
+        Mistake(KV_COUNTED_ONCE, lambda n: n.d_model * n.n_kv_heads * n.d_head,
                 "That counts one matrix: the layer has W_K and W_V, both d_model × n_kv_heads · d_head."),
     ),
     fallback=lambda n: f"`kv_params` is {n.value:,}: W_K and W_V each map d_model = {n.d_model} numbers to the "
@@ -146,6 +196,19 @@ def _kv_heads_shared(n):
             f"number read serves {n.n_heads // n.n_kv_heads} query heads")
 
 
+SCORES_ALONE = Misconception("scores-alone", "one token's multiply-adds counted for its scores alone (the "
+                             "weighted sum forgotten)")
+MACS_DOUBLED = Misconception(
+    "macs-doubled", "twice the multiply-adds per byte: 2 FLOPs a multiply-add, the keys' bytes alone, or at 2 bytes "
+    "a number per number (one answer)"
+)
+MACS_GQA_OR_UPSIDE_DOWN = Misconception(
+    "macs-gqa-or-upside-down", "multiply-adds per byte with a cache per query head, or upside down (one answer)"
+)
+MACS_SCORES_OR_SHEET = Misconception(
+    "macs-scores-or-sheet", "multiply-adds per byte of the scores alone, or the sheet's answer (one answer)"
+)
+
 _TWO_FLOPS = "counting 2 FLOPs (a multiply and an add) per multiply-add"
 _KEYS_ALONE = "counting the bytes of the keys alone (the weighted sum reads the cached values too, as many bytes again)"
 _SCORES_ALONE = ("counting the multiply-adds of the scores alone (the weighted sum of the cached values costs as many "
@@ -155,35 +218,35 @@ MACS_PER_BYTE = Answer(
     trials=("one decoding step's arrays",),
     answer=_macs_per_byte,
     mistakes=(
-        Mistake(tags.GQA_IGNORED, lambda n: 1 / n.bytes_per_value,
+        Mistake(GQA_IGNORED, lambda n: 1 / n.bytes_per_value,
                 lambda n: f"That reads a key and a value per query head. The n_heads = {n.n_heads} query heads share "
                           f"n_kv_heads = {n.n_kv_heads} key-value heads: each cached number read serves "
                           f"{n.n_heads // n.n_kv_heads} query heads."),
-        Mistake(tags.BYTES_FORGOTTEN, lambda n: n.n_heads / n.n_kv_heads, when=lambda n: n.bytes_per_value != 1,
+        Mistake(BYTES_FORGOTTEN, lambda n: n.n_heads / n.n_kv_heads, when=lambda n: n.bytes_per_value != 1,
                 says=lambda n: f"That is multiply-adds per cached number: each number takes {n.bytes_per_value} "
                                "bytes, and bytes are asked."),
-        Mistake(tags.TWO_FLOPS, lambda n: 2 * _macs_per_byte(n),
+        Mistake(shared.TWO_FLOPS, lambda n: 2 * _macs_per_byte(n),
                 "That counts 2 FLOPs (a multiply and an add) per multiply-add: multiply-adds are asked, one each."),
-        Mistake(tags.KV_COUNTED_ONCE, lambda n: 2 * _macs_per_byte(n),
+        Mistake(KV_COUNTED_ONCE, lambda n: 2 * _macs_per_byte(n),
                 "That counts the bytes of the keys alone: each head's weighted sum reads the cached values too, as "
                 "many bytes again."),
-        Mistake(tags.SCORES_ALONE, lambda n: _macs_per_byte(n) / 2,
+        Mistake(SCORES_ALONE, lambda n: _macs_per_byte(n) / 2,
                 "That counts the multiply-adds of the scores alone: the weighted sum of the cached values costs as "
                 "many again (n_ctx · d_head per head)."),
         Mistake("-/upside-down", lambda n: 1 / _macs_per_byte(n), "Upside down: that is bytes per multiply-add."),
     ),
     coinciding=(
-        Coincidence((tags.BYTES_FORGOTTEN, tags.TWO_FLOPS, tags.KV_COUNTED_ONCE), tags.MACS_DOUBLED + "/per-number",
+        Coincidence((BYTES_FORGOTTEN, shared.TWO_FLOPS, KV_COUNTED_ONCE), MACS_DOUBLED + "/per-number",
                     f"That is twice the answer, which three slips give with numbers of 2 bytes: {_TWO_FLOPS}, "
                     f"{_KEYS_ALONE}, or counting per cached number, not per byte (each number takes 2 bytes). "
                     "Whichever it was, halve it."),
-        Coincidence((tags.TWO_FLOPS, tags.KV_COUNTED_ONCE), tags.MACS_DOUBLED,
+        Coincidence((shared.TWO_FLOPS, KV_COUNTED_ONCE), MACS_DOUBLED,
                     f"That is twice the answer, which two slips give: {_TWO_FLOPS} (multiply-adds are asked, one "
                     f"each), or {_KEYS_ALONE}. Either way, halve it."),
-        Coincidence((tags.GQA_IGNORED, "-/upside-down"), tags.MACS_GQA_OR_UPSIDE_DOWN,
+        Coincidence((GQA_IGNORED, "-/upside-down"), MACS_GQA_OR_UPSIDE_DOWN,
                     lambda n: f"Two slips give that with your numbers: reading a key and a value per query head "
                               f"({_kv_heads_shared(n)}), or the ratio upside down (bytes per multiply-add)."),
-        Coincidence((tags.SCORES_ALONE, tags.EXAMPLE_NUMBERS_ONLY), tags.MACS_SCORES_OR_SHEET,
+        Coincidence((SCORES_ALONE, shared.EXAMPLE_NUMBERS_ONLY), MACS_SCORES_OR_SHEET,
                     f"Two slips give that with your numbers: the answer for the sheet's numbers, not for yours (use "
                     f"the numbers in the cell under the problem), or {_SCORES_ALONE}."),
     ),
@@ -194,18 +257,72 @@ MACS_PER_BYTE = Answer(
                     f"· {n.bytes_per_value} bytes = {_macs_per_byte(n):g}, whatever n_ctx.",
     hidden_right="It matches a count of one decoding step's arrays.",
 )
+DECODE_COMPUTE_BOUND = Misconception(
+    "decode-compute-bound", "decoding taken to be limited by multiply-adds, not by memory",
+    option=r"multiply-adds: attention's cost",
+)
+MEMORY_FREE = Misconception("memory-free", "reading the GPU's memory taken to cost nothing",
+                            option=r"reading it is free")
+SOFTMAX_BOTTLENECK = Misconception(
+    "softmax-bottleneck", "the softmax's exponentials taken for the cost of attention",
+    option=r"exponentials cost more",
+)
 DECODE_LIMIT = choice("q4_5_decode_limit", "B", {
-    "A": (tags.DECODE_COMPUTE_BOUND, "A is the belief that the multiply-adds limit decoding. One new query costs 2 · n_ctx "
+    "A": (DECODE_COMPUTE_BOUND, "A is the belief that the multiply-adds limit decoding. One new query costs 2 · n_ctx "
           "· d_head multiply-adds per head (n_ctx · d_head for its scores, as many for its weighted sum), linear in n_ctx, and each byte read feeds only macs_per_byte of them: far "
           "fewer than the ~78 the GPU could do while it reads that byte. The GPU waits on memory."),
-    "C": (tags.MEMORY_FREE, "C takes memory to be free: the cache is in the GPU's memory, but every generated token "
+    "C": (MEMORY_FREE, "C takes memory to be free: the cache is in the GPU's memory, but every generated token "
           "reads all of it again, at about 2 · 10^12 bytes a second, and that is slower than the arithmetic."),
-    "D": (tags.SOFTMAX_BOTTLENECK, "D blames the softmax: one token's attention takes n_heads · n_ctx exponentials, "
+    "D": (SOFTMAX_BOTTLENECK, "D blames the softmax: one token's attention takes n_heads · n_ctx exponentials, "
           "2 · d_head times fewer than its 2 · n_heads · n_ctx · d_head multiply-adds (256 times fewer at d_head = "
           "128); both wait on the cache being read."),
 }, right="Generating one token reads the whole cache for a few multiply-adds per byte: decoding is limited by memory "
          "traffic, which is why shrinking the cache (grouped-query attention, 8-bit numbers) speeds it up.",
     hidden_right=HIDDEN_PASSED, hidden_says="`decode_limit` is not what limits decoding.")
+
+
+# --- Problem 4.6: a key-padding mask and the causal mask (a function, whose check, autograders.checks.today, ------
+# names these)
+
+MASK_AFTER_SOFTMAX = Misconception(
+    "mask-after-softmax", "a mask applied after the softmax (weights zeroed, not renormalised)"
+)
+MASK_AFTER_SOFTMAX_RENORMALISED = Misconception(
+    "mask-after-softmax-renormalised", "a mask applied after the softmax, then renormalised (what the masked keys' "
+    "maximum leaves underflows)"
+)
+MASK_FILL_ZERO = Misconception("mask-fill-zero", "masked scores set to 0 instead of -inf")
+FULLY_MASKED_NAN = Misconception("fully-masked-nan", "a row whose keys are all masked left as NaN (0/0)")
+FULLY_MASKED_UNIFORM = Misconception(
+    "fully-masked-uniform", "a row whose keys are all masked left uniform (a finite fill)"
+)
+PADDING_MASKS_QUERIES = Misconception(
+    "padding-masks-queries", "the padding mask applied to the queries instead of the keys"
+)
+PADDING_OFF_BY_ONE = Misconception("padding-off-by-one", "the padding mask one key off (j <= valid length)")
+PADDING_ONE_LENGTH = Misconception("padding-one-length", "one valid length used for every sequence of the batch")
+PADDING_IGNORED = Misconception("padding-ignored", "the padding mask left out")
+MASKS_COMBINED_WITH_OR = Misconception(
+    "masks-combined-with-or", "the padding and causal masks combined with or, not and"
+)
+FLOAT32 = Misconception("float32", "computed in float32 (single precision), not float64")
+MUTATES_INPUT = Misconception("mutates-input", "the function writes into the arrays it is given")
+
+
+# --- Problem 4.7 (a): attention one block of keys at a time (a function, whose check, autograders.checks.today,
+# names these)
+
+ONLINE_SOFTMAX_NO_RESCALE = Misconception(
+    "online-softmax-no-rescale", "a running sum not rescaled when the running maximum changes"
+)
+LAST_BLOCK_DROPPED = Misconception("last-block-dropped", "the last, partial block of keys left out")
+ALL_SCORES_AT_ONCE = Misconception("all-scores-at-once", "all the scores held at once, not one block at a time")
+ONLINE_MAX_FROM_ZERO = Misconception(
+    "online-max-from-zero", "a running maximum started at 0 (not -inf): NaN when every score is very negative"
+)
+ONLINE_MAX_STILL_INF = Misconception(
+    "online-max-still-inf", "a block of -inf scores shifted by a maximum still -inf (-inf - (-inf) = NaN)"
+)
 
 
 # --- Problem 4.7 (b): where attention's n² starts to matter -----------------------------------------------
@@ -239,6 +356,15 @@ def _rounded(value, n):
     return value == int(value) and abs(value - _ratio(n)) < 1
 
 
+N2_HALF_COUNTED = Misconception(
+    "n2-half-counted", "the n² cost counted for the scores alone (the weighted sum forgotten)"
+)
+PROJECTIONS_PER_HEAD = Misconception("projections-per-head", "the projections counted at one head's width d_k")
+HEADS_WIDTH_EITHER = Misconception(  # a coincidence of the two before it
+    "heads-width-either", "h times too small: the heads' n² stages at the full width, or the projections at one "
+    "head's width (one answer)"
+)
+
 _HEADS_AT_FULL_WIDTH = ("counting h heads of the full width d_model in the n² stages (each head has width d_k = "
                         "d_model / h, so the h heads together cost what one head of width d_model would)")
 _PROJECTIONS_PER_HEAD = ("counting the projections at one head's width d_k (X W_Q, X W_K, X W_V and Concat W_O each "
@@ -251,21 +377,21 @@ PROJECTIONS_OVER_SCORES = Answer(
     answer=_ratio,
     hidden=lambda n: _flop_ratio(n, n.n_short), hidden_right="It matches the ratio of mha_core's own stage counts.",
     mistakes=(
-        Mistake(tags.N2_HALF_COUNTED, lambda n: 4 * n.d_model / n.n_short,
+        Mistake(N2_HALF_COUNTED, lambda n: 4 * n.d_model / n.n_short,
                 "That counts the scores Q_i K_i^T alone: the weighted sums weights_i V_i cost as much again (n² d_k "
                 "per head), and they grow with n² too."),
-        Mistake(tags.FORGOT_W_O, lambda n: 1.5 * n.d_model / n.n_short,
+        Mistake(shared.FORGOT_W_O, lambda n: 1.5 * n.d_model / n.n_short,
                 "That leaves out W^O: the output projection Concat W_O is one more n × d_model by d_model × d_model "
                 "product, as costly as each of X W_Q, X W_K, X W_V."),
-        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: 2 * n.d_model * n.h / n.n_short,
+        Mistake(shared.ONE_HEAD_FOR_ALL, lambda n: 2 * n.d_model * n.h / n.n_short,
                 "That counts the n² stages of one head: there are h of them, each of width d_k = d_model / h, "
                 "2 n² d_model together."),
-        Mistake(tags.HEADS_COST_MORE, lambda n: 2 * n.d_model / (n.n_short * n.h),
+        Mistake(shared.HEADS_COST_MORE, lambda n: 2 * n.d_model / (n.n_short * n.h),
                 "That counts h heads of the full width d_model: each head has width d_k = d_model / h, so the h heads "
                 "together cost what one head of width d_model would."),
         Mistake("-/upside-down", lambda n: n.n_short / (2 * n.d_model),
                 "Upside down: that is the n² stages over the projections."),
-        Mistake(tags.PROJECTIONS_PER_HEAD, lambda n: 2 * n.d_model / (n.n_short * n.h),
+        Mistake(PROJECTIONS_PER_HEAD, lambda n: 2 * n.d_model / (n.n_short * n.h),
                 "That counts the projections at one head's width d_k: X W_Q, X W_K, X W_V and Concat W_O each take "
                 "all the heads at once, n × d_model by d_model × d_model (4 n d_model² together)."),
         Mistake("-/rounded", lambda n: round(_ratio(n)), matches=_rounded,
@@ -273,7 +399,7 @@ PROJECTIONS_OVER_SCORES = Answer(
                 says="That is the ratio rounded to a whole number: the count is right, give it to 1 decimal."),
     ),
     coinciding=(
-        Coincidence((tags.HEADS_COST_MORE, tags.PROJECTIONS_PER_HEAD), tags.HEADS_WIDTH_EITHER,
+        Coincidence((shared.HEADS_COST_MORE, PROJECTIONS_PER_HEAD), HEADS_WIDTH_EITHER,
                     f"That is h times too small, which two slips give: {_HEADS_AT_FULL_WIDTH}, or "
                     f"{_PROJECTIONS_PER_HEAD}."),
     ),
@@ -286,23 +412,23 @@ EVEN_N = Answer(
     answer=lambda n: 2 * n.d_model,
     hidden=lambda n: round(_flop_ratio(n, 1)), hidden_right="It matches the length where mha_core's counts are even.",
     mistakes=(
-        Mistake(tags.N2_HALF_COUNTED, lambda n: 4 * n.d_model,
+        Mistake(N2_HALF_COUNTED, lambda n: 4 * n.d_model,
                 "That counts the scores Q_i K_i^T alone: the weighted sums cost as much again, so the n² stages catch "
                 "up twice as early."),
-        Mistake(tags.FORGOT_W_O, lambda n: 3 * n.d_model // 2,
+        Mistake(shared.FORGOT_W_O, lambda n: 3 * n.d_model // 2,
                 "That leaves out W^O: the output projection is a fourth n × d_model by d_model × d_model product."),
-        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: 2 * n.d_model * n.h,
+        Mistake(shared.ONE_HEAD_FOR_ALL, lambda n: 2 * n.d_model * n.h,
                 "That counts the n² stages of one head: the h heads together cost 2 n² d_model."),
-        Mistake(tags.HEADS_COST_MORE, lambda n: 2 * n.d_model // n.h,
+        Mistake(shared.HEADS_COST_MORE, lambda n: 2 * n.d_model // n.h,
                 "That counts h heads of the full width d_model: each head has width d_k = d_model / h."),
         Mistake("-/d-model", lambda n: n.d_model,
                 "That is d_model: 4 n d_model² = 2 n² d_model holds at twice that."),
-        Mistake(tags.PROJECTIONS_PER_HEAD, lambda n: 2 * n.d_model // n.h,
+        Mistake(PROJECTIONS_PER_HEAD, lambda n: 2 * n.d_model // n.h,
                 "That counts the projections at one head's width d_k: X W_Q, X W_K, X W_V and Concat W_O each take "
                 "all the heads at once, 4 n d_model² together."),
     ),
     coinciding=(
-        Coincidence((tags.HEADS_COST_MORE, tags.PROJECTIONS_PER_HEAD), tags.HEADS_WIDTH_EITHER,
+        Coincidence((shared.HEADS_COST_MORE, PROJECTIONS_PER_HEAD), HEADS_WIDTH_EITHER,
                     f"That is a length h times too short, which two slips give: {_HEADS_AT_FULL_WIDTH}, or "
                     f"{_PROJECTIONS_PER_HEAD}."),
     ),
@@ -316,6 +442,8 @@ EVEN_N = Answer(
 # --- Problem 5.4: which heads of the learned model (mha_core.learned's shipped weights) do what ---------------
 
 ROLE_SEQUENCES = 400  # the evaluation sequences the roles are read from (enough: the heads are clear-cut)
+HEADS_SWAPPED = Misconception("heads-swapped", "the previous-token and induction heads swapped")
+HEAD_PATTERN_MISREAD = Misconception("head-pattern-misread", "a learned head's pattern misread")
 
 
 @functools.cache
@@ -381,14 +509,14 @@ def _as_head(name):
             layer = head = None
         if layer is None or head is None or isinstance(value, str):
             raise WrongAnswer(f"`{name}` should be a whole number pair (layer, head), each counted from 1, got "
-                              f"{type(value).__name__} {value!r:.60}.", misconception=tags.WRONG_KIND)
+                              f"{type(value).__name__} {value!r:.60}.", misconception=shared.WRONG_KIND)
         heads = _model().heads
         if (layer, head) not in heads:
             counted_from_0 = (layer + 1, head + 1) in heads
-            message = (named(tags.COUNTED_FROM_0, "Layers and heads are counted from 1 here: (1, 1) is the first head "
+            message = (named(shared.COUNTED_FROM_0, "Layers and heads are counted from 1 here: (1, 1) is the first head "
                              "of the first layer.") if counted_from_0 else "")
             raise WrongAnswer(f"`{name}` = {(layer, head)} is not a head of the model, which has heads {heads}. "
-                              f"{message}".rstrip(), misconception=tag_of(message) or tags.WRONG_KIND)
+                              f"{message}".rstrip(), misconception=tag_of(message) or shared.WRONG_KIND)
         return layer, head
     return convert
 
@@ -398,14 +526,14 @@ def _head(id, role, mistakes, fallback, right):
     patterns from the training code's own forward pass."""
     name = id.split("_", 2)[2]
     return Answer(id, "head", lambda n: _roles()[role], NO_NUMBERS, tolerance=0, prefix="", convert=_as_head(name),
-                  mistakes=mistakes, fallback=fallback, fallback_tag=tags.HEAD_PATTERN_MISREAD, right=right,
+                  mistakes=mistakes, fallback=fallback, fallback_tag=HEAD_PATTERN_MISREAD, right=right,
                   hidden=lambda n: _roles(independent=True)[role], hidden_right=HIDDEN_PASSED,
                   hidden_says=mismatch(name), trials=("the training code's own forward pass",))
 
 
 PREVIOUS_TOKEN_HEAD = _head(
     "q5_4_previous_token_head", 0, (
-        Mistake(tags.HEADS_SWAPPED, lambda n: _roles()[1], "That is the induction head: its last row looks at the token "
+        Mistake(HEADS_SWAPPED, lambda n: _roles()[1], "That is the induction head: its last row looks at the token "
                 "after α's first occurrence (α: the letter that comes again). The previous-token head's rows each look "
                 "one position back."),
     ), lambda n: f"Head {n.value}'s rows do not look one position back: find the head whose pattern is the diagonal "
@@ -414,9 +542,9 @@ PREVIOUS_TOKEN_HEAD = _head(
 
 INDUCTION_HEAD = _head(
     "q5_4_induction_head", 1, (
-        Mistake(tags.HEADS_SWAPPED, lambda n: _roles()[0], "That is the previous-token head: it looks one position back "
+        Mistake(HEADS_SWAPPED, lambda n: _roles()[0], "That is the previous-token head: it looks one position back "
                 "from every token. The induction head's last row looks at the token after α's first occurrence."),
-        Mistake(tags.HEAD_PATTERN_MISREAD + "/layer", lambda n: next(hd for hd in _model().heads if hd[0] == 1
+        Mistake(HEAD_PATTERN_MISREAD + "/layer", lambda n: next(hd for hd in _model().heads if hd[0] == 1
                                                                       and hd not in _roles()),
                 lambda n: f"Head {n.value} is in layer {n.value[0]}: an induction head needs what a previous-token head "
                           "wrote before it, so it sits in a later layer.",

@@ -6,11 +6,14 @@ A teacher writes a problem once (``docs/adding-a-problem.md``)::
     SCALED_SCORE = Answer(
         "q2_2_scaled_score", NUMBERS, kind="number", tolerance=1e-3,
         answer=lambda n: n.dot / math.sqrt(n.d_k),
-        mistakes=[Mistake(tags.NO_SCALING, lambda n: n.dot, "No scaling: ..."), ...],
+        mistakes=[Mistake(shared.NO_SCALING, lambda n: n.dot, "No scaling: ..."), ...],
         right=lambda n: f"{n.dot:g}/√{n.d_k} = ...",
     )
 
-and :mod:`.engine` judges every answer so declared; :mod:`autograders.variants` draws each student's entry.
+each misconception declared with its tag and report name (a :class:`~.misconception.Misconception`: in the
+problem's module, ``QT_K = Misconception("qt-k", "Q_i^T K_i instead of Q_i K_i^T")``, or in :mod:`.shared`
+when several problems name it); :mod:`.engine` judges every answer so declared, and
+:mod:`autograders.variants` draws each student's entry.
 
 A message (``says``, ``right``, ``fallback``...) is a string, or a function of the numbers ``n`` (an
 entry, its names readable as attributes: ``n.d_k``, plus what ``Numbers.derive`` adds) returning one.
@@ -21,12 +24,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..checks import misconceptions as tags
-from ..checks.feedback import named
-from ..variants.pools import same
+import numpy as np
+
+from . import shared
+from .misconception import named
+from .pools import same
 
 SHEET_NUMBERS = ("That is the answer for the sheet's numbers, not for yours: use the numbers in the cell under "
                  "the problem.")
+HIDDEN_PASSED = "Hidden checks passed too."  # what most hidden tests of the workbook say when they pass
+
+
+def mismatch(name):
+    """What a hidden test that names nothing says of ``name``."""
+    return f"`{name}` passed the visible test but not the hidden one: re-read the problem and try again."
+
+
+def close(value, expected, tol):
+    """True when ``value`` is within ``tol`` of ``expected`` (arrays: every entry)."""
+    return bool(np.all(np.abs(np.asarray(value, float) - np.asarray(expected, float)) <= tol))
 
 
 class Entry(dict):
@@ -86,9 +102,9 @@ NO_NUMBERS = Numbers("", {})  # a labelled choice, or a problem with no numbers 
 
 @dataclass(frozen=True)
 class Mistake:
-    """One misconception's wrong answer. ``key``: its report tag (:mod:`autograders.checks.misconceptions`),
-    ``tag/detail`` when one tag has several wrong answers, ``-/detail`` for a wrong answer named without a
-    tag. ``wrong``: the answer it gives, from the numbers. ``says``: the student's message. ``when``:
+    """One misconception's wrong answer. ``key``: its :class:`~.misconception.Misconception` (declared in the
+    problem's module, or in :mod:`.shared`), ``f"{tag}/detail"`` when one tag has several wrong answers,
+    ``-/detail`` for a wrong answer named without a tag. ``wrong``: the answer it gives, from the numbers. ``says``: the student's message. ``when``:
     whether it applies to these numbers. ``matches(value, n)``: a wider test than "equal to ``wrong``"."""
 
     key: str
@@ -187,7 +203,7 @@ class Answer:
         if sheet and self.sheet_mistake and entry != self.numbers.sheet:
             sheet = self.answer(self.numbers.view(self.numbers.sheet))
             if not same(self.answer(n), sheet, 2 * self.tolerance):
-                found.append((Mistake(tags.EXAMPLE_NUMBERS_ONLY, lambda n: sheet, self.sheet_says), sheet))
+                found.append((Mistake(shared.EXAMPLE_NUMBERS_ONLY, lambda n: sheet, self.sheet_says), sheet))
         for coincidence in self.coinciding:
             found = coincidence.joined(found, self.tolerance)
         return found

@@ -7,9 +7,10 @@ says what to do. With ``hidden=True`` it judges against the declaration's own re
 nothing when the declaration says so.
 """
 
-from ..checks import misconceptions as tags
-from ..checks.feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, close, correct
-from .declare import text
+from ..student.feedback import WrongAnswer, as_choice, as_int, as_number, as_shape, as_vector, correct
+from . import shared
+from .declare import close, text
+from .pools import Pool
 
 CONVERT = {
     "number": lambda a, v, n: as_number(a.variable, v),
@@ -30,9 +31,7 @@ def numbers(answer, assignment):
 
 
 def pool(answer):
-    """The :class:`~autograders.variants.pools.Pool` of ``answer``: what vetting and the variants read."""
-    from ..variants.pools import Pool
-
+    """The :class:`~.pools.Pool` of ``answer``: what vetting and the variants read."""
     found = _POOLS.get(id(answer))
     if found is None:
         spec = answer.numbers
@@ -104,7 +103,7 @@ def recognise(answer, value, entry, sheet=True):
 def _matches(answer, mistake, value, wrong, n):
     if mistake.matches is not None:
         return mistake.matches(value, n)
-    if answer.near is not None and mistake.key != tags.EXAMPLE_NUMBERS_ONLY:
+    if answer.near is not None and mistake.key != shared.EXAMPLE_NUMBERS_ONLY:
         return answer.near(value, wrong)
     return same(answer, value, wrong, answer.tolerance)
 

@@ -10,8 +10,9 @@ import numpy as np
 
 import mha_core as mha
 
-from ..checks import misconceptions as tags
+from . import shared
 from .declare import Answer, Mistake, Numbers, choice
+from .misconception import Misconception
 
 ASSIGNMENT = "level1_recognition"
 
@@ -36,18 +37,20 @@ def _d_k(n):
 SIZES_1_1 = Numbers("q1_1", sheet={"d_model": 768, "h": 12}, valid=divides, derive=_d_k,
                     entries=tuple(e for e in _sizes() if e != {"d_model": 768, "h": 12}))
 
+ROLES_SWAPPED = Misconception("roles-swapped", "split h by d_model (roles swapped)")
+
 D_K = Answer(
     "q1_1_d_k", "number", lambda n: mha.head_dim(n.d_model, n.h), SIZES_1_1, sheet_mistake=True,
     trials=("exact, not rounded",),
     prefix="`{name}` gave {value}. ",
     mistakes=(
-        Mistake(tags.MULTIPLIED_BY_H, lambda n: n.d_model * n.h, "Multiplied instead of divided: d_model·h. The h heads "
+        Mistake(shared.MULTIPLIED_BY_H, lambda n: n.d_model * n.h, "Multiplied instead of divided: d_model·h. The h heads "
                 "*share* the width d_model, so each head gets a smaller slice, d_model split evenly h ways."),
-        Mistake(tags.ROLES_SWAPPED, lambda n: n.h / n.d_model, "Swapped roles: that is h / d_model. It is the width "
+        Mistake(ROLES_SWAPPED, lambda n: n.h / n.d_model, "Swapped roles: that is h / d_model. It is the width "
                 "d_model that is split among the h heads, not the other way round."),
-        Mistake(tags.HEAD_FULL_WIDTH, lambda n: n.d_model, "That is d_model, the full width of a token. One head works "
+        Mistake(shared.HEAD_FULL_WIDTH, lambda n: n.d_model, "That is d_model, the full width of a token. One head works "
                 "in a smaller slice: the full width split evenly across the h heads."),
-        Mistake(tags.HEADS_FREE, lambda n: n.h, "That is h, the number of heads, not the width of one head."),
+        Mistake(shared.HEADS_FREE, lambda n: n.h, "That is h, the number of heads, not the width of one head."),
     ),
     fallback=lambda n: f"`d_k` is {n.value:g}; use your formula with d_model = {n.d_model} and h = {n.h}.",
     right=lambda n: f"d_k = {n.d_model}/{n.h} = {n.d_k}.",
@@ -73,20 +76,20 @@ OUTPUT_SHAPE = Answer(
     "q1_2_output_shape", "shape", lambda n: (n.n, n.d_model), SIZES_1_2, tolerance=0, sheet_mistake=True,
     trials=("real block run on your $n$ tokens",),
     mistakes=(
-        Mistake(tags.HEADS_SUMMED, lambda n: (n.h, n.n, n.d_k), "That is the h heads stacked, each (n, d_k), before they "
+        Mistake(shared.HEADS_SUMMED, lambda n: (n.h, n.n, n.d_k), "That is the h heads stacked, each (n, d_k), before they "
                 "are concatenated side by side. The block returns one matrix with one row per token."),
-        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: (n.n, n.d_k), "Only one head's width: (n, d_k). The block concatenates "
+        Mistake(shared.ONE_HEAD_FOR_ALL, lambda n: (n.n, n.d_k), "Only one head's width: (n, d_k). The block concatenates "
                 "all h heads side by side, so the width is h·d_v, and W^O keeps that width."),
-        Mistake(tags.MULTIPLIED_BY_H, lambda n: (n.n, n.h * n.d_model), "That is (n, h·d_model), as if every head were "
+        Mistake(shared.MULTIPLIED_BY_H, lambda n: (n.n, n.h * n.d_model), "That is (n, h·d_model), as if every head were "
                 "d_model wide. Each head is only d_v = d_model/h wide, so the concatenation is h·d_model/h wide."),
-        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.n, n.n), "That is (n, n), the shape of a score matrix Q_i K_i^T (one "
+        Mistake(shared.MATRIX_CONFUSED, lambda n: (n.n, n.n), "That is (n, n), the shape of a score matrix Q_i K_i^T (one "
                 "score per pair of tokens), not the output, which has one row of features per token."),
-        Mistake(tags.TRANSPOSED, lambda n: (n.d_model, n.n), "Rows and columns swapped: rows are tokens (n of them), "
+        Mistake(shared.TRANSPOSED, lambda n: (n.d_model, n.n), "Rows and columns swapped: rows are tokens (n of them), "
                 "columns are features."),
         Mistake("-/one-number-per-head", lambda n: (n.n, n.h), "That is (n, h): one number per head. Each head gives a "
                 "whole d_v-wide vector per token."),
     ),
-    wrong_ndim=("`{name}` should be a 2-D shape (rows, columns), got {value}.", tags.WRONG_KIND),
+    wrong_ndim=("`{name}` should be a 2-D shape (rows, columns), got {value}.", shared.WRONG_KIND),
     fallback=lambda n: f"`output_shape` is {n.value}. Rows: one per token (n = {n.n}). Columns: the width after "
                        "concatenating the heads and applying W^O.",
     right=lambda n: f"The output is (n, d_model) = {(n.n, n.d_model)}, the same shape as the input.",
@@ -94,14 +97,19 @@ OUTPUT_SHAPE = Answer(
     hidden_right=lambda n: f"It matches the output of a real block run on {n.n} tokens.",
 )
 
+SOFTMAX_SETS_WIDTH = Misconception(
+    "softmax-sets-width", "softmax taken to set the output's width",
+    option=r"[Ss]oftmax normalises.*width",
+)
+
 WHY = choice(
     "q1_2_why", "B", {
-        "A": (tags.HEAD_FULL_WIDTH, 'That is the misconception "every head keeps the full width". Each head does *not* '
+        "A": (shared.HEAD_FULL_WIDTH, 'That is the misconception "every head keeps the full width". Each head does *not* '
               "keep the full width d_model: it works in d_v = d_model/h. (And W^O does not average heads: it mixes "
               "the concatenated features.)"),
-        "C": (tags.SOFTMAX_SETS_WIDTH, 'That is the misconception "softmax fixes the width". Softmax makes each row of '
+        "C": (SOFTMAX_SETS_WIDTH, 'That is the misconception "softmax fixes the width". Softmax makes each row of '
               "*weights* sum to 1; it says nothing about the width of the output."),
-        "D": (tags.HEADS_SUMMED, 'That is the misconception "the heads are summed". The heads are concatenated, not '
+        "D": (shared.HEADS_SUMMED, 'That is the misconception "the heads are summed". The heads are concatenated, not '
               "summed: summing would blur their h different views into one."),
     },
     right="h heads of width d_model/h concatenate back to d_model, and W^O keeps it.",

@@ -1,7 +1,7 @@
 """Level 2 (Application), notebooks/level2_application.ipynb: Problems 2.1, 2.2 and 2.3, declared once.
 
 2.3's ``softmax`` (a function) keeps its own check (:mod:`autograders.checks.level2`), which names its
-wrong answers with :data:`WEIGHTS`' misconceptions.
+wrong answers with :data:`WEIGHTS`' misconceptions and the ones declared for it here.
 """
 
 import dataclasses
@@ -13,10 +13,10 @@ import numpy as np
 
 import mha_core as mha
 
-from ..checks import misconceptions as tags
-from ..checks.feedback import close
-from .declare import Answer, Later, Mistake, Numbers, choice
+from . import shared
+from .declare import Answer, Later, Mistake, Numbers, choice, close
 from .level1 import divides
+from .misconception import Misconception
 
 ASSIGNMENT = "level2_application"
 
@@ -38,6 +38,9 @@ BLOCK_2_1 = Numbers("q2_1", sheet=SHEET_2_1, valid=_valid_2_1, derive=lambda n: 
     and {"d_model": d_model, "h": h, "n": n} != SHEET_2_1))
 
 
+QT_K = Misconception("qt-k", "Q_i^T K_i instead of Q_i K_i^T")
+
+
 @functools.lru_cache(maxsize=4)
 def trace(d_model=512, h=8, n=10):
     """A real forward pass of the block (computed once per size; only its shapes are read)."""
@@ -48,7 +51,7 @@ def trace(d_model=512, h=8, n=10):
 def _shape(id, answer, mistakes, right, real):
     return Answer(
         id, "shape", answer, BLOCK_2_1, tolerance=0, mistakes=mistakes, right=right,
-        wrong_ndim=("`{name}` should be a 2-D shape (rows, columns), got {value}.", tags.WRONG_KIND),
+        wrong_ndim=("`{name}` should be a 2-D shape (rows, columns), got {value}.", shared.WRONG_KIND),
         fallback=lambda n: f"`{id.split('_', 2)[2]}` is {n.value}. Work out d_k = d_model/h first, then follow the "
                            "rows and columns.",
         hidden=lambda n: real(*trace(n.d_model, n.h, n.n)), hidden_right="It matches a real forward pass.",
@@ -58,39 +61,39 @@ def _shape(id, answer, mistakes, right, real):
 
 WQ_SHAPE = _shape(
     "q2_1_wq_shape", lambda n: (n.d_model, n.d_k), (
-        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: (n.d_model, n.d_model), "That is the full W^Q, for all heads together, "
+        Mistake(shared.ONE_HEAD_FOR_ALL, lambda n: (n.d_model, n.d_model), "That is the full W^Q, for all heads together, "
                 "not one head's slice: head i keeps only its own d_k columns."),
-        Mistake(tags.TRANSPOSED, lambda n: (n.d_k, n.d_model), "Transposed: Q_i = Q W_i^Q multiplies d_model-wide rows, "
+        Mistake(shared.TRANSPOSED, lambda n: (n.d_k, n.d_model), "Transposed: Q_i = Q W_i^Q multiplies d_model-wide rows, "
                 "so W_i^Q has d_model rows and d_k columns."),
-        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.n, n.d_k), "That is the shape of Q_i (the projected queries), not of "
+        Mistake(shared.MATRIX_CONFUSED, lambda n: (n.n, n.d_k), "That is the shape of Q_i (the projected queries), not of "
                 "the matrix W_i^Q that makes them."),
     ), lambda n: f"W_i^Q is {(n.d_model, n.d_k)}: it squeezes a {n.d_model}-wide token to {n.d_k} numbers.",
     lambda block, trace: block.head_weights(0)[0].shape)
 Q_SHAPE = _shape(
     "q2_1_q_shape", lambda n: (n.n, n.d_k), (
-        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: (n.n, n.d_model), "That is Q (or Q W^Q) for all heads together. One head "
+        Mistake(shared.ONE_HEAD_FOR_ALL, lambda n: (n.n, n.d_model), "That is Q (or Q W^Q) for all heads together. One head "
                 "projects to d_k = d_model/h columns only."),
-        Mistake(tags.TRANSPOSED, lambda n: (n.d_k, n.n), "Transposed: Q_i has one row per token."),
-        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.d_model, n.d_k), "That is W_i^Q, the projection matrix; Q_i = Q W_i^Q "
+        Mistake(shared.TRANSPOSED, lambda n: (n.d_k, n.n), "Transposed: Q_i has one row per token."),
+        Mistake(shared.MATRIX_CONFUSED, lambda n: (n.d_model, n.d_k), "That is W_i^Q, the projection matrix; Q_i = Q W_i^Q "
                 "has one row per token."),
     ), lambda n: f"Q_i is {(n.n, n.d_k)}: one {n.d_k}-wide query per token.", lambda block, trace: trace.Q[0].shape)
 SCORES_SHAPE = _shape(
     "q2_1_scores_shape", lambda n: (n.n, n.n), (
-        Mistake(tags.QT_K, lambda n: (n.d_k, n.d_k), "That is Q_i^T K_i instead of Q_i K_i^T: the transpose is on K_i, so "
+        Mistake(QT_K, lambda n: (n.d_k, n.d_k), "That is Q_i^T K_i instead of Q_i K_i^T: the transpose is on K_i, so "
                 "the score matrix has one entry per (token, token) pair."),
-        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.n, n.d_k), "That is the shape of Q_i (or of head_i). Multiplying by "
+        Mistake(shared.MATRIX_CONFUSED, lambda n: (n.n, n.d_k), "That is the shape of Q_i (or of head_i). Multiplying by "
                 "K_i^T turns the d_k columns into one column per key token."),
-        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: (n.n * n.h, n.n * n.h), "The score matrix belongs to one head: n rows "
+        Mistake(shared.ONE_HEAD_FOR_ALL, lambda n: (n.n * n.h, n.n * n.h), "The score matrix belongs to one head: n rows "
                 "(queries) and n columns (keys)."),
     ), lambda n: f"Q_i K_i^T is {(n.n, n.n)}: one score for every (token, token) pair, as in figure s01.",
     lambda block, trace: trace.scores[0].shape)
 HEAD_SHAPE = _shape(
     "q2_1_head_shape", lambda n: (n.n, n.d_k), (
-        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.n, n.n), "That is the weight matrix softmax(Q_i K_i^T/√d_k). head_i "
+        Mistake(shared.MATRIX_CONFUSED, lambda n: (n.n, n.n), "That is the weight matrix softmax(Q_i K_i^T/√d_k). head_i "
                 "multiplies it by V_i, which brings back d_v columns."),
-        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: (n.n, n.d_model), "That is the concatenation of all h heads (or the "
+        Mistake(shared.ONE_HEAD_FOR_ALL, lambda n: (n.n, n.d_model), "That is the concatenation of all h heads (or the "
                 "block's output). One head is d_v wide."),
-        Mistake(tags.TRANSPOSED, lambda n: (n.d_k, n.n), "Transposed: head_i has one row per token."),
+        Mistake(shared.TRANSPOSED, lambda n: (n.d_k, n.n), "Transposed: head_i has one row per token."),
     ), lambda n: f"head_i is {(n.n, n.d_k)}: one {n.d_k}-wide vector per token.", lambda block, trace: trace.heads[0].shape)
 
 
@@ -118,12 +121,12 @@ SCALED_SCORE = Answer(
     "q2_2_scaled_score", "number", lambda n: n.dot / math.sqrt(n.d_k), DOT_2_2, tolerance=1e-3, sheet_mistake=True,
     trials=("the library's own attention",),
     mistakes=(
-        Mistake(tags.SCALED_BY_D_K, lambda n: n.dot / n.d_k, "Divided by d_k instead of √d_k: that over-shrinks the "
+        Mistake(shared.SCALED_BY_D_K, lambda n: n.dot / n.d_k, "Divided by d_k instead of √d_k: that over-shrinks the "
                 "score. The typical size of q k^T grows like √d_k, not d_k."),
-        Mistake(tags.NO_SCALING, lambda n: n.dot, "No scaling: the raw dot product still has to be divided by √d_k."),
-        Mistake(tags.SCALED_WITH_D_MODEL, lambda n: n.dot / math.sqrt(n.d_model), "Used d_model instead of d_k: a head's "
+        Mistake(shared.NO_SCALING, lambda n: n.dot, "No scaling: the raw dot product still has to be divided by √d_k."),
+        Mistake(shared.SCALED_WITH_D_MODEL, lambda n: n.dot / math.sqrt(n.d_model), "Used d_model instead of d_k: a head's "
                 "dot product has d_k terms, so divide by √d_k."),
-        Mistake(tags.MULTIPLIED_BY_SQRT_D_K, lambda n: n.dot * math.sqrt(n.d_k), "Multiplied by √d_k instead of dividing: "
+        Mistake(shared.MULTIPLIED_BY_SQRT_D_K, lambda n: n.dot * math.sqrt(n.d_k), "Multiplied by √d_k instead of dividing: "
                 "scaling makes the score smaller."),
         Mistake("-/multiplied-by-d-k", lambda n: n.dot * n.d_k, "Multiplied by d_k: scaling makes the score smaller, "
                 "by √d_k."),
@@ -134,14 +137,17 @@ SCALED_SCORE = Answer(
     hidden_right="It is the score the attention layer itself uses.",
 )
 
+SCALING_AS_SOFTMAX = Misconception("scaling-as-softmax", "scaling confused with softmax's job", option=r"sum to 1")
+SCALE_IS_H = Misconception("scale-is-h", "the scale taken for the number of heads", option=r"number of heads")
+
 WHY = choice(
     "q2_2_why", "A", {
-        "B": (tags.SCALED_BY_D_K, 'That is the misconception "divide by d_k to average the products". Dividing by d_k '
+        "B": (shared.SCALED_BY_D_K, 'That is the misconception "divide by d_k to average the products". Dividing by d_k '
               "over-shrinks: the average of d_k products has standard deviation 1/√d_k, so the scores crowd near 0 "
               "and softmax becomes nearly uniform (the signal is killed)."),
-        "C": (tags.SCALING_AS_SOFTMAX, 'That is the misconception "scaling normalises the scores". Making weights sum to '
+        "C": (SCALING_AS_SOFTMAX, 'That is the misconception "scaling normalises the scores". Making weights sum to '
               "1 is softmax's job; scaling changes the size of the scores, not their sum."),
-        "D": (tags.SCALE_IS_H, 'That is the misconception "the scale is the number of heads". A coincidence of this '
+        "D": (SCALE_IS_H, 'That is the misconception "the scale is the number of heads". A coincidence of this '
               "example: √64 = 8 = h here. The scale depends on d_k, the length of the dot product, whatever the "
               "number of heads."),
     },
@@ -156,6 +162,17 @@ SHEET_2_3 = {"scores": (4.0, 2.0, 5.0)}
 WEIGHT_TOL = 5e-4  # the sheet gives weights to 4 decimals (3 decimals pass too)
 SUM_TOL = 3 * WEIGHT_TOL + 1e-12  # three weights each within WEIGHT_TOL add up to within this of 1
 RATIO_TOL = 0.02  # "roughly": ratios of rounded weights are accepted
+
+SOFTMAX_LINEAR = Misconception("softmax-linear", "softmax as a linear normalisation")
+SOFTMAX_NOT_NORMALISED = Misconception("softmax-not-normalised", "softmax not normalised")
+SOFTMAX_FLIPPED_SIGNS = Misconception("softmax-flipped-signs", "softmax with flipped signs")
+WEIGHTS_AS_PERCENTAGES = Misconception("weights-as-percentages", "weights as percentages")
+SCALED_TWICE = Misconception("scaled-twice", "scores already scaled divided by √d_k again")
+SOFTMAX_REORDERS = Misconception("softmax-reorders", "softmax reorders the scores")
+# named by the check of 2.3's softmax function (autograders.checks.level2)
+SOFTMAX_SHIFT_NOT_MAX = Misconception(
+    "softmax-shift-not-max", "softmax shifted by a score other than the largest (overflows for scores far apart)"
+)
 
 # Where the winner (w), the runner-up (r) and the last token (l) stand, tokens 1, 2, 3: the winner at each
 # position. Never in order: ascending scores give sorted weights (the "sorted" slip), descending ones weights
@@ -220,21 +237,21 @@ def _declare_2_3(numbers):
         "q2_3_weights", "vector", lambda n: mha.softmax(np.asarray(n.scores, float)), numbers, tolerance=WEIGHT_TOL,
         size=lambda n: 3, sheet_mistake=True, prefix="",
         mistakes=(
-            Mistake(tags.FORGOT_SOFTMAX, lambda n: np.asarray(n.scores), "That forgot the softmax: these are the scores "
+            Mistake(shared.FORGOT_SOFTMAX, lambda n: np.asarray(n.scores), "That forgot the softmax: these are the scores "
                     "themselves. The softmax exponentiates each score and divides by the sum of the exponentials, so "
                     "the weights are positive and add up to 1."),
-            Mistake(tags.SOFTMAX_LINEAR, lambda n: np.asarray(n.scores) / sum(n.scores), "Linear normalisation (score / "
+            Mistake(SOFTMAX_LINEAR, lambda n: np.asarray(n.scores) / sum(n.scores), "Linear normalisation (score / "
                     "sum of scores) instead of exponentials: softmax divides e^(s_j) by the sum of the e^(s_i)."),
-            Mistake(tags.SOFTMAX_NOT_NORMALISED, lambda n: np.exp(n.scores), lambda n: "Forgot to normalise: these are the "
+            Mistake(SOFTMAX_NOT_NORMALISED, lambda n: np.exp(n.scores), lambda n: "Forgot to normalise: these are the "
                     f"numerators e^(s_j). Divide each by their sum ({np.exp(n.scores).sum():.3f}) so the weights add up "
                     "to 1."),
-            Mistake(tags.SOFTMAX_FLIPPED_SIGNS, lambda n: np.exp(-np.asarray(n.scores)) / np.exp(-np.asarray(n.scores)).sum(),
+            Mistake(SOFTMAX_FLIPPED_SIGNS, lambda n: np.exp(-np.asarray(n.scores)) / np.exp(-np.asarray(n.scores)).sum(),
                     "The signs are flipped: e^(-s_j) gives the *lowest* score the most weight. Use e^(s_j)."),
             Mistake("-/reversed", lambda n: n.w[::-1], "The weights are in reverse order: keep weight j next to score j."),
             Mistake("-/sorted", lambda n: np.sort(n.w), "The weights are sorted: keep weight j next to score j."),
-            Mistake(tags.WEIGHTS_AS_PERCENTAGES, lambda n: 100 * n.w, "These are percentages: weights are fractions that "
+            Mistake(WEIGHTS_AS_PERCENTAGES, lambda n: 100 * n.w, "These are percentages: weights are fractions that "
                     "add up to 1.", matches=lambda value, n: close(np.asarray(value) / 100, n.w, WEIGHT_TOL)),
-            Mistake(tags.SCALED_TWICE, lambda n: mha.softmax(np.asarray(n.scores) / SHEET_SQRT_D_K),
+            Mistake(SCALED_TWICE, lambda n: mha.softmax(np.asarray(n.scores) / SHEET_SQRT_D_K),
                     lambda n: f"These are the weights of your scores divided by about {_divided_again(n.value, n):.3g}: "
                               "the scores here are already scaled (s_j = q k_j^T / √d_k), and dividing them again "
                               "flattens the weights. Take the softmax of the scores as they are.",
@@ -255,11 +272,11 @@ def _declare_2_3(numbers):
     winner = Answer(
         "q2_3_winner", "int", lambda n: n.win, numbers, tolerance=0, prefix="",
         mistakes=(
-            Mistake(tags.COUNTED_FROM_0, lambda n: n.win - 1, lambda n: (
+            Mistake(shared.COUNTED_FROM_0, lambda n: n.win - 1, lambda n: (
                 f"`winner` is {n.value}. If you meant the Python index {n.value}, note that here tokens are numbered "
                 "1, 2, 3 as in the sheet. " + (f"Token {n.value} itself has score {n.scores[n.value - 1]:g}."
                                                if n.value >= 1 else "There is no token 0."))),
-            *(Mistake(f"{tags.SOFTMAX_REORDERS}/token-{token}", lambda n, token=token: token, lambda n: (
+            *(Mistake(f"{SOFTMAX_REORDERS}/token-{token}", lambda n, token=token: token, lambda n: (
                 f"`winner` is {n.value}, whose score is {n.scores[n.value - 1]:g}. Softmax keeps the order of the "
                 "scores: the largest score gets the largest weight."), when=lambda n, token=token: token not in (n.win, n.win - 1))
               for token in range(1, 4)),
@@ -271,19 +288,19 @@ def _declare_2_3(numbers):
         "q2_3_ratio", "number", lambda n: math.exp(n.s_w - n.s_r), numbers, tolerance=RATIO_TOL, sheet_mistake=True,
         trials=("recomputes it from the scores",),
         mistakes=(
-            Mistake(tags.RATIO_MISREAD + "/scores", lambda n: n.s_w / n.s_r, lambda n: f"That is the ratio of the *scores* "
+            Mistake(shared.RATIO_MISREAD + "/scores", lambda n: n.s_w / n.s_r, lambda n: f"That is the ratio of the *scores* "
                     f"({n.s_w:g}/{n.s_r:g}). Softmax exponentiates, so the ratio of the weights is e^(s_{n.win})/"
                     f"e^(s_{n.run}) = e^(s_{n.win} - s_{n.run})."),
-            Mistake(tags.RATIO_MISREAD + "/difference", lambda n: n.w[n.win - 1] - n.w[n.run - 1], lambda n: "That is a "
+            Mistake(shared.RATIO_MISREAD + "/difference", lambda n: n.w[n.win - 1] - n.w[n.run - 1], lambda n: "That is a "
                     f"difference of weights; 'by how much' here means how many times larger: {n.asked}."),
-            Mistake(tags.RATIO_MISREAD + "/gap", lambda n: n.s_w - n.s_r, lambda n: f"That is the score gap s_{n.win} - "
+            Mistake(shared.RATIO_MISREAD + "/gap", lambda n: n.s_w - n.s_r, lambda n: f"That is the score gap s_{n.win} - "
                     f"s_{n.run}. The weights' ratio is e raised to that gap."),
-            Mistake(tags.RATIO_MISREAD + "/upside-down", lambda n: n.w[n.run - 1] / n.w[n.win - 1], lambda n: "Upside down: "
+            Mistake(shared.RATIO_MISREAD + "/upside-down", lambda n: n.w[n.run - 1] / n.w[n.win - 1], lambda n: "Upside down: "
                     f"that is w_{n.run} / w_{n.win}. Token {n.win} wins, so the ratio {n.asked} is larger than 1."),
-            Mistake(tags.RATIO_MISREAD + "/runner-up", lambda n: n.w[n.win - 1] / n.w[n.last - 1], lambda n: "That compares the "
+            Mistake(shared.RATIO_MISREAD + "/runner-up", lambda n: n.w[n.win - 1] / n.w[n.last - 1], lambda n: "That compares the "
                     f"winner with token {n.last}, the smallest weight; compare it with token {n.run}, the runner-up: "
                     f"{n.asked}."),
-            Mistake(tags.RATIO_MISREAD + "/sheet-tokens", lambda n: n.w[2] / n.w[0], lambda n: "That is w_3 / w_1, the sheet's "
+            Mistake(shared.RATIO_MISREAD + "/sheet-tokens", lambda n: n.w[2] / n.w[0], lambda n: "That is w_3 / w_1, the sheet's "
                     f"winner and runner-up: with your scores token {n.win} wins and token {n.run} is the runner-up: "
                     f"{n.asked}.", when=lambda n: {n.win, n.run} != {3, 1}),
         ),
@@ -302,8 +319,8 @@ def _vetted_2_3():
     """The candidates whose three answers pass vetting: a few have two misreadings that coincide (the
     flipped-sign softmax of (3, 5, 2) is the sheet's weights; w_3 / w_1 is the winner over the runner-up of
     (1, 4, 2.5)). Run when the pool is first read (:class:`~.declare.Later`), never at import."""
-    from ..variants.pools import entry_problems
     from .engine import pool
+    from .pools import entry_problems
 
     candidates = dataclasses.replace(SCORES_2_3, entries=tuple(_candidates()))
     pools = [pool(answer) for answer in _declare_2_3(candidates)]

@@ -3,7 +3,8 @@
 3.1's ratio is 1 for every entry (the problem's point: h heads of width d_model/h cost what one full-width
 head costs); what varies is the two h's, so the misconceptions' answers (h/h_ref, "h heads cost h times
 more", and h_ref/h, one head of each counted) are the student's own. 3.1's ``attention_cost`` and 3.3's
-``count_distinct_heads`` (functions) keep their own checks (:mod:`autograders.checks.level3`).
+``count_distinct_heads`` (functions) keep their own checks (:mod:`autograders.checks.level3`), which name
+misconceptions declared here.
 """
 
 import functools
@@ -13,10 +14,10 @@ import numpy as np
 
 import mha_core as mha
 
-from ..checks import misconceptions as tags
-from ..checks.feedback import HIDDEN_PASSED
-from .declare import Answer, Mistake, Numbers, choice
+from . import shared
+from .declare import HIDDEN_PASSED, Answer, Mistake, Numbers, choice
 from .level1 import divides
+from .misconception import Misconception
 
 ASSIGNMENT = "level3_analysis"
 
@@ -73,10 +74,10 @@ COST_RATIO = Answer(
     "q3_1_cost_ratio", "number", lambda n: attention_cost(n.d_model, n.h, n.n) / attention_cost(n.d_model, n.h_ref, n.n),
     HEADS_3_1, tolerance=1e-6, prefix="", trials=("real forward passes",), notes={"one-answer": "the ratio is 1 whatever the numbers: the problem's point"},
     mistakes=(
-        Mistake(tags.HEADS_COST_MORE, lambda n: n.h / n.h_ref, lambda n: 'That is the misconception "h heads cost h times '
+        Mistake(shared.HEADS_COST_MORE, lambda n: n.h / n.h_ref, lambda n: 'That is the misconception "h heads cost h times '
                 f'more": it would hold if each of the {n.h} heads worked at {n.width}. Each works at d_k = '
                 f"{n.d_model}/{n.h} = {n.d_k}."),
-        Mistake(tags.ONE_HEAD_FOR_ALL, lambda n: n.h_ref / n.h, lambda n: (
+        Mistake(shared.ONE_HEAD_FOR_ALL, lambda n: n.h_ref / n.h, lambda n: (
             f"That ratio counts only one of the {n.h} heads: each head is {n.h} times cheaper than a full-width head, "
             f"but all {n.h} of them run." if n.h_ref == 1 else f"That ratio counts only one head of each block: each "
             f"of the {n.h} heads is {n.h // n.h_ref} times cheaper than one of the {n.h_ref} heads, but all {n.h} of "
@@ -91,14 +92,17 @@ COST_RATIO = Answer(
 
 # --- Problem 3.2: the broken forward pass ---------------------------------------------------------------
 
+SYMPTOM_FOR_CAUSE = Misconception("symptom-for-cause", "a symptom taken for the cause", option=r"W\^O \\in")
+
+
 def _step_right(letter):
-    return (tags.HEAD_FULL_WIDTH, f"Step {letter} is right: each head is d_k = d_model/h = 512/8 = 64 wide, not d_model = "
+    return (shared.HEAD_FULL_WIDTH, f"Step {letter} is right: each head is d_k = d_model/h = 512/8 = 64 wide, not d_model = "
             "512, so each W_i^V is 512×64 and each head is 10×64. Look at what happens to the 8 heads afterwards.")
 
 
 WRONG_STEP = _choice("q3_2_wrong_step", "C", {
     "A": _step_right("A"), "B": _step_right("B"),
-    "D": (tags.SYMPTOM_FOR_CAUSE, 'That is the misconception "the wrong shape is the error": W^O of shape 64×512 is a '
+    "D": (SYMPTOM_FOR_CAUSE, 'That is the misconception "the wrong shape is the error": W^O of shape 64×512 is a '
           "symptom, not the cause: it only fits because of an earlier step. Which step made the heads 64 wide in total?"),
 }, "Summing the heads is the error; the 64×512 W^O only follows from it.")
 
@@ -141,10 +145,10 @@ def _block_shape(id, row, index, mistakes, like, fallback, right, name=None):
 
 CONCAT_SHAPE = _block_shape(
     "q3_2_concat_shape", "Concat(head_1..head_h)", 0, (
-        Mistake(tags.HEADS_SUMMED + "/summed", lambda n: (n.n, n.d_k), lambda n: f"{(n.n, n.d_k)} is the shape after summing "
+        Mistake(shared.HEADS_SUMMED + "/summed", lambda n: (n.n, n.d_k), lambda n: f"{(n.n, n.d_k)} is the shape after summing "
                 f"the heads: summing adds the {n.h} heads into one {n.d_k}-wide block, so W^O must weigh feature j of every "
                 "head alike. Concatenation puts them side by side."),
-        Mistake(tags.HEADS_SUMMED + "/stacked", lambda n: (n.h, n.n, n.d_k), lambda n: f"{(n.h, n.n, n.d_k)} is the {n.h} "
+        Mistake(shared.HEADS_SUMMED + "/stacked", lambda n: (n.h, n.n, n.d_k), lambda n: f"{(n.h, n.n, n.d_k)} is the {n.h} "
                 "heads stacked, before concatenation. Concatenating puts them side by side along the width axis: one "
                 "row per token."),
         Mistake("-/one-column-per-head", lambda n: (n.n, n.h), lambda n: "Concatenation joins the heads' widths: each "
@@ -156,12 +160,12 @@ CONCAT_SHAPE = _block_shape(
 
 WO_SHAPE = _block_shape(
     "q3_2_wo_shape", "W^O", 1, (
-        Mistake(tags.HEADS_SUMMED, lambda n: (n.d_k, n.d_model), lambda n: f"A {n.d_k}×{n.d_model} W^O is sized for summed "
+        Mistake(shared.HEADS_SUMMED, lambda n: (n.d_k, n.d_model), lambda n: f"A {n.d_k}×{n.d_model} W^O is sized for summed "
                 f"heads, the broken pass's mistake. W^O multiplies the concatenation of all {n.h} heads: its number of "
                 "rows is the concatenation's width."),
         Mistake("-/maps-to-d-k", lambda n: (n.d_model, n.d_k), "W^O maps back to d_model, not to d_k: the block's output "
                 "is as wide as its input."),
-        Mistake(tags.MATRIX_CONFUSED, lambda n: (n.n, n.d_model), lambda n: f"{(n.n, n.d_model)} is the shape of the "
+        Mistake(shared.MATRIX_CONFUSED, lambda n: (n.n, n.d_model), lambda n: f"{(n.n, n.d_model)} is the shape of the "
                 "block's output, not of W^O: W^O does not depend on n."),
     ), "(64, 512)", "W^O multiplies the concatenated heads from the right and gives back width d_model.",
     lambda n: f"W^O maps the {n.d_model}-wide concatenation back to d_model = {n.d_model}.", name="W_O_shape")
@@ -169,12 +173,22 @@ WO_SHAPE = _block_shape(
 
 # --- Problem 3.3: heads that share their projections ----------------------------------------------------
 
+# named by 3.3's choice and by the check of its count_distinct_heads (autograders.checks.level3)
+SHARED_PROJECTIONS_DIFFER = Misconception(
+    "shared-projections-differ", "shared projections give different heads",
+    option=r"still differ|average out",
+)
+SHARING_BREAKS_SHAPES = Misconception(
+    "sharing-breaks-shapes", "shared projections taken to break the shapes",
+    option=r"shape no longer fits",
+)
+
 SHARED_OUTCOME = _choice("q3_3_shared_outcome", "A", {
-    "B": (tags.SHARED_PROJECTIONS_DIFFER, 'That is the misconception "shared projections still give different heads". '
+    "B": (SHARED_PROJECTIONS_DIFFER, 'That is the misconception "shared projections still give different heads". '
           "Both heads see the same tokens and apply the same W^Q, W^K, W^V: what could make their Q, K, V differ?"),
-    "C": (tags.SHARED_PROJECTIONS_DIFFER, 'That is the misconception "they average out": there is nothing to average. '
+    "C": (SHARED_PROJECTIONS_DIFFER, 'That is the misconception "they average out": there is nothing to average. '
           "With the same matrices both heads compute exactly the same numbers, and concatenation keeps both copies."),
-    "D": (tags.SHARING_BREAKS_SHAPES, 'That is the misconception "sharing breaks the shapes". The shapes still fit: '
+    "D": (SHARING_BREAKS_SHAPES, 'That is the misconception "sharing breaks the shapes". The shapes still fit: '
           "shared matrices have the same d_model×d_k shape as separate ones. The problem is what the heads compute, "
           "not their shapes."),
 }, "Same Q, K, V, so byte-for-byte identical heads: 2 heads paid for, 1 view.")

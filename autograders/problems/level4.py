@@ -5,7 +5,8 @@ scores, weights, output) for the student's vectors, within ``TOL`` = 1e-3, so th
 from rounded terms) passes as well as the exact 2.0124. 4.2's entries are small whole-number vectors (a
 query, 4 keys, 4 values, d_k = 2), as the sheet's: each kept when its answers are apart from every
 misconception's at twice ``TOL``, and apart from the sheet's own. 4.1's ``parameter_count`` and 4.3's
-``multi_head_attention`` (functions) keep their own checks (:mod:`autograders.checks.level4`).
+``multi_head_attention`` (functions) keep their own checks (:mod:`autograders.checks.level4`), which name the
+misconceptions declared here (4.3's at the end).
 """
 
 import itertools
@@ -15,10 +16,11 @@ import numpy as np
 
 import mha_core as mha
 
-from ..checks import misconceptions as tags
-from ..checks.feedback import HIDDEN_PASSED, WrongAnswer, as_vector, close
-from .declare import Answer, Mistake, Numbers
+from ..student.feedback import WrongAnswer, as_vector
+from . import shared
+from .declare import HIDDEN_PASSED, Answer, Mistake, Numbers, close
 from .level1 import divides
+from .misconception import Misconception
 
 ASSIGNMENT = "level4_synthesis"
 TOL = 1e-3  # 4.2: each entry within this of the answer (the sheet's 2.0123, added from rounded terms, passes)
@@ -35,6 +37,8 @@ WIDTH_4_1 = Numbers("q4_1", sheet=SHEET_4_1, valid=divides, derive=lambda n: {"d
     # 512: the sheet's count whatever h; h·4·d_model² = 4·512² would read as the sheet's answer
     if d_model % h == 0 and d_model // h >= 8 and d_model != 512 and h * d_model**2 != 512**2))
 
+# named by 4.1's count and by the check of its parameter_count (autograders.checks.level4)
+COUNTED_BIASES = Misconception("counted-biases", "counted biases")
 BIASES = ("You counted biases (d_model per projection, 4·d_model in all), as PyTorch's nn.MultiheadAttention does: "
           "a legitimate convention, but this problem counts weights only, as its prompt says.")
 
@@ -42,16 +46,16 @@ PARAMS = Answer(
     "q4_1_params_512", "number", lambda n: mha.parameter_count(n.d_model, n.h), WIDTH_4_1, tolerance=0.5, prefix="",
     near=lambda value, wrong: close(value, wrong, 1e-9 * max(1.0, wrong)), sheet_mistake=True,
     mistakes=(
-        Mistake(tags.FORGOT_W_O, lambda n: 3 * n.d_model**2, "That forgot W^O: the three projections W^Q, W^K, W^V give "
+        Mistake(shared.FORGOT_W_O, lambda n: 3 * n.d_model**2, "That forgot W^O: the three projections W^Q, W^K, W^V give "
                 "3·d_model², and the output matrix W^O (d_model×d_model) adds d_model² more."),
-        Mistake(tags.HEADS_COST_MORE, lambda n: n.h * 4 * n.d_model**2, 'That is the belief "parameters grow with h": it '
+        Mistake(shared.HEADS_COST_MORE, lambda n: n.h * 4 * n.d_model**2, 'That is the belief "parameters grow with h": it '
                 "gives every head full d_model×d_model matrices. Each head's W_i^Q, W_i^K, W_i^V is only d_model×d_k, "
                 "with d_k = d_model/h."),
-        Mistake(tags.ONE_HEAD_FOR_ALL + "/one-head", lambda n: 4 * n.d_model * n.d_k, "That counts one head only (and a W^O as "
+        Mistake(shared.ONE_HEAD_FOR_ALL + "/one-head", lambda n: 4 * n.d_model * n.d_k, "That counts one head only (and a W^O as "
                 "small as one head's matrices): there are h heads, and W^O is d_model×d_model."),
-        Mistake(tags.ONE_HEAD_FOR_ALL + "/projections", lambda n: 3 * n.d_model * n.d_k + n.d_model**2, "That counts the "
+        Mistake(shared.ONE_HEAD_FOR_ALL + "/projections", lambda n: 3 * n.d_model * n.d_k + n.d_model**2, "That counts the "
                 "projections of one head only: every one of the h heads has its own W_i^Q, W_i^K, W_i^V."),
-        Mistake(tags.COUNTED_BIASES, lambda n: 4 * n.d_model**2 + 4 * n.d_model, BIASES),
+        Mistake(COUNTED_BIASES, lambda n: 4 * n.d_model**2 + 4 * n.d_model, BIASES),
         Mistake("-/not-squared", lambda n: 4 * n.d_model, "Each weight matrix has d_model·d_model entries, not d_model: "
                 "square it."),
         Mistake("-/one-matrix", lambda n: n.d_model**2, "That counts a single d_model×d_model matrix: there are four "
@@ -99,30 +103,30 @@ def wrong_answers(n):
     raw = K @ q
     scaled = raw / math.sqrt(d_k)
     return {
-        tags.SCALED_BY_D_K: (raw / d_k, mha.softmax(raw / d_k)),
-        tags.NO_SCALING: (raw, mha.softmax(raw)),
+        shared.SCALED_BY_D_K: (raw / d_k, mha.softmax(raw / d_k)),
+        shared.NO_SCALING: (raw, mha.softmax(raw)),
         "-/multiplied-by-sqrt-d-k": (raw * math.sqrt(d_k), mha.softmax(raw * math.sqrt(d_k))),
-        tags.FORGOT_SOFTMAX: (None, scaled),
+        shared.FORGOT_SOFTMAX: (None, scaled),
         "-/linear": (None, scaled / scaled.sum()),
-        tags.CAUSAL_MASK_APPLIED + "/strict": (None, np.append(mha.softmax(scaled[:-1]), 0.0)),
-        tags.CAUSAL_MASK_APPLIED + "/first-only": (None, np.eye(len(K))[0]),
+        shared.CAUSAL_MASK_APPLIED + "/strict": (None, np.append(mha.softmax(scaled[:-1]), 0.0)),
+        shared.CAUSAL_MASK_APPLIED + "/first-only": (None, np.eye(len(K))[0]),
         "-/uniform": (None, np.full(len(K), 1 / len(K))),
     }
 
 
 SAYS_4_2 = {
-    tags.SCALED_BY_D_K: "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are divided by the square root "
+    shared.SCALED_BY_D_K: "That scales by d_k = 2 instead of √d_k = √2 ≈ 1.4142: the scores are divided by the square root "
                      "of d_k.",
-    tags.NO_SCALING: "That has no scaling: divide each dot product by √d_k = √2 before the softmax.",
+    shared.NO_SCALING: "That has no scaling: divide each dot product by √d_k = √2 before the softmax.",
     "-/multiplied-by-sqrt-d-k": "That multiplies by √d_k; the scores are divided by √d_k.",
-    tags.FORGOT_SOFTMAX: "That forgot the softmax: it uses the scaled scores as weights. The softmax exponentiates each "
+    shared.FORGOT_SOFTMAX: "That forgot the softmax: it uses the scaled scores as weights. The softmax exponentiates each "
                       "score and divides by the sum, so the weights are positive and add up to 1.",
     "-/linear": "That normalises the scores without exponentials: the softmax divides e^{s_j} by the sum of e^{s_j}, "
                 "not s_j by the sum of s_j.",
-    tags.CAUSAL_MASK_APPLIED + "/strict": "That applies the causal mask wrongly: it hides position 4 itself. A causal mask "
+    shared.CAUSAL_MASK_APPLIED + "/strict": "That applies the causal mask wrongly: it hides position 4 itself. A causal mask "
                                   "hides only keys after the query; the query at position 4, the last one, may attend "
                                   "to all 4 keys.",
-    tags.CAUSAL_MASK_APPLIED + "/first-only": "That applies the causal mask wrongly: the query at position 4 (the last "
+    shared.CAUSAL_MASK_APPLIED + "/first-only": "That applies the causal mask wrongly: the query at position 4 (the last "
                                       "position) may attend to all 4 keys, not only to the first.",
     "-/uniform": "Equal weights 1/4 ignore the scores: the softmax of the scaled scores gives larger weights to larger "
                  "scores.",
@@ -204,7 +208,7 @@ def _vector(name):
         if array is not None and array.size == size and array.ndim <= 2 and np.isneginf(array).any():
             raise WrongAnswer(
                 f"`{name}` has -inf in it: that is a causal mask applied wrongly. The query at position 4 is the last "
-                "position, so it may attend to all 4 keys: no score is masked.", misconception=tags.CAUSAL_MASK_APPLIED)
+                "position, so it may attend to all 4 keys: no score is masked.", misconception=shared.CAUSAL_MASK_APPLIED)
         return as_vector(name, value, size)
     return convert
 
@@ -215,7 +219,7 @@ def _masked(value, n, hidden):
     if wrong.any() and (value[wrong] < -100).all():
         raise WrongAnswer("Some scores look masked (very negative): that is a causal mask applied wrongly. The query at "
                           "position 4 is the last position, so it may attend to all 4 keys.",
-                          misconception=tags.CAUSAL_MASK_APPLIED)
+                          misconception=shared.CAUSAL_MASK_APPLIED)
 
 
 def _fallback(name, index, text):
@@ -247,11 +251,28 @@ SCALED_SCORES = _by_hand_answer(
 WEIGHTS = _by_hand_answer(
     "q4_2_weights", 1, "attention_weights", _says(1), "The weights are the softmax of the scaled scores; they sum to 1.",
     "Apply the softmax to the scaled scores: e^{s_j} divided by the sum of e^{s_j} over the 4 keys.")
+SUM_OF_KEYS = Misconception("sum-of-keys", "weighted sum of the keys, not the values")
 OUTPUT = _by_hand_answer(
     "q4_2_output", 2, "output", _says(1, V=True) + (
-        Mistake(tags.SUM_OF_KEYS, lambda n: answers(n)[1] @ arrays(n)[1], "That is the weighted sum of the keys: the "
+        Mistake(SUM_OF_KEYS, lambda n: answers(n)[1] @ arrays(n)[1], "That is the weighted sum of the keys: the "
                 "output weights the values v_j, not the keys."),),
     "The output is the weighted sum of the values: Σ_j w_j v_j.",
     "The output is the sum over the 4 keys of w_j v_j, the values weighted by the attention weights.")
+
+
+
+# --- Problem 4.3: the block in numpy (a function: its check, autograders.checks.level4, names these) ----------
+
+SPLIT_WITHOUT_TRANSPOSE = Misconception(
+    "split-without-transpose", "heads split without the transpose (tokens and heads mixed)"
+)
+HEADS_AXES_SWAPPED = Misconception("heads-axes-swapped", "the wrong axes swapped when splitting or merging the heads")
+ROWS_NOT_COLUMNS = Misconception("rows-not-columns", "per-head slices from rows instead of columns")
+X_W_TRANSPOSED = Misconception("x-w-transposed", "X @ W.T instead of X @ W (the transpose of the sheet's convention)")
+SOFTMAX_WRONG_AXIS = Misconception("softmax-wrong-axis", "softmax over the wrong axis")
+SOFTMAX_SUM_ALL = Misconception("softmax-sum-all", "softmax divided by the sum of every entry (a sum with no axis)")
+MAX_SUM_AXES_DIFFER = Misconception("max-sum-axes-differ", "the softmax's maximum and sum taken over different axes")
+W_O_PER_HEAD = Misconception("w-o-per-head", "W^O applied to each head apart (not to the heads side by side)")
+BATCH_DIMENSION = Misconception("batch-dimension", "a leading batch dimension not handled")
 
 ANSWERS = (PARAMS, SCALED_SCORES, WEIGHTS, OUTPUT)

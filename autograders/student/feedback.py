@@ -16,7 +16,7 @@ import numpy as np
 from . import tags
 from .tags import TAG_LINE
 
-KNOWN_TAGS = None  # the grader's tags ({tag: name}, autograders.checks.misconceptions): where loaded, an unknown
+KNOWN_TAGS = None  # the grader's tags ({tag: name}, autograders.problems.misconception): where loaded, an unknown
 # tag is refused where it is raised; a student's own Python has none
 
 
@@ -36,7 +36,7 @@ class WrongAnswer(AssertionError):
         if tag is not None:
             if KNOWN_TAGS is not None and tag not in KNOWN_TAGS:
                 raise ValueError(f"misconception: {tag!r} is not a known tag; expected one of {sorted(KNOWN_TAGS)}")
-            self.misconception = tag  # an instance attribute: kept by pickle and copy
+            self.misconception = str(tag)  # the plain tag, an instance attribute: kept by pickle and copy
 
 
 def error_value(error):

@@ -1,6 +1,6 @@
 """The misconception tags the students' side raises itself (a blank answer, a shape error in their
-function); the report's names for them, and every other tag, are the grader's
-(:mod:`autograders.checks.misconceptions`)."""
+function); the report's names for them are the grader's (:mod:`autograders.problems.shared`), as is every
+other tag (declared where a problem's mistakes use it)."""
 
 NO_ANSWER = "no-answer"
 WRONG_KIND = "wrong-kind"

@@ -37,7 +37,7 @@ def seed(key, course, assignment, problem, student, generation):
 
 
 def choose(pool, key, course, assignment, student, generation=0):
-    """The entry of ``pool`` (a :class:`~.pools.Pool`) for ``student`` at ``generation``."""
+    """The entry of ``pool`` (a :class:`~autograders.problems.pools.Pool`) for ``student`` at ``generation``."""
     if _generation(generation) == SHEET:
         return pool.sheet
     return pool.entries[seed(key, course, assignment, pool.problem, student, generation) % len(pool.entries)]

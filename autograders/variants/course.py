@@ -15,12 +15,12 @@ as ``~/.mha-workbook/variants/<assignment>.json`` (:mod:`.current`).
 import json
 from pathlib import Path
 
+from ..problems.pools import vet
+from ..student.numbers import sheet_document
 from . import record
 from .choice import VariantError, choose, read_key, write_key
-from ..student.numbers import sheet_document
 from .levels import POOLS, problems
 from .overrides import read_overrides
-from .pools import vet
 
 KEY_FILE = "variants.key"
 OVERRIDES_FILE = "overrides.csv"

@@ -7,7 +7,7 @@ passes :func:`vet` when its numbers are valid for the problem (``valid``: sizes 
 its right answer is defined, and every misconception's answer differs, at that precision,
 from the right answer and from each other misconception's, so that the feedback names one
 misconception only. Two plausible mistakes that coincide at some entries are declared together
-(:class:`~autograders.problems.declare.Coincidence`, a message true for each): ``mistakes`` then gives
+(:class:`~.declare.Coincidence`, a message true for each): ``mistakes`` then gives
 them as one where they agree, and any other coincidence of declared mistakes is named here, as is a
 misconception's answer that the checks would name as another (``recognised``: one whose test is wider
 than its value, as a whole number near the answer for a rounded one, takes it).
@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from .choice import VariantError
+from ..student.numbers import VariantError
 
 MIN_ENTRIES = 24  # dozens: two students sharing one entry by chance stays rare in a class of 30
 
