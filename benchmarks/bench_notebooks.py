@@ -1,6 +1,7 @@
 """Executing the level notebooks headless, one after another, as nbgrader does.
 
-Each source notebook in ``notebooks/`` with graded cells is run by nbclient in
+Each source notebook in ``notebooks/`` with graded cells, its numbers filled in as every edition has them
+(``autograders/editions/placeholders.py``), is run by nbclient in
 a fresh kernel (its start-up counted: a student's submission pays it too), in
 its own directory, with ``MHA_CORE_DRAW=0`` as the grader runs it (nobody looks at
 the figures: they are not drawn). The target is 30 s for all five levels together
@@ -22,13 +23,14 @@ import nbformat
 from nbclient import NotebookClient
 
 from autograders.editions.editions import SOURCE, assignments
+from autograders.editions.placeholders import fill
 
 TARGET = 30.0  # seconds, all levels together
 
 
 def run(path):
     """Seconds to execute the notebook at ``path``, and the number of cells that raised."""
-    nb = nbformat.read(str(path), as_version=4)
+    nb = fill(nbformat.read(str(path), as_version=4), path)
     start = time.perf_counter()
     NotebookClient(
         nb, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(Path(path).parent)}}

@@ -8,7 +8,7 @@ import linecache
 import pytest
 
 from autograders.checks.feedback import WrongAnswer
-from tests.conftest import is_test_cell, nbgrader_meta, read
+from tests.conftest import filled, is_test_cell, nbgrader_meta
 
 
 def rejects(check, value, *phrases, hidden=False):
@@ -41,7 +41,7 @@ def graded_cell_errors(path, replace=None):
     """Run the setup, data, answer and test cells of ``path``, the answer cell
     ``replace[0]`` holding ``replace[1]``; return {test grade_id: the WrongAnswer it raised, or None}."""
     namespace, results = {}, {}
-    for cell in read(path).cells:
+    for cell in filled(path).cells:  # as the editions run it: its numbers filled in
         gid = nbgrader_meta(cell).get("grade_id")
         if cell.cell_type != "code" or gid is None:
             continue

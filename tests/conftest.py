@@ -75,6 +75,14 @@ def read(path):
     return nbformat.read(str(path), as_version=4)
 
 
+def filled(path):
+    """The source notebook at ``path`` as every edition is built from it: its numbers (``{{d_k}}``) filled in
+    from the declarations (``autograders/editions/placeholders.py``). What runs or is graded is this."""
+    from autograders.editions.placeholders import fill
+
+    return fill(read(path), path)
+
+
 def nbgrader_meta(cell):
     return cell.metadata.get("nbgrader", {})
 
@@ -165,11 +173,12 @@ def cell_text(cell):
     return ANSI.sub("", "\n".join(parts))
 
 
-def execute(path, timeout=KERNEL_TIMEOUT):
-    """Execute the notebook at ``path`` headless in its directory; return (notebook, seconds)."""
+def execute(path, timeout=KERNEL_TIMEOUT, source=False):
+    """Execute the notebook at ``path`` headless in its directory (a ``source`` notebook: :func:`filled`);
+    return (notebook, seconds)."""
     from nbclient import NotebookClient
 
-    nb = read(path)
+    nb = filled(path) if source else read(path)
     start = time.perf_counter()
     NotebookClient(
         nb, timeout=timeout, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(Path(path).parent)}}
@@ -215,7 +224,7 @@ def batches(mistakes, one_by_one=False):
 def answered_practice(source, practice, directory):
     """The practice notebook ``practice`` with every answer of ``source`` filled in, as a
     student who got everything right would have it; return its path in ``directory``."""
-    answers = {nbgrader_meta(c)["grade_id"]: c.source for c in read(source).cells if nbgrader_meta(c).get("solution")}
+    answers = {nbgrader_meta(c)["grade_id"]: c.source for c in filled(source).cells if nbgrader_meta(c).get("solution")}
     nb = read(practice)
     from autograders.checks.predictions import PREDICTIONS, TAG
 
@@ -312,7 +321,7 @@ def _build_course(root):
     course.names = editions.build_release(root, NOTEBOOKS, say=lambda message: None)
     one_by_one = bool(os.environ.get("MHA_MISTAKES_ONE_BY_ONE"))
     for name in course.names:
-        source_nb = read(NOTEBOOKS / f"{name}.ipynb")
+        source_nb = filled(NOTEBOOKS / f"{name}.ipynb")
         answer_ids = {nbgrader_meta(c).get("grade_id") for c in source_nb.cells if is_answer_cell(c)}
         course.submit(name, "full", source_nb)
         released = read(root / "release" / name / f"{name}.ipynb")
@@ -336,7 +345,7 @@ def _autograde(course, name):
     mistakes that was not graded as expected again, one mistake per submission."""
     code, output = _run(course.root, "autograde", name, "--log-level=WARN")
     course.logs.setdefault(name, []).append(f"nbgrader autograde {name} exited {code}:\n{output}")
-    source_nb = read(NOTEBOOKS / f"{name}.ipynb")
+    source_nb = filled(NOTEBOOKS / f"{name}.ipynb")
     again = [
         (index, mistake)
         for student, members in list(course.students[name].items())
@@ -411,7 +420,8 @@ class Session:
         self.pool = Pool(WORKERS)
         (tmp / "course").mkdir()
         self.course = self.pool.submit(self._course_pipeline, priority=0, label="build the course")
-        self.sources = {p.stem: self.pool.submit(execute, p, label=f"execute source {p.stem}") for p in level_notebooks()}
+        self.sources = {p.stem: self.pool.submit(execute, p, KERNEL_TIMEOUT, True, label=f"execute source {p.stem}")
+                        for p in level_notebooks()}
         self.practice_dir = tmp / "workbook"
         editions.build_practice(self.practice_dir, NOTEBOOKS, say=lambda message: None)
         self.practice = {
@@ -419,7 +429,11 @@ class Session:
             for p in level_notebooks()
         }
         editions.write_config(tmp / "course")  # validate runs with the course's configuration
-        self.validate_source = self.pool.submit(self._validate, level_notebooks(), label="validate notebooks/")
+        sources = tmp / "notebooks"  # the source notebooks filled in, as the editions are built from them
+        sources.mkdir()
+        for p in level_notebooks():
+            nbformat.write(filled(p), str(sources / p.name))
+        self.validate_source = self.pool.submit(self._validate, sorted(sources.glob("*.ipynb")), label="validate notebooks/")
         answered = [answered_practice(p, self.practice_dir / p.name, tmp / "answered") for p in level_notebooks()]
         self.validate_answered = self.pool.submit(self._validate, answered, label="validate answered practice")
 

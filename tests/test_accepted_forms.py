@@ -43,6 +43,8 @@ from tests.conftest import answer_head
 D_K_1 = 768 // 12  # Problem 1.1
 OUTPUT_1_2 = (6, 768)  # 1.2: (n, d_model), the input's shape
 D_K_2 = 512 // 8  # Problem 2.1
+SHEET_2_2 = LEVELS["level2_application"].SHEET_2_2  # Problem 2.2's numbers, from its declaration
+SCORE_2_2 = SHEET_2_2["dot"] / math.sqrt(SHEET_2_2["d_k"])
 SCORES = [4.0, 2.0, 5.0]  # Problem 2.3
 _EXPS = [math.exp(s) for s in SCORES]
 WEIGHTS = [e / sum(_EXPS) for e in _EXPS]
@@ -306,7 +308,7 @@ def test_weights_to_three_decimals_pass_and_their_sum_tolerance_follows_from_the
         (level1.q1_1_d_k, D_K_1 + 1, [str(D_K_1)]),
         (level1.q1_2_output_shape, (6, 64), [str(OUTPUT_1_2), "768)"]),
         (level2.q2_1_wq_shape, (512, 128), [str(D_K_2)]),
-        (level2.q2_2_scaled_score, 40 / 64, ["5.0", "= 5"]),
+        (level2.q2_2_scaled_score, SHEET_2_2["dot"] / SHEET_2_2["d_k"], [f"{SCORE_2_2:.1f}", f"= {SCORE_2_2:g}"]),
         (level2.q2_3_weights, [0.3, 0.3, 0.4], [f"{w:.4f}" for w in WEIGHTS] + [f"{w:.3f}" for w in WEIGHTS]),
         (level2.q2_3_softmax, lambda s: np.full(len(s), 1 / len(s)), [f"{w:.4f}" for w in WEIGHTS]),
         (level2.q2_3_ratio, 3.0, ["2.718", "2.72"]),

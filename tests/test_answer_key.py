@@ -11,14 +11,14 @@ from autograders.__main__ import main
 from autograders.editions import answer_key, editions
 from autograders.variants import choose, read_key
 from autograders.variants.levels import POOLS
-from tests.conftest import NOTEBOOKS
+from tests.conftest import NOTEBOOKS, filled
 
 
 def model_answers():
-    """{grade_id: text} of every written answer's model answer in the source notebooks."""
+    """{grade_id: text} of every written answer's model answer in the source notebooks, their numbers filled in."""
     found = {}
     for path in editions.assignments(NOTEBOOKS):
-        for cell in editions.read(path).cells:
+        for cell in filled(path).cells:
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "markdown" and meta.get("solution"):
                 found[meta["grade_id"]] = answer_key.SOLUTION.search(cell.source)[1].strip()
@@ -59,9 +59,11 @@ def test_the_key_shows_its_mathematics_with_no_script_and_nothing_from_elsewhere
 
 
 def test_the_key_gives_the_sheet_s_right_values(key):
-    # 2.2: 40 / sqrt(64); 1.1: 768 / 12; 4.1: 4 * 512**2 (computed by the pools, checked here by hand)
-    assert re.search(r"Right value for the sheet&#x27;s numbers \(d_k = 64, qk = 40\): <span class=\"value\">5\.0<", key) \
-        or "5.0</span>" in key
+    # 2.2: its declaration's sheet numbers and right value there; 1.1: 768 / 12; 4.1: 4 * 512**2 (by hand)
+    pool = POOLS["level2_application"]["q2_2_scaled_score"]
+    shown = ", ".join(f"{k} = {answer_key._value(v)}" for k, v in pool.sheet.items())
+    right = answer_key._value(pool.answer(pool.sheet))
+    assert f'Right value for the sheet&#x27;s numbers ({shown}): <span class="value">{right}<' in key
     assert ">64.0</span>" in key or ">64</span>" in key
     assert ">1048576</span>" in key
 
@@ -153,7 +155,7 @@ def test_a_function_answer_is_shown_whole_and_a_value_answer_without_its_placeho
     shown = dict(re.findall(r'<p class="label">Answer (\w+)</p>\s*<pre>(.*?)</pre>', key, re.S))
     functions = values = 0
     for path in editions.assignments(NOTEBOOKS):
-        for cell in editions.read(path).cells:
+        for cell in filled(path).cells:  # the key shows the sheet's numbers where the source names them
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type != "code" or not meta.get("solution"):
                 continue

@@ -26,7 +26,7 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from tests.conftest import cell_text
+from tests.conftest import cell_text, filled
 from autograders.grading.feedback_html import hidden_lines
 from tests.corpus import (CASES, LEVEL1, LEVEL2, NEEDS_NAMESPACES, RECHECK_LOWERED, SECRET_NAME, TERMINAL_MARK, TIMEOUT,
                           outside_paths, submission, world_writable)
@@ -159,7 +159,7 @@ def corpus(tmp_path_factory, burner):
     private.write_text("root: a secret of the grader's, hidden=True")
     private.chmod(0o600)
     for case in CASES:
-        src = nbformat.read(str(source / f"{case.assignment}.ipynb"), as_version=4)
+        src = filled(source / f"{case.assignment}.ipynb")  # its numbers filled in, as the editions have them
         released = nbformat.read(str(course / "release" / case.assignment / f"{case.assignment}.ipynb"), as_version=4)
         filename, data = submission(case, src, released, course, ROOT)
         folder = course / "submitted" / case.name / case.assignment

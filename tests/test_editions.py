@@ -23,6 +23,7 @@ from tests.conftest import (
     is_answer_cell,
     is_test_cell,
     level_notebooks,
+    filled,
     nbgrader_meta,
     read,
 )
@@ -80,7 +81,7 @@ def test_practice_keeps_visible_tests_and_nbgrader_metadata(path, practice):
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
 def test_practice_folds_each_worked_solution(path, practice):
-    source = read(path)
+    source = filled(path)  # the numbers a solution names, filled in
     answers = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells if is_answer_cell(c)}
     worked = [c for c in source.cells if is_worked_solution(c)]
     folded = [c for c in read(practice / path.name).cells if is_worked_solution(c)]
@@ -100,7 +101,7 @@ def test_practice_copies_notebooks_without_graded_cells(practice):
     plain = [p for p in all_notebooks() if p not in LEVELS]
     assert plain, f"{NOTEBOOKS} has no notebook without graded cells (the self-test is one)"
     for path in plain:  # as they are, but for the kernel's language_info (opening them then changes nothing)
-        copied, source = read(practice / path.name), read(path)
+        copied, source = read(practice / path.name), filled(path)  # the numbers they name, filled in
         assert copied.metadata.pop("language_info") == editions.kernel_language_info(), path.name
         source.metadata.pop("language_info")
         assert copied == source, path.name
@@ -331,7 +332,7 @@ def test_graded_edition_makes_every_test_form_only(path):
     """Every visible test of the graded edition checks its answer's form only (``_form(...)``, the students'
     module); the checks' import and each full check lead the hidden tests, which the release never holds: no
     test a student can run names the checks or tells a right answer from a wrong one."""
-    source, graded = read(path), editions.graded_notebook(read(path))
+    source, graded = filled(path), editions.graded_notebook(read(path))
     assert [c.cell_type for c in graded.cells] == [c.cell_type for c in source.cells]
     rewritten = 0
     for before, after in zip(source.cells, graded.cells):

@@ -29,7 +29,7 @@ import mha_core
 from mha_core.explore.base import Explorer
 from autograders.student.moments import predict_first
 from mha_core.explore.predict import PredictFirst
-from tests.conftest import answer_head, ids, is_test_cell, level_notebooks, nbgrader_meta, read
+from tests.conftest import answer_head, filled, ids, is_test_cell, level_notebooks, nbgrader_meta
 from tests.test_predict_first import correct_values, found_in, value_texts
 
 pytestmark = pytest.mark.usefixtures("no_drawing")
@@ -68,7 +68,7 @@ PICKS = {"q5_4_previous_token_head", "q5_4_induction_head"}
 @functools.lru_cache(maxsize=None)
 def guarded(path):
     """[(index of the test cell, answer grade_id, value, texts)] of the answers with texts to guard."""
-    cells = read(path).cells
+    cells = filled(path).cells
     where = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(cells) if is_test_cell(c)}
     found = []
     for test_gid, (answer_gid, value) in correct_values(path).items():
@@ -84,7 +84,7 @@ def guarded(path):
 def notable_numbers(path):
     """Every number the notebook's markdown and answers name (the settings a student is sent to)."""
     numbers = set()
-    for cell in read(path).cells:
+    for cell in filled(path).cells:
         if cell.cell_type == "markdown":
             numbers |= {float(m) for m in NUMBER.findall(cell.source)}
     for _, (_, value) in correct_values(path).items():
@@ -118,7 +118,7 @@ def explorer_cells(path):
     """[(cell index, widget)] of the notebook's cells that show a widget, run in order in this process with
     every answer's solution and every prediction entered (the source's setup, data and answer cells run too)."""
     namespace, shown = {}, []
-    for index, cell in enumerate(read(path).cells):
+    for index, cell in enumerate(filled(path).cells):
         if cell.cell_type != "code" or is_test_cell(cell):
             continue
         if "prediction" in cell.metadata.get("tags", []):
@@ -345,7 +345,7 @@ def open_explanations(source):
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
 def test_figure_explanations_are_folded(path):
-    cells = read(path).cells
+    cells = filled(path).cells
     problems = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and open_explanations(c.source)]
     assert not problems, f"{path.stem}: 'What the figure shows' open in cells {problems}"
 

@@ -18,6 +18,7 @@ from autograders.editions.preprocessors import SOLUTION_HEADING, is_worked_solut
 from tests.conftest import (
     all_notebooks,
     cell_text,
+    filled,
     fixtures_for,
     ids,
     is_answer_cell,
@@ -257,9 +258,12 @@ def _text(nb, kinds=("markdown", "code")):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_numbers_are_computed(path):
+    """Each number the fixtures list is in the notebook as every edition shows it (its ``{{...}}`` filled in) and
+    is computed so. A number filled in from a declaration is not listed: the declaration computes it
+    (tests/test_placeholders.py, and the sheet's own in tests/test_sheet_numbers.py)."""
     module = fixtures_for(path)
     assert module is not None, f"no fixtures for {path.name} in tests/fixtures/"
-    text = _text(read(path))
+    text = _text(filled(path))
     problems = []
     for number in getattr(module, "NUMBERS", []):
         if not re.search(rf"(?<![\d.]){re.escape(number.literal)}(?![\d])", text):
@@ -271,6 +275,7 @@ def test_numbers_are_computed(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_every_decimal_in_the_prose_is_checked(path):
+    """Every decimal typed in the prose (a placeholder's value is not typed) has a Number in the fixtures."""
     module = fixtures_for(path)
     assert module is not None, f"no fixtures for {path.name} in tests/fixtures/"
     literals = {n.literal.lstrip("+-−") for n in getattr(module, "NUMBERS", [])}

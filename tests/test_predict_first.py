@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.conftest import ANSI, answer_head, ids, is_answer_cell, is_test_cell, level_notebooks, nbgrader_meta, read
+from tests.conftest import ANSI, answer_head, filled, ids, is_answer_cell, is_test_cell, level_notebooks, nbgrader_meta
 
 LEVELS = level_notebooks()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -38,7 +38,7 @@ def correct_values(path):
     ``path`` that set a variable (``name = None`` first line of code); function answers
     are left out. The source's setup, data and answer cells run in order, in this process."""
     namespace, found, pending = {}, {}, []
-    for cell in read(path).cells:
+    for cell in filled(path).cells:
         meta = nbgrader_meta(cell)
         if cell.cell_type != "code" or "grade_id" not in meta:
             continue
@@ -230,7 +230,7 @@ def test_no_output_above_a_choice_or_written_answer_states_it(path, executed_pra
 
     nb, _ = executed_practice[path.stem]
     problems = []
-    for gid, formulas in telltales(read(path)).items():
+    for gid, formulas in telltales(filled(path)).items():
         above = plain(shown_above(nb, gid))
         problems += [f"{gid}: its answer ${formula}$ is shown above it" for formula in sorted(formulas) if formula in above]
     assert not problems, "\n".join(problems)

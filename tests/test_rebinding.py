@@ -15,12 +15,12 @@ import io
 import pytest
 
 from autograders.editions import editions
-from tests.conftest import ids, level_notebooks, read
+from tests.conftest import filled, ids, level_notebooks
 from tests.corpus import names
 
 LEVELS = level_notebooks()
 EDITIONS = {
-    "source": lambda nb: nb,
+    "source": lambda nb: nb,  # as it runs: its numbers filled in (conftest.filled)
     "graded": editions.graded_notebook,
     "practice": editions.practice_notebook,
 }
@@ -58,7 +58,7 @@ def _test(cell, namespace):
 @functools.lru_cache(maxsize=None)
 def _answered(path):
     """(graded edition, the namespace after its setup, data and answer cells): the answers once per level."""
-    nb = editions.graded_notebook(read(path))
+    nb = editions.graded_notebook(filled(path))
     namespace = {}
     for cell in nb.cells:
         if cell.cell_type == "code" and "nbgrader" in cell.metadata and not names.is_test(cell):
@@ -71,7 +71,7 @@ def _answered(path):
 def test_test_cells_read_no_name_but_their_answers(path, edition):
     """Each test cell binds every name it reads before reading it, apart from the answers
     (builtins count: a student's ``print = ...`` would shadow them)."""
-    nb = EDITIONS[edition](read(path))
+    nb = EDITIONS[edition](filled(path))
     answers = names.answers(nb)
     tests = [c for c in nb.cells if names.is_test(c)]
     assert tests
@@ -82,7 +82,7 @@ def test_test_cells_read_no_name_but_their_answers(path, edition):
 
 @pytest.mark.parametrize("path", LEVELS, ids=ids(LEVELS))
 def test_the_enumeration_covers_the_names_test_cells_use(path):
-    nb = read(path)
+    nb = filled(path)
     rebound = set(names.rebindable(nb))
     assert {"check", "print", "display", "mha_core", "_checks"} <= rebound
     used = set().union(*[names.loaded(c.source) for c in nb.cells if names.is_test(c)])
@@ -126,8 +126,8 @@ def test_test_cells_read_only_their_answers_when_they_run(path):
 def test_a_scratch_cell_rebinding_every_name_costs_nothing_in_every_edition(path, edition):
     """Every name at once, after the setup cell and before each test; the practice edition's blank
     answers say "no answer yet" exactly as without the scratch cell."""
-    nb = EDITIONS[edition](read(path))
-    scratch = names.scratch(names.rebindable(read(path)))
+    nb = EDITIONS[edition](filled(path))
+    scratch = names.scratch(names.rebindable(filled(path)))
     if edition == "practice":
         assert _run(nb, scratch) == _run(nb)
         return
@@ -141,12 +141,12 @@ def test_a_scratch_cell_rebinding_every_name_to_anything_costs_nothing(path):
     for value in ("lambda *args, **kwargs: None",):
         for cell in (c for c in nb.cells if names.is_test(c)):
             namespace = dict(answered)
-            exec(names.scratch(names.rebindable(read(path)), value), namespace)  # noqa: S102
+            exec(names.scratch(names.rebindable(filled(path)), value), namespace)  # noqa: S102
             assert _test(cell, namespace) is None, (value, cell.metadata.nbgrader.grade_id)
 
 
 def test_the_reported_scratch_result_costs_nothing():
     """The case of the report: ``check = head_dim(8, 2) == 4`` after the answer to 1.1."""
     path = next(p for p in LEVELS if p.stem == "level1_recognition")
-    results = _run(read(path), "check = head_dim(8, 2) == 4 if 'head_dim' in dir() else True")
+    results = _run(filled(path), "check = head_dim(8, 2) == 4 if 'head_dim' in dir() else True")
     assert results and not any(results.values()), results

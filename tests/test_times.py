@@ -7,7 +7,7 @@ import re
 import nbformat
 import pytest
 
-from tests.conftest import NOTEBOOKS, ROOT, read
+from tests.conftest import NOTEBOOKS, ROOT, filled
 
 DOC = ROOT / "docs" / "teachers.md"
 PROBLEM = re.compile(r"^#+\s+Problem (\d+\.\d+)", re.M)
@@ -112,7 +112,8 @@ def problem_rows(text, notebooks):
 
 
 def notebook(stem):
-    return read(NOTEBOOKS / f"{stem}.ipynb")
+    """The notebook as students read it: its numbers (``{{d_k}}``) filled in."""
+    return filled(NOTEBOOKS / f"{stem}.ipynb")
 
 
 def test_each_level_row_counts_what_its_notebook_holds():

@@ -7,7 +7,8 @@ value of each answer with numbers (the sheet's, or one student's own with ``--co
 in a course with variants: the same pools and the same course key that grade them), the model
 answer of each written answer, the worked solution and the rubric with its usual partial answers.
 The page runs no script and loads nothing (its mathematics is MathML: :mod:`autograders.common.math_html`),
-so it reads and prints the same offline.
+so it reads and prints the same offline. Like every edition, it shows the notebooks with their numbers filled in
+from the declarations (``{{d_k}}``: :mod:`.placeholders`), the sheet's.
 
 No edition a student receives holds it: the practice edition and the release are built from the
 same notebooks by other code, and the key refuses to be written into either
@@ -23,6 +24,7 @@ from pathlib import Path
 from ..common.math_html import STYLE as MATH_STYLE, markdown_html
 from ..common.rubric_cells import graded_examples, without_graded_examples
 from .editions import MANIFEST, SOURCE, assignments, read
+from .placeholders import fill
 from .preprocessors import RUBRIC_TAG, WORKED_SOLUTION_TAG, code_solution
 
 MARKER = "mha-workbook answer key: for teachers only"  # in the page's <meta>; never in a student's file
@@ -140,7 +142,7 @@ def build(source=SOURCE, documents=None, student=None):
     whose = f"{student}'s numbers" if student and documents else "the sheet's numbers"
     body, numbers = [], []
     for k, path in enumerate(ordered(assignments(source))):
-        nb = read(path)
+        nb = fill(read(path), path)  # the sheet's numbers in the statements and solutions
         title = next((c.source.split("\n", 1)[0][2:] for c in nb.cells
                       if c.cell_type == "markdown" and c.source.startswith("# ")), path.stem)
         document = (documents or {}).get(path.stem)

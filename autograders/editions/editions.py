@@ -45,6 +45,7 @@ import nbformat
 
 from ..common.regions import first_hidden_line
 from ..student.settings import DEFAULT
+from .placeholders import fill, unfilled
 from .preprocessors import PRACTICE_PREPROCESSORS, RUBRIC_TAG, WORKED_SOLUTION_TAG, kernel_language_info
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,12 +101,13 @@ def unnamed_written_answers(nb):
 
 
 def leaks(nb, folded=True):
-    """Solutions, hidden tests, worked solutions or rubrics left in a student's notebook ``nb``.
+    """Solutions, hidden tests, worked solutions or rubrics left in a student's notebook ``nb``, or a number
+    left unfilled (``{{d_k}}``, :mod:`.placeholders`).
 
     With ``folded``, a worked solution or rubric folded into a ``<details>`` callout is
     allowed (the practice edition); otherwise any of them is a leak (the release).
     """
-    found = []
+    found = [f"{where} unfilled" for where in unfilled(nb)]
     for cell in nb.cells:
         found += [f"{cell.get('id')}: {mark}" for mark in LEAKS if mark in cell.source]
         for tag, what in ((WORKED_SOLUTION_TAG, "a worked solution"), (RUBRIC_TAG, "a rubric")):
@@ -117,9 +119,9 @@ def leaks(nb, folded=True):
 # --- practice edition --------------------------------------------------------
 
 
-def practice_notebook(nb):
-    """The practice edition of the source notebook ``nb`` (a new notebook)."""
-    nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a deep copy
+def practice_notebook(nb, where="a notebook"):
+    """The practice edition of the source notebook ``nb`` (a new notebook), its numbers filled in."""
+    nb = fill(nb, where)  # a deep copy
     resources = {}
     for preprocessor in PRACTICE_PREPROCESSORS:
         nb, resources = preprocessor().preprocess(nb, resources)
@@ -131,10 +133,11 @@ def practice_text(path):
     """The practice edition of the notebook file ``path``, as the text to write."""
     text = Path(path).read_text(encoding="utf-8")
     nb = nbformat.reads(text, as_version=4)
-    if not is_graded(nb):  # the self-test: copied through, with the kernel's language_info
+    if not is_graded(nb):  # the self-test: copied through, its numbers filled, with the kernel's language_info
+        nb = fill(nb, path)
         nb.metadata["language_info"] = kernel_language_info()
         return dumps(nb)
-    built = practice_notebook(nb)
+    built = practice_notebook(nb, path)
     problems = leaks(built)
     if problems:
         raise RuntimeError(f"{path}: the practice edition would show {', '.join(problems)}")
@@ -423,13 +426,13 @@ def numbers_cell(source):
                      "import variants" else line for line in lines)
 
 
-def graded_notebook(nb):
+def graded_notebook(nb, where="a notebook"):
     """The graded edition of the source notebook ``nb`` (a new notebook), as the course's ``source/`` holds
     it: every visible test checks only its answer's form; right or wrong is decided by the hidden tests, the
     first of which is the full check (its message, naming the misconception, is in the feedback). Its cells
     import nothing the students' side lacks (:mod:`autograders.student`): the numbers cells show the sheet's
-    numbers written in."""
-    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    numbers written in, and every ``{{d_k}}`` of the source filled in (:mod:`.placeholders`)."""
+    nb = fill(nb, where)
     modules = check_modules(nb)
     functions = {name for cell in nb.cells if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")
                  for name in re.findall(r"^def\s+(\w+)\s*\(", cell.source, re.M)}
@@ -449,7 +452,7 @@ def graded_text(path):
     own text when nothing changes)."""
     text = Path(path).read_text(encoding="utf-8")
     nb = nbformat.reads(text, as_version=4)
-    graded = graded_notebook(nb)
+    graded = graded_notebook(nb, path)
     if [c.source for c in graded.cells] == [c.source for c in nb.cells]:
         return text
     return dumps(graded)
