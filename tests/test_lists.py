@@ -242,15 +242,26 @@ def written_lists(texts, has):
 
 
 def development_modules(texts, has):
-    """docs/development.md's rows of autograders/problems/: the problems each module declares answers of."""
+    """docs/development.md's rows of autograders/problems/: the problems each module declares answers of (the
+    row's first parentheses; what follows them may name other problems, e.g. whose misconceptions it declares)."""
     text, said = texts["docs/development.md"], []
     for m in re.finditer(r"^\| `autograders/problems/(?P<module>\w+)\.py` \| (?P<list>[^|]*) \|$", text, re.M):
         if m["module"] in has:
             said.append(compare(f"docs/development.md line {line_of(text, m.start())}: the row of "
-                                f"autograders/problems/{m['module']}.py", m["list"], has[m["module"]],
-                                "its declarations answer"))
+                                f"autograders/problems/{m['module']}.py", first_parentheses(m["list"]),
+                                has[m["module"]], "its declarations answer"))
     return [s for s in said if s]
 
+
+
+def first_parentheses(text):
+    """``text`` up to the parenthesis that closes its first one (all of it if it has none)."""
+    depth = 0
+    for at, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == ")" and depth == 0:
+            return text[: at + 1]
+    return text
 
 
 def objectives():
