@@ -6,6 +6,8 @@ release``) says the same for autograde and the instructor's validate.
 """
 
 from autograders.student.exchange import HEADLESS_KERNEL_ARGUMENTS
+from autograders.student.validating import validate_as_graded
 
 c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 c.Execute.extra_arguments = HEADLESS_KERNEL_ARGUMENTS
+validate_as_graded()  # Validate runs what grading runs: not a cell of the student's own

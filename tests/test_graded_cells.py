@@ -106,3 +106,45 @@ def test_a_cell_that_did_not_run_shows_the_note_alone():
     empty = _code("  ")
     not_run(empty)
     assert empty.outputs == []
+
+
+# --- Validate runs what grading runs (autograders/student/validating.py) ---
+
+
+def _validated(tmp_path, monkeypatch, config_file):
+    """Validate, as the Lab's handler makes it (a ``Validator`` from the configuration ``config_file``
+    loads), on the practice edition of Level 1 whose ``head_dim`` needs a helper in a cell of its own (the
+    other answers left blank): {first line of each test it says fails: its error}."""
+    from nbgrader.validator import Validator
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograders.editions import editions
+
+    trait = Validator.class_traits()["preprocessors"]
+    monkeypatch.setattr(trait, "default_args", trait.default_args)  # restored afterwards
+    nb = editions.practice_notebook(nbformat.read(str(LEVEL1), as_version=4))
+    nb.cells[_at(nb, "q1_1_head_dim")].source = "def head_dim(d_model, h):\n    return _divide(d_model, h)"
+    nb.cells.insert(_at(nb, "q1_1_head_dim"), _code("def _divide(a, b):\n    return a // b"))
+    tmp_path.mkdir(exist_ok=True)
+    target = tmp_path / LEVEL1.name
+    nbformat.write(nb, str(target))
+    config = PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config() if config_file else None
+    failed = Validator(**({"config": config} if config else {})).validate(str(target)).get("failed", [])
+    return {cell["source"].split("\n")[0]: cell["raw_error"] for cell in failed}
+
+
+FUNCTION_TEST = '"""Problem 1.1: the formula for d_k, as a function."""'
+
+
+def test_validate_in_the_students_lab_fails_an_answer_that_needs_a_cell_of_their_own(tmp_path, monkeypatch, kernels):
+    """The Lab's and the hub's configuration: the helper's cell does not run, so the function's test fails,
+    saying which name is missing. (The control below: nbgrader's own Validate passes it.)"""
+    for config in (ROOT / "lab" / "nbgrader_config.py", ROOT / "hub" / "singleuser" / "nbgrader_config.py"):
+        failed = _validated(tmp_path / config.parent.name, monkeypatch, config)
+        assert "NameError: name '_divide' is not defined" in failed[FUNCTION_TEST], config
+        assert len(failed) == 4, failed  # and the three blank answers
+
+
+def test_nbgrader_s_own_validate_passes_it(tmp_path, monkeypatch, kernels):
+    failed = _validated(tmp_path, monkeypatch, None)
+    assert FUNCTION_TEST not in failed and len(failed) == 3, failed

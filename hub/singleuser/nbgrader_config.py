@@ -13,6 +13,7 @@ this file in their Jupyter configuration; the Kubernetes image in /etc/jupyter/)
 import os
 
 from autograders.student.exchange import HEADLESS_KERNEL_ARGUMENTS
+from autograders.student.validating import validate_as_graded
 
 c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 if os.environ.get("MHA_COURSE_ROOT"):  # the instructor's server
@@ -21,5 +22,6 @@ else:
     from autograders.student.exchange import configure
 configure(c, os.environ.get("MHA_EXCHANGE_URL") or None, os.environ.get("MHA_COURSE_ID", "mha-workbook"))
 c.Execute.extra_arguments = HEADLESS_KERNEL_ARGUMENTS
+validate_as_graded()  # Validate runs what grading runs: not a cell of the student's own
 if os.environ.get("MHA_COURSE_ROOT"):
     c.CourseDirectory.root = os.environ["MHA_COURSE_ROOT"]
