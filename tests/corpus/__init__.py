@@ -1054,7 +1054,7 @@ CASES += [
 # own makes them right every way it can (a point only if one of them runs).
 
 FLIP = '''\
-import atexit, sys, threading, time
+import atexit, gc, signal, sys, threading, time, weakref
 from IPython import get_ipython
 
 _ip = get_ipython()
@@ -1076,6 +1076,19 @@ threading.Timer(0.1, _flip).start()
 threading.Thread(target=lambda: [(_flip(), time.sleep(0.005)) for _ in iter(int, 1)], daemon=True).start()
 sys.settrace(_flip)
 threading.settrace(_flip)
+sys.setprofile(_flip)
+sys.addaudithook(lambda event, args: _flip())
+gc.callbacks.append(_flip)
+signal.signal(signal.SIGALRM, _flip)
+weakref.finalize(_ip, _flip)
+
+
+class _Finder:  # asked for every module imported from now on (the hand-over's among them)
+    def find_spec(self, name, path=None, target=None):
+        _flip()
+
+
+sys.meta_path.insert(0, _Finder())
 _ip.display_formatter.formatters["text/plain"].for_type(str, lambda *a: _flip())
 try:  # the hand-over and its wire, patched
     import autograders.student.serve as _serve, autograders.student.protocol as _protocol
@@ -1116,8 +1129,9 @@ def apply(nb, edits, course, root):  # noqa: F811 (extends the generators above 
 
 CASES += [
     Case("flips-after-the-last-cell", LEVEL1, "wrong answers, then a cell of its own after the last one that "
-         "makes them right through IPython's hooks, atexit, a timer, a thread, sys.settrace, a display formatter "
-         "and a patched hand-over and wire",
+         "makes them right through IPython's hooks, atexit, a timer, a thread, trace, profile and audit hooks, gc's "
+         "callbacks, a signal handler, a finalizer, an import finder, a display formatter and a patched hand-over "
+         "and wire",
          edits=WRONG + (("q1_2_why_test", "after", FLIP),), zero=FLIPPED, says="Not run when graded"),
     Case("flips-between-cells", LEVEL1, "the same cell of its own right after the set-up, before any answer",
          edits=WRONG + (("setup", "after", FLIP),), zero=FLIPPED, says="Not run when graded"),
