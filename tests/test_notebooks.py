@@ -202,9 +202,13 @@ def test_blank_release_runs_to_the_end_and_scores_zero(path, course):
     assert not scored, f"a blank answer scored: {scored}"
     nb = course.autograded(path.stem, "blank")
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
-    # The student's cells run in the kernel, to the last one; the test cells never do: the grader's checks write
-    # their outputs (a blank answer's "not yet"), so each has one.
-    assert all(cell.execution_count is not None for cell in code if not is_test_cell(cell)), "execution stopped before the end"
+    # The sheet's cells and the answer cells run in the kernel, to the last one; the test cells never do: the
+    # grader's checks write their outputs (a blank answer's "not yet"), so each has one; the explorers and the
+    # predictions do not run when graded, and say so.
+    graded = [cell for cell in code if "nbgrader" in cell.metadata and not is_test_cell(cell)]
+    assert all(cell.execution_count is not None for cell in graded), "execution stopped before the end"
+    others = [cell for cell in code if "nbgrader" not in cell.metadata]
+    assert all(cell_text(cell).startswith("Not run when graded") and cell.execution_count is None for cell in others)
     silent = [cell.id for cell in code if is_test_cell(cell) and not cell.outputs]
     assert not silent, f"test cells without the checks' verdict: {silent}"
     timeouts = [cell.id for cell in code if "CellTimeoutError" in cell_text(cell)]

@@ -14,7 +14,7 @@ import mha_core as mha
 from autograders.grading import recheck, standalone
 from autograders.checks import level2, level3, level4, own_work
 from autograders.checks.feedback import WrongAnswer
-from tests.conftest import NOTEBOOKS
+from tests.conftest import NOTEBOOKS, filled
 
 SAYS = "Write it with numpy: this is the point of the problem"
 SCORES = np.array([4.0, 2.0, 5.0])
@@ -481,7 +481,7 @@ def test_every_level_runs_in_the_graded_kernel_with_the_grading_copy(tmp_path, k
         shutil.copy(NOTEBOOKS / f"{name}.ipynb", source_dir)
     editions.build_release(tmp_path / "course", source_dir, say=lambda message: None)
     for name in names:
-        source = nbformat.read(str(source_dir / f"{name}.ipynb"), as_version=4)
+        source = filled(NOTEBOOKS / f"{name}.ipynb")  # as the course's source/ has it
         answers = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells if nbgrader_meta(c).get("solution")}
         nb = nbformat.read(str(tmp_path / "course" / "release" / name / f"{name}.ipynb"), as_version=4)
         for cell in nb.cells:
