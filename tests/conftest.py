@@ -621,6 +621,7 @@ SHARED = {
 
 # Fast-tier fixtures that take seconds to build (nbgrader steps, no kernel): their users share a worker.
 FAST_SHARED = {"tests/test_editions.py": {"small_release"},
+               "tests/test_one_place.py": {"files_writing"},  # the product's files parsed (2 s)
                "tests/test_hub_exposure.py": {"student"}}  # one account: its tests on one worker
 
 
