@@ -527,7 +527,8 @@ def validation(session_work):
 # (the guard below).
 SLOW_FIXTURES = {
     "tests/conftest.py": {"session_work", "course", "executed_sources", "executed_practice", "practice_dir",
-                          "validation", "kernels", "playwright_browser"},  # kernels: tests that start kernels or sandboxes themselves
+                          "validation", "kernels", "playwright_browser",  # kernels: tests that start kernels or sandboxes themselves
+                          "graded_cells"},  # grades: a level's graded cells run once per known mistake (about 25 s of CPU)
     "tests/test_corpus.py": {"corpus"},
     "tests/test_editions.py": {"small_course"},
     "tests/test_feedback_command.py": {"graded"},
@@ -627,12 +628,14 @@ def pytest_collection_modifyitems(config, items):
 BROWSER_AND_HUB = "browser and hub"
 SHARED = {
     "tests/conftest.py": {name: "session work" for name in
-                          ("session_work", "course", "executed_sources", "executed_practice", "practice_dir", "validation")},
+                          ("session_work", "course", "executed_sources", "executed_practice", "practice_dir", "validation")}
+                         | {"graded_cells": "graded cells"},
     "tests/browser/conftest.py": {name: BROWSER_AND_HUB for name in ("lab_root", "lab", "voila", "lab_page", "projector_page")},
 }
 
 # Fast-tier fixtures that take seconds to build (nbgrader steps, no kernel): their users share a worker.
-FAST_SHARED = {"tests/test_editions.py": {"small_release"}, "tests/conftest.py": {"graded_cells"},
+FAST_SHARED = {"tests/test_editions.py": {"small_release"},
+               "tests/test_one_place.py": {"files_writing"},  # the product's files parsed (2 s)
                "tests/test_hub_exposure.py": {"student"}}  # one account: its tests on one worker
 
 

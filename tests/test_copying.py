@@ -1,6 +1,8 @@
 """The report's copying list: answers read from their cells without running them, and matched
 against the other students' recorded numbers."""
 
+import math
+
 import nbformat
 import pytest
 
@@ -55,3 +57,29 @@ def test_an_answer_right_for_another_students_numbers_is_listed_with_whose(tmp_p
 
 def test_no_record_no_list(tmp_path):
     assert copied(tmp_path) == []
+
+
+def test_copied_answers_whose_names_are_not_their_grade_ids_are_listed(tmp_path):
+    """W_O_shape (grade_id q3_2_wo_shape) and attention_weights (q4_2_weights): the pools name the variable."""
+    from autograders.variants.levels import POOLS
+
+    def notebook(assignment, student, grade_id, code):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(code)
+        cell.metadata["nbgrader"] = {"grade_id": grade_id, "solution": True}
+        nb.cells.append(cell)
+        path = tmp_path / "autograded" / student / assignment / f"{assignment}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, str(path))
+
+    blocks = {"ann": {"d_model": 256, "h": 4, "n": 7}, "ben": {"d_model": 768, "h": 16, "n": 5}}
+    record.write(tmp_path / "variants", "level3_analysis", [(s, "q3_2", 0, n) for s, n in blocks.items()])
+    notebook("level3_analysis", "ann", "q3_2_wo_shape", "W_O_shape = (256, 256)\n")
+    notebook("level3_analysis", "ben", "q3_2_wo_shape", "W_O_shape = (256, 256)\n")  # ann's
+    ann, ben = POOLS["level4_synthesis"]["q4_2_weights"].entries[:2]
+    record.write(tmp_path / "variants", "level4_synthesis", [(s, "q4_2", 0, e) for s, e in (("ann", ann), ("ben", ben))])
+    e = [math.exp((ann["query"][0] * k[0] + ann["query"][1] * k[1]) / math.sqrt(2)) for k in ann["keys"]]
+    copied_weights = [round(x / sum(e), 4) for x in e]
+    notebook("level4_synthesis", "ben", "q4_2_weights", f"attention_weights = np.array({copied_weights})\n")  # ann's
+    found = {(row["student"], row["problem"]): row["whose"] for row in copied(tmp_path)}
+    assert found == {("ben", "q3_2_wo_shape"): ["ann"], ("ben", "q4_2_weights"): ["ann"]}

@@ -36,22 +36,27 @@ def literals(path):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings}
 
 
-LITERALS = {str(path.relative_to(ROOT)): literals(path) for path in PRODUCT}
+@pytest.fixture(scope="session")
+def files_writing():
+    """``files_writing(match, ignore=())``: the product's files with a literal ``match`` takes. The product is
+    parsed once, by the one worker that runs these tests (FAST_SHARED in tests/conftest.py), not at collection."""
+    written = {str(path.relative_to(ROOT)): literals(path) for path in PRODUCT}
 
+    def files(match, ignore=()):
+        return sorted(name for name, found in written.items() if name not in ignore and any(map(match, found)))
 
-def files_writing(match, ignore=()):
-    return sorted(name for name, found in LITERALS.items() if name not in ignore and any(map(match, found)))
+    return files
 
 
 @pytest.mark.parametrize("tag", list(NAMES))
-def test_a_tag_is_written_once_where_it_is_declared(tag):
+def test_a_tag_is_written_once_where_it_is_declared(tag, files_writing):
     found = files_writing(lambda s: s == tag or s.startswith(tag + "/"), HOMONYMS.get(tag, ()))
     assert len(found) == 1, f"{tag!r} is written in {found}: use its declared Misconception"
     assert found[0].startswith("autograders/problems/") or found[0] == "autograders/student/tags.py", found
 
 
 @pytest.mark.parametrize("answer_id", ANSWER_IDS)
-def test_an_answer_is_written_in_two_files_at_most(answer_id):
+def test_an_answer_is_written_in_two_files_at_most(answer_id, files_writing):
     found = files_writing(lambda s: answer_id in s)
     assert any(name.startswith("autograders/problems/") for name in found), found
     assert len(found) <= 2, f"{answer_id!r} is written in {found}"

@@ -2,14 +2,17 @@
 
 For each answer and several of its pool's entries (not only the sheet's): the right answer, written in
 each form a student may use, passes the visible check and the hidden one (whose recomputation is the
-declaration's own, independent of the right answer it declares: they must agree); each misconception's
-wrong answer at those numbers is rejected, visible and hidden, and the visible message is the one
-declared, with the declared tag. Then the notebooks and the declarations agree: each declared answer
+declaration's own, independent of the right answer it declares: they must agree), and the confirmation is
+the declared one at those numbers; each misconception's wrong answer at those numbers is rejected, visible
+and hidden, and the visible message is the one declared, with the declared tag (2.3's answers at every order
+of their scores); a wrong answer of the sheet's numbers, given for other numbers, names no misconception the
+student did not make. Then the notebooks and the declarations agree: each declared answer
 has its answer cell and its test cell, which calls the declared check visibly and hidden; each numbers
-cell shows a declared pool's numbers.
+cell shows a declared pool's numbers, and each data cell hands the student their own.
 """
 
 import json
+import re
 from fractions import Fraction
 
 import nbformat
@@ -19,8 +22,10 @@ import pytest
 from autograders.checks.feedback import WrongAnswer
 from autograders.problems import LEVELS
 from autograders.problems.declare import text
-from autograders.problems.engine import check, pool, recognise
+from autograders.problems.level2 import ranked
+from autograders.problems.engine import CONVERT, check, pool, recognise
 from autograders.student import numbers as current
+from autograders.student.feedback import sentence
 from autograders.variants import prompt
 from tests.conftest import NOTEBOOKS, is_test_cell
 
@@ -74,22 +79,34 @@ CASES = [pytest.param(assignment, answer, index, id=f"{answer.id}-{index}")
          for assignment, answer in ANSWERS for index in range(len(entries(answer)))]
 
 
-@pytest.mark.parametrize("assignment, answer, index", CASES)
-def test_the_right_answer_in_every_form_passes_the_visible_and_the_hidden_check(assignment, answer, index, capsys):
-    entry = entries(answer)[index]
+def passes_in_every_form(assignment, answer, entry, capsys):
+    """The right answer at ``entry``, in each form, passes visible and hidden, confirmed as declared."""
     checked = check(answer, assignment)
-    right = answer.answer(answer.numbers.view(entry))
+    n = answer.numbers.view(entry)
+    right = answer.answer(n)
     for value in forms(answer, right):  # the tolerance of the visible check is the hidden one's
         for hidden in (False, True):
             with handed(assignment, answer, entry):
                 checked(value, hidden=hidden)
             out, err = capsys.readouterr()
             assert out.startswith("✔ Correct.") and out.count("\n") == 1 and err == "", (value, hidden, out, err)
+            said = answer.hidden_right if hidden and answer.hidden_right is not None else answer.right
+            converted = answer.convert(value, n) if answer.convert else CONVERT[answer.kind](answer, value, n)
+            assert out == f"✔ Correct. {sentence(text(said, n, value=converted))}\n", (value, hidden, out)
+
+
+@pytest.mark.parametrize("assignment, answer, index", CASES)
+def test_the_right_answer_in_every_form_passes_the_visible_and_the_hidden_check(assignment, answer, index, capsys):
+    passes_in_every_form(assignment, answer, entries(answer)[index], capsys)
 
 
 @pytest.mark.parametrize("assignment, answer, index", CASES)
 def test_each_misconception_is_rejected_with_its_own_message_and_tag(assignment, answer, index):
-    entry = entries(answer)[index]
+    rejects_each_misconception(assignment, answer, entries(answer)[index])
+
+
+def rejects_each_misconception(assignment, answer, entry):
+    """Each misconception's wrong answer at ``entry`` fails visible and hidden; the visible message and tag are its own."""
     checked = check(answer, assignment)
     named = answer.mistakes_of(entry)
     assert named or not answer.mistakes, f"{answer.id}: no misconception applies to {entry}"
@@ -104,6 +121,43 @@ def test_each_misconception_is_rejected_with_its_own_message_and_tag(assignment,
         assert visible.value.misconception == mistake.tag, (mistake.key, visible.value.misconception)
         with handed(assignment, answer, entry), pytest.raises(WrongAnswer):
             checked(value, hidden=True)
+
+
+ORDERS = [pytest.param(assignment, answer, entry, id=f"{answer.id}-{''.join(map(str, order))}")
+          for assignment, answer in ANSWERS if answer.numbers.problem == "q2_3" and answer.numbers.entries
+          for order, entry in {ranked(e["scores"]): e for e in reversed(answer.numbers.entries)}.items()]
+
+
+@pytest.mark.parametrize("assignment, answer, entry", ORDERS)
+def test_2_3_judges_alike_whichever_token_wins(assignment, answer, entry, capsys):
+    """The first entry of each order of the scores (winner, runner-up, last): the winner is not always token 3."""
+    passes_in_every_form(assignment, answer, entry, capsys)
+    rejects_each_misconception(assignment, answer, entry)
+
+
+def test_2_3_pools_put_the_winner_at_every_token():
+    for assignment, answer in ANSWERS:
+        if answer.numbers.problem == "q2_3" and answer.numbers.entries:
+            assert {ranked(e["scores"])[0] for e in answer.numbers.entries} == {1, 2, 3}, answer.id
+
+
+@pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS
+                                                if x.numbers.entries and x.kind != "choice"])
+def test_a_wrong_answer_of_the_sheets_numbers_names_nothing_at_other_numbers(assignment, answer):
+    """At each tried entry, a misconception's answer at the sheet's numbers that no misconception (nor the right
+    answer) gives there is named by no misconception: the fallback's tag, or a shape's length told."""
+    told = {None, answer.fallback_tag, "wrong-kind", (answer.wrong_ndim or ("", None))[1]}
+    for entry in entries(answer)[1:]:
+        n = answer.numbers.view(entry)
+        given_here = [answer.answer(n)] + [wrong for _, wrong in answer.mistakes_of(entry)]
+        for mistake, wrong in answer.mistakes_of(answer.numbers.sheet):
+            if any(np.shape(w) == np.shape(wrong) and np.allclose(np.asarray(w, float), np.asarray(wrong, float),
+                                                                  atol=2 * answer.tolerance) for w in given_here):
+                continue
+            value = tuple(wrong) if answer.kind == "shape" else wrong
+            with handed(assignment, answer, entry), pytest.raises(WrongAnswer) as visible:
+                check(answer, assignment)(value)
+            assert visible.value.misconception in told, (mistake.key, entry, str(visible.value))
 
 
 @pytest.mark.parametrize("assignment, answer", [pytest.param(a, x, id=x.id) for a, x in ANSWERS if x.numbers.entries])
@@ -163,6 +217,22 @@ def test_each_numbers_cell_shows_a_declared_pools_numbers(assignment):
             line = prompt.text(assignment, problem)
         for name, value in entry.items():
             assert f"{numbers.symbols.get(name, name)} = {prompt.current._show(value)}" in line, (name, line)
+
+
+def test_each_data_cell_hands_the_student_their_own_arrays():
+    """A data cell's ``variants.given(...)`` (4.2's vectors) gives the numbers of the student's entry."""
+    calls = [(assignment, problem, re.findall(r'"(\w+)"', names)) for assignment in LEVELS
+             for cell in _cells(assignment).values()
+             for problem, names in re.findall(rf'variants\.given\("{assignment}", "(\w+)",([^)]*)\)', cell.source)]
+    assert calls, "no data cell calls variants.given"
+    for assignment, problem, names in calls:
+        numbers = {a.numbers.problem: a.numbers for a in LEVELS[assignment].ANSWERS if a.numbers.entries}
+        entry = numbers[problem].entries[-1]
+        document = {"student": "ann", "assignment": assignment, "generation": {problem: 0},
+                    "numbers": {problem: json.loads(json.dumps(entry))}}
+        with current.handing(document):
+            arrays = prompt.given(assignment, problem, *names)
+        assert [a.tolist() for a in arrays] == [np.asarray(entry[name], float).tolist() for name in names], problem
 
 
 # --- what every answer of a kind is told: a wrong kind, an unknown wrong answer, a hidden failure -------------

@@ -6,7 +6,7 @@ the problems that keep the sheet's numbers.
 same entries and the same problem, so a student gets one set of numbers per problem. Each pool's
 entries come from a small rule over a few lists (sizes that divide, scores in the sheet's order),
 enumerated in a fixed order and never holding the sheet's own numbers (the practice edition's
-worked solution would give those away); ``tests/test_variant_pools.py`` vets every entry.
+worked solution would give those away); ``tests/test_problems.py`` vets every entry.
 """
 
 from ...problems import LEVELS
