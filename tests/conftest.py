@@ -530,7 +530,7 @@ SLOW_FIXTURES = {
                           "validation", "kernels", "playwright_browser",  # kernels: tests that start kernels or sandboxes themselves
                           "graded_cells"},  # grades: a level's graded cells run once per known mistake (about 25 s of CPU)
     "tests/test_corpus.py": {"corpus"},
-    "tests/test_editions.py": {"small_course"},
+    "tests/test_editions.py": {"small_release", "small_course"},  # runs nbgrader generate_assignment (about 5 s of CPU)
     "tests/test_feedback_command.py": {"graded"},
     "tests/test_grading.py": {"graded"},
     "tests/test_postgres.py": {"graded", "postgres"},
@@ -634,8 +634,7 @@ SHARED = {
 }
 
 # Fast-tier fixtures that take seconds to build (nbgrader steps, no kernel): their users share a worker.
-FAST_SHARED = {"tests/test_editions.py": {"small_release"},
-               "tests/test_one_place.py": {"files_writing"},  # the product's files parsed (2 s)
+FAST_SHARED = {"tests/test_one_place.py": {"files_writing"},  # the product's files parsed (2 s)
                "tests/test_hub_exposure.py": {"student"}}  # one account: its tests on one worker
 
 
