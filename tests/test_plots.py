@@ -144,13 +144,20 @@ def h_labels_drawn(figure):
              and t.get_text()] for ax in figure.axes if ax.get_xscale() == "log"]
 
 
-@pytest.mark.parametrize("d_model", [304, 112, 208, 272, 512, 768])
-def test_no_two_h_labels_overlap_and_the_largest_h_is_labelled(d_model):
-    """d_model = 304 has h = 16 and h = 19 close on the log axis: their labels were drawn as "1619". A label
-    that would touch its neighbour goes (a power of 2 stays); the largest h is always labelled."""
+@pytest.fixture(scope="module")
+def flop_explorer():
+    """One FLOP explorer for the d_model cases below, moved from one to the next (building one costs more
+    than the whole check): its figure is laid out once, at d_model = 512, and relabelled in place."""
     from mha_core import widgets
 
-    explorer = widgets.flop_explorer(d_model=512, n=10)
+    return widgets.flop_explorer(d_model=512, n=10)
+
+
+@pytest.mark.parametrize("d_model", [304, 112, 208, 272, 512, 768])
+def test_no_two_h_labels_overlap_and_the_largest_h_is_labelled(d_model, flop_explorer):
+    """d_model = 304 has h = 16 and h = 19 close on the log axis: their labels were drawn as "1619". A label
+    that would touch its neighbour goes (a power of 2 stays); the largest h is always labelled."""
+    explorer = flop_explorer
     explorer.controls["d_model"].value = d_model  # the explorer's figure, laid out once, relabelled in place
     hs = [str(h) for h in plots.head_options(d_model)]
     figures = [plots.flop_plot(d_model, 10), plots.parameter_plot(d_model), explorer.figure]
