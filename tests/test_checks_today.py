@@ -328,17 +328,20 @@ def all_scores_at_once(q, K, V, block_size):
 
 
 def blocks_in_a_helper(q, K, V, block_size):
-    def rows(start):  # block_size reaches the loop through an inner function
+    def rows(start):  # block_size reaches the loop through inner functions only
         return slice(start, start + block_size)
 
+    def step():
+        return block_size
+
     m, total, acc = -np.inf, 0.0, np.zeros(V.shape[-1])
-    for start in range(0, len(K), 1):
-        s = K[rows(start)][:1] @ q / np.sqrt(len(q))
+    for start in range(0, len(K), step()):
+        s = K[rows(start)] @ q / np.sqrt(len(q))
         m_new = max(m, s.max())
         if m_new == -np.inf:
             continue
         total = total * np.exp(m - m_new) + np.exp(s - m_new).sum()
-        acc = acc * np.exp(m - m_new) + np.exp(s - m_new) @ V[rows(start)][:1]
+        acc = acc * np.exp(m - m_new) + np.exp(s - m_new) @ V[rows(start)]
         m = m_new
     return acc / total
 
