@@ -306,7 +306,8 @@ def test_level_3_s_flop_explorer_shows_no_exponentials_at_any_slider_value():
                if c.cell_type == "code" and "flop_explorer(" in c.source]
     f = eval(cell.source.split("#")[0], {"mha": mha})  # noqa: S307 - the notebook's own one-line call
     for d_model, n in ((512, 10), (768, 30), (64, 2)):
-        f.controls["d_model"].value, f.controls["n"].value = d_model, n
+        with f.paused():  # one redraw for both
+            f.controls["d_model"].value, f.controls["n"].value = d_model, n
         labels = [line.get_label() for line in f.figure.axes[1].get_lines()]
         assert len(labels) == 3 and not any("exponential" in label or "softmax" in label for label in labels)
         for text in (f.state["readout"], f.canvas.alt):
