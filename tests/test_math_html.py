@@ -4,6 +4,7 @@ mathematics, tables in quotes render as tables, and the sanitiser keeps exactly 
 nothing active inside it."""
 
 import collections
+import functools
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -30,8 +31,10 @@ USUAL_FORMULAS = [
 ]
 
 
+@functools.cache
 def notebook_formulas():
-    """[(display, tex)] of every formula in the markdown cells of the notebooks, as their renderer finds them."""
+    """[(display, tex)] of every formula in the markdown cells of the notebooks, as their renderer finds them:
+    rendered once, by the worker whose test first asks (not by every worker while collecting)."""
     found = []
 
     class Recorder(MathMLRenderer):
@@ -60,18 +63,16 @@ def notebook_formulas():
     return found
 
 
-FORMULAS = notebook_formulas()
-
-
 def outside_annotations(markup):
     return re.sub(r"(?s)<annotation\b.*?</annotation>", "", markup)
 
 
 def test_every_formula_of_the_notebooks_converts():
-    assert len(FORMULAS) > 1000 and any(display for display, _ in FORMULAS)
-    failed = {tex for display, tex in FORMULAS if mathml(tex, display) is None}
+    formulas = notebook_formulas()
+    assert len(formulas) > 1000 and any(display for display, _ in formulas)
+    failed = {tex for display, tex in formulas if mathml(tex, display) is None}
     assert failed == LEFT_AS_TEX
-    for display, tex in set(FORMULAS):
+    for display, tex in set(formulas):
         converted = mathml(tex, display)
         assert converted.startswith(f'<math display="{"block" if display else "inline"}"><semantics>'), tex
         assert "\\" not in outside_annotations(converted), f"a command left unconverted in {tex!r}"
@@ -94,7 +95,7 @@ def test_the_allow_list_is_exactly_what_the_converter_emits():
     """The sanitiser's MathML: the elements and attributes written for the notebooks' formulas and the usual
     others, no more (an element nobody writes is one more thing to trust) and no less (it would be stripped)."""
     tags, attributes = set(), collections.defaultdict(set)
-    for display, tex in {*FORMULAS, *((True, t) for t in USUAL_FORMULAS)}:
+    for display, tex in {*notebook_formulas(), *((True, t) for t in USUAL_FORMULAS)}:
         for element in ET.fromstring(mathml(tex, display)).iter():
             tags.add(element.tag)
             attributes[element.tag] |= set(element.attrib)
