@@ -42,9 +42,15 @@ def enabled(course):
         (course / RECORD_DIR).glob("*.csv"))
 
 
+_VETTED = {}  # id(pool) -> pool: the pools this process has vetted (a Pool is frozen; kept, so no id is reused)
+
+
 def _vetted(assignment):
+    """Vet each pool of ``assignment`` once per process (all of them take about 2 s of CPU)."""
     for pool in POOLS.get(assignment, {}).values():
-        vet(pool)
+        if _VETTED.get(id(pool)) is not pool:
+            vet(pool)
+            _VETTED[id(pool)] = pool
 
 
 def decide(course, course_id, students, gradebook_students):
