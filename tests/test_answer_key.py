@@ -68,7 +68,7 @@ def test_the_key_gives_the_sheet_s_right_values(key):
     assert ">1048576</span>" in key
 
 
-def test_the_key_of_one_student_has_their_own_numbers(tmp_path, monkeypatch):
+def test_the_key_of_one_student_has_their_own_numbers(tmp_path, monkeypatch, kernels):
     import os
     import sys
 

@@ -96,7 +96,7 @@ def _contents(path):
     return tables, rows
 
 
-def test_an_empty_gradebook_is_the_one_nbgrader_makes(tmp_path):
+def test_an_empty_gradebook_is_the_one_nbgrader_makes(tmp_path, kernels):
     jobs.environment()  # nbgrader runs alembic
     with Gradebook(f"sqlite:///{tmp_path / 'nbgrader.db'}", "course101"):
         pass

@@ -11,7 +11,7 @@ from autograders.student.settings import DEFAULT
 from autograders.grading import prepared, sandbox
 
 
-def test_a_prediction_moment_imports_no_explorer_and_no_figure():
+def test_a_prediction_moment_imports_no_explorer_and_no_figure(kernels):
     """predict_first (every notebook calls it while graded) imports the moment's widget alone; the explorers
     and matplotlib's figures come when a view is opened, and mha_core.widgets still names them all."""
     code = textwrap.dedent("""

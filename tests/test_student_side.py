@@ -119,7 +119,7 @@ def _alone(site, tmp_path):
     return said, json.loads(last)
 
 
-def test_the_students_side_runs_alone_and_reaches_nothing_else(tmp_path):
+def test_the_students_side_runs_alone_and_reaches_nothing_else(tmp_path, kernels):
     """A copy of what a graded kernel is shown (autograders/__init__.py, autograders/student, mha_core) imports
     every module of the students' side, checks a form and shows a student's numbers, and can import none of
     the grader's packages."""

@@ -153,7 +153,7 @@ def test_second(i):
 '''
 
 
-def test_two_workers_keep_a_group_on_one_worker(pytester):
+def test_two_workers_keep_a_group_on_one_worker(pytester, kernels):
     """`make test WORKERS=2` relies on ``--dist loadgroup``: pytest 9.2 keeps node ids where
     pytest-xdist 3.8 does not write its group, and the groups were then silently ignored."""
     pytester.makepyfile(test_grouped=GROUPED)
