@@ -25,6 +25,7 @@ or whose ``matches`` is a predicate on the output; :mod:`autograders.checks.func
 """
 
 import functools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable
@@ -226,9 +227,13 @@ class Written(str):
 
 @functools.cache
 def _compiled(source):
+    """The function ``source`` defines, as this package's own: its module and its file are the package's, so that
+    a student's answer that is (or calls) a declared implementation is refused as not their own work
+    (:mod:`autograders.checks.own_work` reads both), the unmistaken block included."""
     name = source.split("def ", 1)[1].split("(", 1)[0]
-    namespace = {"np": np}
-    exec(compile(source, f"<declared {name}>", "exec"), namespace)  # noqa: S102 (the declaration's own source)
+    namespace = {"np": np, "__name__": f"{__name__}.declared"}
+    filename = os.path.join(os.path.dirname(__file__), "declared", f"{name}.py")  # no such file: it is only a name
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (the declaration's own source)
     return namespace[name]
 
 
