@@ -316,6 +316,19 @@ def test_problem_4_3_multi_head_attention():
                 level4.q4_3_multi_head_attention(answer, hidden=hidden)
 
 
+def test_a_declared_implementation_is_not_own_work():
+    """4.3's declaration writes the block (right, then with each mistake) as source the check compiles: handed in,
+    or called from the student's own function, it is refused, however it is reached."""
+    from autograders.problems import attention_block
+
+    declared = attention_block.written().function()  # the block without a mistake: right
+    fetched = lambda *args: getattr(attention_block, "written")().function()(*args)  # noqa: E731 (reached while it runs)
+    for answer in (declared, lambda *args: declared(*args), fetched):
+        for hidden in (False, True):
+            with pytest.raises(own_work.NotOwnWork, match=SAYS):
+                level4.q4_3_multi_head_attention(answer, hidden=hidden)
+
+
 # --- the re-check reads the student's source ------------------------------------------------
 
 SETUP = "import numpy as np\nimport mha_core as mha\nfrom autograders.checks import level4 as check\n"
@@ -338,7 +351,7 @@ READS = {
     "exec": ("def f(X):\n    ns = {}\n    exec('import mha_core', ns)\n    return ns['mha_core'].softmax(X)", "uses `exec`"),
     "an assignment": ("f = mha.softmax", "refers to mha_core"),
     "a lambda": ("f = lambda X: mha.softmax(X)", "refers to mha_core"),
-    "the check module": ("def f(X):\n    return check.mha_variant(X)", "refers to autograders.checks.level4"),
+    "the check module": ("def f(X):\n    return check.q4_3_multi_head_attention(X)", "refers to autograders.checks.level4"),
 }
 
 
