@@ -4,7 +4,7 @@ against the other students' recorded numbers."""
 import nbformat
 import pytest
 
-from autograders.grading.copying import copied, read_answer
+from autograders.report.copying import copied, read_answer
 from autograders.variants import record
 
 LEVEL = "level1_recognition"

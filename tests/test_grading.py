@@ -21,7 +21,8 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import backends, grading, handover, jobs, report, sandbox
+from autograders import report
+from autograders.grading import backends, grading, handover, jobs, sandbox
 from autograders.grading.feedback_html import HideHiddenTests, hidden_lines
 from benchmarks.bench_grading import gradebook_rows, make_class
 from tests.conftest import points

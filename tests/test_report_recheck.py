@@ -11,7 +11,8 @@ import pytest
 from autograders.checks import level1
 from autograders.checks.feedback import WrongAnswer
 from autograders.checks.misconceptions import NAMES
-from autograders.grading import grading, report, verdicts
+from autograders import report
+from autograders.grading import grading, verdicts
 from autograders.grading import recheck as rc
 from autograders.grading import standalone
 from tests.test_recheck import LEVEL1, TESTS, FakeGrade, graded_copy

@@ -167,7 +167,7 @@ def test_copied_answers_whose_names_are_not_their_grade_ids_are_listed(tmp_path)
     """W_O_shape (grade_id q3_2_wo_shape) and attention_weights (q4_2_weights): the pools name the variable."""
     import nbformat
 
-    from autograders.grading.copying import copied
+    from autograders.report.copying import copied
     from autograders.variants import record
     from autograders.variants.levels import POOLS
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from . import backends
 from .gradebooks import copy_definitions, course_config, course_db_url, empty_gradebook, ensure_definitions, merge, scores_of
-from .intake import pairs
+from ..intake.folder import pairs
 from .jobs import environment, failed, linked_folder, make_job, replace_tree, run_job  # noqa: F401 (this module's API too)
 from .progress import Progress
 from .verdicts import RECHECKED  # noqa: F401 (read by the report: the grader's record of a test failed unseen)
