@@ -6,7 +6,7 @@
 - ``autograders.editions``: building the practice edition and the graded release;
 - ``autograders.intake``: submissions into the course (a ``submitted/`` folder, an LMS's zips);
 - ``autograders.grading``: grading jobs, the isolation of students' code (``grading.sandbox``), the checks
-  outside it (``grading.recheck``), gradebooks and the feedback pages;
+  outside it (``grading.checker``), gradebooks and the feedback pages;
 - ``autograders.report``: the class report (``grades.csv``, ``report.html``).
 """
 

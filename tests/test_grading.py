@@ -234,20 +234,20 @@ def test_a_test_the_checks_could_not_confirm_scores_0_and_says_why(graded, tmp_p
     """The checks' verdict is the only source of points: one they could not confirm scores 0 in the
     gradebook (nbgrader's own SaveAutoGrades, from the outputs it gave the cell), is listed, and its
     reason is in the feedback."""
-    from autograders.grading import recheck
+    from autograders.grading import checker
 
     course = tmp_path / "recheck"
     shutil.copytree(graded.pristine, course)
-    calls, check = [], recheck.check
+    calls, check = [], checker.check
 
     def unconfirmed(source, handover):
         calls.append(source)
         found = check(source, handover)
-        found["q1_1_d_k_test"] = recheck.Checked(0.0, 1.0, f"{recheck.NOT_CONFIRMED}: the answer did not hold up",
+        found["q1_1_d_k_test"] = checker.Checked(0.0, 1.0, f"{checker.NOT_CONFIRMED}: the answer did not hold up",
                                                  confirmed=False)
         return found
 
-    monkeypatch.setattr(recheck, "check", unconfirmed)
+    monkeypatch.setattr(checker, "check", unconfirmed)
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
     scores = summary.scores[("student001", "level1_recognition")]
     before = graded.summary.scores[("student001", "level1_recognition")]

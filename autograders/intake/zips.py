@@ -30,7 +30,7 @@ import shutil
 import stat
 import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ..grading.gradebooks import course_config
 from ..student.settings import DEFAULT

@@ -49,7 +49,7 @@ def verdict_of_cell(cell):
     outputs = cell.get("outputs") or []
     if any(isinstance(o, dict) and o.get("output_type") == "error" for o in outputs):
         return tag_of_outputs(outputs), False
-    from ..grading.verdicts import RECHECKED
+    from ..grading.checker import RECHECKED
 
     record = (cell.get("metadata") or {}).get(RECHECKED)
     if not isinstance(record, dict) or type(record.get("confirmed")) is not bool:
