@@ -22,7 +22,7 @@ import pytest
 
 from autograders.editions import editions
 from autograders import report
-from autograders.grading import backends, grading, handover, jobs, sandbox
+from autograders.grading import backends, grading, handover, jobs, sandbox_folder
 from autograders.grading.feedback_html import HideHiddenTests, hidden_lines
 from benchmarks.bench_grading import gradebook_rows, make_class
 from tests.conftest import points
@@ -270,8 +270,8 @@ def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
     course = tmp_path / "once"
     shutil.copytree(graded.pristine, course)
     started, sent = [], []
-    command = sandbox.Sandbox.command
-    monkeypatch.setattr(sandbox.Sandbox, "command", lambda self, *a, **k: started.append(a) or command(self, *a, **k))
+    command = sandbox_folder.Sandbox.command
+    monkeypatch.setattr(sandbox_folder.Sandbox, "command", lambda self, *a, **k: started.append(a) or command(self, *a, **k))
     for client in (KernelClient, AsyncKernelClient):  # every request to run code, whichever client sends it
         monkeypatch.setattr(client, "execute", lambda self, code, *a, _run=client.execute, **k: sent.append(code)
                             or _run(self, code, *a, **k))
