@@ -1,8 +1,8 @@
 """Grading the class: a submission's path, top to bottom, after the intake (:mod:`autograders.intake`) and
 before the class report (:mod:`autograders.report`). A module imports only modules listed below it:
 
-- the command and its summary (``grading``), a job each (``jobs``: typed Job and JobResult) run on a
-  backend (``backends``);
+- the command and its summary (``grading``), the backends the jobs run on (``backends``), a job each
+  (``jobs``: typed Job and JobResult);
 - nbgrader's autograde as the course runs it (``autograde``; ``repairs``: what students did to the
   assignment's cells, put right; ``rubrics``);
 - the isolated run: the kernel's provisioner (``provisioner``), the library the kernel sees
