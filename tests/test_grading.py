@@ -247,7 +247,7 @@ def test_a_test_the_checks_could_not_confirm_scores_0_and_says_why(graded, tmp_p
                                                  confirmed=False)
         return found
 
-    monkeypatch.setattr(checker, "check", unconfirmed)
+    monkeypatch.setattr(handover, "check", unconfirmed)  # what check_answers calls
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
     scores = summary.scores[("student001", "level1_recognition")]
     before = graded.summary.scores[("student001", "level1_recognition")]
