@@ -18,7 +18,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograders.editions import editions
-from autograders.grading import gradebooks, grading
+from autograders.grading import checker, gradebooks, grading
 from autograders.__main__ import main
 from autograders.grading.feedback_html import hidden_lines
 from benchmarks.bench_grading import make_class
@@ -186,7 +186,7 @@ def hostile_notebook(nb):
             "value": '<img src=x onerror="window.pwned = 16">'}}}}}
     for cell in nb.cells:  # forged grader's records of a lowered score, which the class report would trust
         if cell.cell_type == "code":
-            cell.metadata[grading.RECHECKED] = {"score": 0.0, "max_score": 1.0, "confirmed": True,
+            cell.metadata[checker.RECHECKED] = {"score": 0.0, "max_score": 1.0, "confirmed": True,
                                                 "misconception": "multiplied-by-h"}
     return nb
 
@@ -211,7 +211,7 @@ def test_forged_recheck_records_are_taken_off_even_without_the_recheck(hostile):
     record is left for the class report to count."""
     nb = editions.read(hostile / "autograded/mallory" / LEVEL / f"{LEVEL}.ipynb")
     assert [c for c in nb.cells if c.cell_type == "code"]
-    assert not [c for c in nb.cells if grading.RECHECKED in c.metadata]
+    assert not [c for c in nb.cells if checker.RECHECKED in c.metadata]
 
 
 def test_the_autograded_notebook_keeps_no_active_content(hostile):
