@@ -245,9 +245,8 @@ class SandboxExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         from nbclient import NotebookClient
 
+        from .checker import is_test, take_off_records
         from .handover import check_answers, graded_cells, not_run, source_of
-        from .recheck import is_test
-        from .verdicts import take_off_records
 
         NotebookClient.__init__(self, nb, km)
         take_off_records(nb)  # a submission's own copies of the grader's records are the student's writing
@@ -281,7 +280,7 @@ class SandboxExecute(Execute):
                         break
                     cell = cells[index]
                     index += 1
-                    if check and is_test(cell):  # its outputs come from the checks (verdicts.write_outputs)
+                    if check and is_test(cell):  # its outputs come from the checks (checker.write_outputs)
                         cell.outputs, cell.execution_count = [], None
                         continue
                     if runs is not None and cell.cell_type == "code" and index - 1 not in runs:
