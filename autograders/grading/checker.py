@@ -98,7 +98,7 @@ def is_test(cell):
     return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
-def _assigned(source):
+def names_bound(source):
     """Names a cell's code binds at its top level (answers: ``x = ...``, ``def f``)."""
     try:
         tree = ast.parse(source)
@@ -113,7 +113,7 @@ def _assigned(source):
     return names
 
 
-def _used(source):
+def names_used(source):
     try:
         return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     except SyntaxError:
@@ -143,9 +143,9 @@ def cell_label(cell, number):
 
 def wanted(source):
     """The answers (names the solution cells bind) the test cells of ``source`` use: what is handed over."""
-    answers = set().union(*[_assigned(c.source) for c in source.cells
+    answers = set().union(*[names_bound(c.source) for c in source.cells
                             if c.cell_type == "code" and nbgrader_meta(c).get("solution")])
-    return sorted(set().union(*[_used(c.source) for c in source.cells if is_test(c)]) & answers)
+    return sorted(set().union(*[names_used(c.source) for c in source.cells if is_test(c)]) & answers)
 
 
 def _parts(source, filename):
@@ -200,12 +200,12 @@ def _verdict(handover, clean, cell, gid, points):
         shown_error = None if hidden else error_output(error, cell.source, gid)
     finally:
         handover.deadline = None
-    used = _used(cell.source)
+    used = names_used(cell.source)
     handing = [handover.unavailable[n] for n in sorted(used & set(handover.unavailable))]
     if handing:  # an answer that never crossed: the test's error says nothing of the student's work
         return Checked(0.0, points, f"{NOT_CONFIRMED}: {handing[0]}; {message}"[:1000], confirmed=False,
                        shown=shown.getvalue())
-    ran = [why for index, why in sorted(handover.trouble.items()) if _assigned(handover.cells[index][1]) & used]
+    ran = [why for index, why in sorted(handover.trouble.items()) if names_bound(handover.cells[index][1]) & used]
     if ran:  # a cell that set what it uses was stopped: its error shows, as in that run
         return Checked(0.0, points, f"{NOT_CONFIRMED}: {ran[0]}; {message}"[:1000], confirmed=False,
                        shown=shown.getvalue(), error=shown_error)

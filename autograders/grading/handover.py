@@ -26,7 +26,7 @@ import signal
 from pathlib import Path
 
 from ..student.serve import Handover, StudentSide
-from .checker import cell_label, check, is_test, nbgrader_meta, wanted, write_outputs
+from .checker import cell_label, check, is_test, names_bound, names_used, nbgrader_meta, wanted, write_outputs
 
 SERVE = "from autograders.student.serve import serve as _mha_serve\n_mha_serve({}, {})"
 NOT_RUN = ("Not run when graded: only the sheet's own cells and the answer cells run. "
@@ -44,12 +44,20 @@ def graded_cells(nb, source):
     return {i for gid, i in last.items() if gid in sheet - {None}}
 
 
-def not_run(cell):
-    """Mark ``cell`` as not run when graded (its outputs: the note alone)."""
+def not_run(cell, needed=frozenset()):
+    """Mark ``cell`` as not run when graded (its outputs: the note alone). ``needed``: the names the cells that
+    run use; the note names those ``cell`` defines (a helper the student put in a cell of their own)."""
     from nbformat import NotebookNode
 
     cell.execution_count = None
-    cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=NOT_RUN)] if cell.source.strip() else []
+    lost = sorted(names_bound(cell.source) & set(needed))
+    also = f"It defines {', '.join(f'`{n}`' for n in lost)}, which an answer cell uses.\n" if lost else ""
+    cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=NOT_RUN + also)] if cell.source.strip() else []
+
+
+def used_by(nb, runs):
+    """The names the cells ``runs`` of ``nb`` use (what a cell that does not run may leave undefined)."""
+    return set().union(*[names_used(nb.cells[i].source) for i in runs])
 
 
 def source_of(executor, resources):
