@@ -128,8 +128,14 @@ def _validated(tmp_path, monkeypatch, config_file):
     tmp_path.mkdir(exist_ok=True)
     target = tmp_path / LEVEL1.name
     nbformat.write(nb, str(target))
-    config = PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config() if config_file else None
-    failed = Validator(**({"config": config} if config else {})).validate(str(target)).get("failed", [])
+    if config_file:
+        config = PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config()
+        validator = Validator(config=config)
+    else:  # nbgrader's own steps, as nbgrader/validator.py ships them
+        from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, Execute
+
+        validator = Validator(preprocessors=[CheckCellMetadata, ClearOutput, Execute])
+    failed = validator.validate(str(target)).get("failed", [])
     return {cell["source"].split("\n")[0]: cell["raw_error"] for cell in failed}
 
 
