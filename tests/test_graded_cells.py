@@ -173,3 +173,17 @@ def test_a_helper_in_a_cell_of_the_student_s_own_is_named_where_it_did_not_run(t
     assert verdict.score == 0 and "name '_divide' is not defined" in verdict.message
     assert [o["text"] for o in helper.outputs] == [NOT_RUN + "It defines `_divide`, which an answer cell uses.\n"]
     assert executor.verdicts["q1_1_d_k_test"].score == 1.0
+
+
+def test_validate_in_the_students_lab_runs_a_plain_notebook_whole(tmp_path, monkeypatch, kernels):
+    """A notebook with no nbgrader cell (a student's own) runs every cell in Validate, as grading runs it."""
+    from nbgrader.validator import Validator
+    from traitlets.config.loader import PyFileConfigLoader
+
+    trait = Validator.class_traits()["preprocessors"]
+    monkeypatch.setattr(trait, "default_args", trait.default_args)
+    config = PyFileConfigLoader("nbgrader_config.py", str(ROOT / "lab")).load_config()
+    target = tmp_path / "mine.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[_code("open('ran.txt', 'w').write('ran')")]), str(target))
+    Validator(config=config).validate(str(target))
+    assert (tmp_path / "ran.txt").read_text() == "ran"
