@@ -64,8 +64,9 @@ def _release(args):
 
 
 def _grade(args):
-    from .grading import grading, intake
-    from .grading.report import build
+    from . import intake
+    from .grading import grading
+    from .report import build
 
     course = Path(args.course)
     if not (course / "nbgrader_config.py").exists():
@@ -135,7 +136,7 @@ def _grade(args):
 
 
 def _report(args):
-    from .grading.report import build
+    from .report import build
 
     csv_path, html_path = build(args.course, args.out, args.db)
     print(f"grades: {csv_path}\nreport: {html_path}")

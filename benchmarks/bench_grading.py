@@ -194,7 +194,7 @@ def with_variants(course, students, key=None):
     return path
 
 
-_SHIPPED = ("import sys, time; from autograders.grading.grading import grade; from autograders.grading.report import build; "
+_SHIPPED = ("import sys, time; from autograders.grading.grading import grade; from autograders.report import build; "
             "s = grade(sys.argv[1], workers=int(sys.argv[2])); start = time.perf_counter(); build(sys.argv[1]); "
             "print(s.line() + ', report %.1f s' % (time.perf_counter() - start))")
 
@@ -265,7 +265,7 @@ def side_by_side(against, serial, made, workers, tmp):
 
 def main():
     from autograders.grading.grading import grade
-    from autograders.grading.report import build
+    from autograders.report import build
 
     students = int(os.environ.get("MHA_BENCH_STUDENTS", "40"))
     workers = int(os.environ.get("MHA_BENCH_WORKERS", "0")) or os.cpu_count()

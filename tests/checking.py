@@ -56,3 +56,24 @@ def graded_cell_errors(path, replace=None):
         except WrongAnswer as wrong:
             results[gid] = wrong
     return results
+
+
+def as_written(source, name, cell="answer"):
+    """The function ``name`` that ``source`` defines, run as a student's answer cell (the setup's ``np`` and ``mha``
+    in its namespace, its lines where an explained shape error reads them)."""
+    import numpy as np
+
+    import mha_core as mha
+
+    namespace = {"np": np, "mha": mha}
+    exec(_compiled(source, cell), namespace)
+    return namespace[name]
+
+
+def solution(assignment, grade_id):
+    """The source of the cell ``grade_id`` of the source notebook ``assignment`` (filled in, as every edition is):
+    an answer cell's solution."""
+    from tests.conftest import NOTEBOOKS
+
+    return next(cell.source for cell in filled(NOTEBOOKS / f"{assignment}.ipynb").cells
+                if nbgrader_meta(cell).get("grade_id") == grade_id)

@@ -268,7 +268,8 @@ def test_the_table_covers_every_autograded_answer_of_the_notebooks():
             if is_test_cell(cell) :
                 graded.add(cell.metadata.nbgrader["grade_id"].removesuffix("_test"))
     declared = {answer.id for module in LEVELS.values() for answer in module.ANSWERS}  # tests/test_problems.py
-    missing = graded - set(ACCEPTED) - declared - {"q4_3_multi_head_attention"}  # 4.3: tests/test_checks_level4.py
+    missing = graded - set(ACCEPTED) - declared - {"q4_3_multi_head_attention"}  # 4.3: tests/test_checks_level4.py,
+    # and its notebook's solution: tests/test_functions.py
     assert not missing, f"no accepted forms for {sorted(missing)}"
 
 
@@ -457,7 +458,7 @@ def test_the_hidden_softmax_scores_are_the_ones_announced():
 
 
 def test_the_hidden_batches_are_announced():
-    assert any(case[0] is not None for case in level4.MHA_HIDDEN_CASES)
+    assert any(case[0] is not None for case in level4.q4_3_multi_head_attention.function.hidden_cases)
     assert "batch dimension" in HIDDEN_TRIALS["q4_3_multi_head_attention"]
 
 

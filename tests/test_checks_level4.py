@@ -8,8 +8,9 @@ import pytest
 import mha_core as mha
 from autograders.checks import level4 as check
 from autograders.checks.feedback import WrongAnswer
-from autograders.problems import level4 as problems
+from autograders.problems import attention_block as block, level4 as problems
 from tests.checking import accepts as _accepts
+from tests.checking import as_written, solution
 from tests.checking import rejects as _rejects
 
 
@@ -148,8 +149,19 @@ def test_output_names_the_misconception(value, says):
 
 
 # --- Problem 4.3 ---------------------------------------------------------------
+# Declared in autograders/problems/attention_block.py: the notebook's solution passes and each declared mistake
+# is named with its message and tag (tests/test_functions.py). Here: the declaration's reference and written
+# block against a plain loop, what the declaration leaves to examples (the predicates on the output, the wrong
+# kinds), other ways of writing the mistakes, the shape errors explained, fairness between visible and hidden.
 
-ALL_CASES = check.MHA_CASES + check.MHA_HIDDEN_CASES
+ALL_CASES = block.CASES + block.HIDDEN_CASES
+SOLUTION = as_written(solution(problems.ASSIGNMENT, "q4_3_multi_head_attention"), "multi_head_attention")
+
+
+def declared(key):
+    """The declared mistake ``key``'s wrong implementation, as a student's answer cell."""
+    mistake = next(m for m in block.MULTI_HEAD_ATTENTION.mistakes if m.key == key)
+    return as_written(str(mistake.wrong), "multi_head_attention")
 
 
 def loop_mha(X, W_Q, W_K, W_V, W_O, h, causal=False):
@@ -185,148 +197,22 @@ def einsum_mha(X, W_Q, W_K, W_V, W_O, h, causal=False):
     return np.einsum("...hqk,...khd->...qhd", w, V).reshape(X.shape) @ W_O
 
 
-def student(split="columns", scale="sqrt", axis="keys", mask="tril", merge="swap", out="W_O"):
-    """A reshape-and-swap multi_head_attention, with one of the classic mistakes when asked."""
-
-    def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=False):
-        *batch, n, d_model = X.shape
-        d_k = d_model // h
-
-        def heads_of(W):
-            if split == "rows":
-                return np.stack([X @ W[i * d_k:(i + 1) * d_k].T for i in range(h)], axis=-3)
-            A = X @ W
-            if split == "no_swap":
-                return A.reshape(*batch, h, n, d_k)
-            if split == "interleaved":
-                return np.moveaxis(A.reshape(*batch, n, d_k, h), -1, -3)
-            return np.swapaxes(A.reshape(*batch, n, h, d_k), -2, -3)
-
-        Q, K, V = heads_of(W_Q), heads_of(W_K), heads_of(W_V)
-        by = {"sqrt": np.sqrt(d_k), "d_k": d_k, "none": 1, "d_model": np.sqrt(d_model), "times": 1 / np.sqrt(d_k)}
-        s = Q @ np.swapaxes(K, -1, -2) / by[scale]
-        allowed = {"tril": np.tril(np.ones((n, n), bool)), "triu": np.triu(np.ones((n, n), bool)),
-                   "strict": np.tril(np.ones((n, n), bool), k=-1)}.get(mask)
-        apply = True if mask == "always" else causal and mask != "ignored"
-        if apply and mask == "zero":
-            s = s * np.tril(np.ones((n, n)))
-        elif apply and mask != "after":
-            s = np.where(allowed if allowed is not None else np.tril(np.ones((n, n), bool)), s, -1e9)
-        if axis == "per_head_no_keepdims":  # a loop over the heads' (n, n) scores, (n,) sums
-            w = np.stack([np.exp(s_i) / np.exp(s_i).sum(axis=-1) for s_i in np.moveaxis(s, -3, 0)], axis=-3)
-        elif axis == "per_head_no_keepdims_max":
-            e = [np.exp(s_i - s_i.max(axis=-1)) for s_i in np.moveaxis(s, -3, 0)]
-            w = np.stack([e_i / e_i.sum(axis=-1) for e_i in e], axis=-3)
-        else:
-            ax = {"keys": -1, "queries": -2, "heads": -3}[axis]
-            w = np.exp(s - s.max(axis=ax, keepdims=True))
-            w = w / w.sum(axis=ax, keepdims=True)
-        if apply and mask == "after":
-            w = w * np.tril(np.ones((n, n)))
-        heads = w @ V  # (..., h, n, d_k)
-        if out == "summed":
-            return heads.sum(axis=-3) @ W_O[:d_k]
-        if out == "summed_tiled":  # the (n, d_k) sum of the heads, h copies side by side
-            summed = heads.sum(axis=-3)
-            return np.concatenate([summed] * h, axis=-1) @ W_O
-        if out in ("W_O_per_head", "W_O_per_head_mean"):
-            projected = []
-            for i in range(h):
-                rows = slice(i * d_k, (i + 1) * d_k)
-                block = W_O[rows, rows] if out == "W_O_per_head" else W_O[rows, :]
-                projected.append(heads[..., i, :, :] @ block)
-            return np.concatenate(projected, axis=-1) if out == "W_O_per_head" else sum(projected) / h
-        concat = (heads if merge == "no_swap" else np.swapaxes(heads, -2, -3)).reshape(*batch, n, d_model)
-        return concat if out == "no_W_O" else concat @ W_O
-
-    return multi_head_attention
-
-
-def test_the_reference_and_variants_agree_with_a_plain_loop():
+def test_the_reference_the_written_block_and_the_solution_agree_with_a_plain_loop():
+    """The check's right output (mha_core's), the block the declared mistakes are written from (without a mistake)
+    and the notebook's solution: each is multi-head attention, as a plain loop computes it."""
+    unmistaken = as_written(str(block.written()), "multi_head_attention")
     for batch, n, d_model, h, causal, seed in ALL_CASES:
         assert d_model % h == 0
-        X, Ws = check.mha_inputs(batch, n, d_model, seed)
+        X, Ws = block.inputs(batch, n, d_model, seed)
         expected = loop_mha(X, *Ws, h, causal)
-        np.testing.assert_allclose(mha.multi_head_attention(X, None, *Ws, h, causal=causal)[0], expected, rtol=1e-10,
-                                   atol=1e-12)
-        np.testing.assert_allclose(check.mha_variant(X, *Ws, h, causal), expected, rtol=1e-10, atol=1e-12)
+        reference = block.MULTI_HEAD_ATTENTION.answer(block.view((batch, n, d_model, h, causal, seed)))
+        for output in (reference, unmistaken(X, *Ws, h, causal), SOLUTION(X, *Ws, h, causal)):
+            np.testing.assert_allclose(output, expected, rtol=1e-10, atol=1e-12)
 
 
-def _variant(X, Ws, h, causal, mistake):
-    """The output of the block with ``mistake`` made, or None where its shapes do not fit (as the check skips it)."""
-    try:
-        with np.errstate(all="ignore"):
-            return check.mha_variant(X, *Ws, h, causal, mistake)
-    except ValueError:
-        return None
-
-
-def test_each_mistake_shows_in_a_visible_case_and_is_told_apart():
-    """Every known mistake changes the output of some visible case; on the first such case (where the check
-    names it) no other mistake gives the same output. (Later cases may be degenerate, h = 1, d_k = 1, n = 1,
-    where some mistakes coincide: the check never reaches them with that mistake.)"""
-    for mistake in check.MHA_MISTAKES:
-        for batch, n, d_model, h, causal, seed in check.MHA_CASES:
-            X, Ws = check.mha_inputs(batch, n, d_model, seed)
-            right = check.mha_variant(X, *Ws, h, causal)
-            wrong = _variant(X, Ws, h, causal, mistake)
-            if wrong is None or wrong.shape == right.shape and check._mha_close(wrong, right):
-                continue
-            for other in check.MHA_MISTAKES:
-                if other != mistake:
-                    also = _variant(X, Ws, h, causal, other)
-                    assert also is None or also.shape != wrong.shape or not check._mha_close(also, wrong), (mistake, other)
-            break
-        else:
-            raise AssertionError(f"{mistake} changes no visible case")
-
-
-@pytest.mark.parametrize("fn", [student(), loop_mha, einsum_mha], ids=["reshape", "loop", "einsum"])
+@pytest.mark.parametrize("fn", [SOLUTION, loop_mha, einsum_mha], ids=["solution", "loop", "einsum"])
 def test_multi_head_attention_accepts_three_ways_of_writing_it(fn, capsys):
     _accepts(check.q4_3_multi_head_attention, fn, capsys)
-
-
-STUDENT_MISTAKES = [
-    (dict(split="no_swap", merge="no_swap"), "Tokens and heads mixed"),
-    (dict(split="no_swap"), "Tokens and heads mixed"),
-    (dict(merge="no_swap"), "Tokens and heads mixed when the heads are put back"),
-    (dict(split="interleaved"), "every h-th column"),
-    (dict(split="rows"), "rows instead of columns"),
-    (dict(axis="queries"), "Softmax over the wrong axis"),
-    (dict(axis="heads"), "Softmax over the wrong axis"),
-    (dict(axis="per_head_no_keepdims"), "Softmax over the wrong axis: without keepdims, row j's sum"),
-    (dict(axis="per_head_no_keepdims_max"), "Softmax over the wrong axis: without keepdims, row j's maximum"),
-    (dict(scale="d_k"), "instead of √d_k"),
-    (dict(scale="none"), "No scaling"),
-    (dict(scale="d_model"), "Used d_model instead of d_k"),
-    (dict(scale="times"), "Multiplied by √d_k instead of dividing"),
-    (dict(mask="triu"), "causal mask is the wrong way round"),
-    (dict(mask="strict"), "causal mask hides the diagonal"),
-    (dict(mask="after"), "causal mask is applied after the softmax"),
-    (dict(mask="zero"), "causal mask sets masked scores to 0"),
-    (dict(mask="ignored"), "causal=True is ignored"),
-    (dict(mask="always"), "applied with causal=False too"),
-    (dict(out="summed"), "concatenated, not summed"),
-    (dict(out="no_W_O"), "Forgot W^O"),
-    (dict(out="summed_tiled"), "Heads summed, then repeated h times"),
-    (dict(out="W_O_per_head"), "W^O is applied to each head apart: head i times a d_k × d_k block"),
-    (dict(out="W_O_per_head_mean"), "the results averaged"),
-]
-
-
-@pytest.mark.parametrize("mistake, says", STUDENT_MISTAKES, ids=[s for _, s in STUDENT_MISTAKES])
-@pytest.mark.parametrize("hidden", [False, True])
-def test_multi_head_attention_names_each_classic_mistake(mistake, says, hidden):
-    message = _rejects(check.q4_3_multi_head_attention, student(**mistake), says, hidden=hidden)
-    assert not re.search(r"\d\.\d{3}", message), message  # never the expected (or the student's) numbers
-
-
-@pytest.mark.parametrize("out, tag", [("summed_tiled", "heads-summed"), ("W_O_per_head", "w-o-per-head"),
-                                      ("W_O_per_head_mean", "w-o-per-head")])
-def test_w_o_per_head_and_tiled_sums_are_named_not_left_to_the_generic_message(out, tag):
-    with pytest.raises(WrongAnswer) as info:
-        check.q4_3_multi_head_attention(student(out=out))
-    assert info.value.misconception == tag and "does not give multi-head attention" not in str(info.value)
 
 
 def test_the_generic_message_names_fields_the_trace_has():
@@ -345,7 +231,7 @@ def _answer(value):
 
 
 def _nan_when_causal(X, W_Q, W_K, W_V, W_O, h, causal=False):
-    out = student()(X, W_Q, W_K, W_V, W_O, h, causal)
+    out = SOLUTION(X, W_Q, W_K, W_V, W_O, h, causal)
     return out * np.nan if causal else out
 
 
@@ -358,7 +244,7 @@ def _nan_when_causal(X, W_Q, W_K, W_V, W_O, h, causal=False):
         (_raise(IndexError("oops")), "your function raised IndexError: oops"),
         (_answer(lambda X, W_Q, W_O, h: None), "returned None"),
         (lambda X, *W, causal=False: mha.multi_head_attention(X, None, *W, causal=causal), "with numpy"),
-        (lambda *a: (student()(*a), None), "return the output array alone"),
+        (lambda *a: (SOLUTION(*a), None), "return the output array alone"),
         (_answer(lambda X, W_Q, W_O, h: "output"), "should return an array of numbers"),
         (_answer(lambda X, W_Q, W_O, h: X[..., : X.shape[-1] // h]), "concatenated, not summed"),
         (_answer(lambda X, W_Q, W_O, h: np.zeros((h, *X.shape[:-1], X.shape[-1] // h))), "the heads apart"),
@@ -375,26 +261,26 @@ def test_multi_head_attention_wrong_kinds_and_shapes(fn, says):
 
 def test_the_visible_cases_try_every_kind_of_input_the_hidden_ones_try():
     """The hidden cases add values (sizes, seeds), never a kind of input the visible test has not tried."""
-    visible = {check.case_kind(*case) for case in check.MHA_CASES}
-    hidden = {check.case_kind(*case) for case in check.MHA_HIDDEN_CASES}
+    visible = {block.case_kind(*case) for case in block.CASES}
+    hidden = {block.case_kind(*case) for case in block.HIDDEN_CASES}
     assert hidden <= visible, hidden - visible
     assert {kind[0] for kind in visible} == {"2-D", "batched"} and {kind[1] for kind in visible} == {"causal", "not causal"}
     assert {"h = 1", "d_k = 1", "n = 1"} <= {word for kind in hidden for word in kind[2:]}
-    assert not set(check.MHA_HIDDEN_CASES) & set(check.MHA_CASES)  # other values: seeds differ at least
-    assert check.MHA_CASES[0][0] is None and not check.MHA_CASES[0][4]  # 2-D, causal off first
+    assert not set(block.HIDDEN_CASES) & set(block.CASES)  # other values: seeds differ at least
+    assert block.CASES[0][0] is None and not block.CASES[0][4]  # 2-D, causal off first
 
 
 def _two_d_only(X, W_Q, W_K, W_V, W_O, h, causal=False):
     n, d_model = X.shape  # written for (n, d_model) only
-    return student()(X, W_Q, W_K, W_V, W_O, h, causal)
+    return SOLUTION(X, W_Q, W_K, W_V, W_O, h, causal)
 
 
 def _flattens_the_batch(X, *rest):  # one long sequence: the batch entries attend to each other
-    return student()(X.reshape(-1, X.shape[-1]), *rest).reshape(X.shape)
+    return SOLUTION(X.reshape(-1, X.shape[-1]), *rest).reshape(X.shape)
 
 
 def _drops_the_batch(X, *rest):
-    return student()(X[0] if X.ndim == 3 else X, *rest)
+    return SOLUTION(X[0] if X.ndim == 3 else X, *rest)
 
 
 def _squeezes(X, W_Q, W_K, W_V, W_O, h, causal=False):  # np.squeeze drops the head axis when h = 1, or n = 1
@@ -411,19 +297,19 @@ def _squeezes(X, W_Q, W_K, W_V, W_O, h, causal=False):  # np.squeeze drops the h
 
 def _uniform_when_one_wide(X, W_Q, W_K, W_V, W_O, h, causal=False):  # a special case for d_k = 1, wrong
     if X.shape[-1] == h:
-        return student()(X, W_Q, W_K, W_V, W_O, 1, causal)
-    return student()(X, W_Q, W_K, W_V, W_O, h, causal)
+        return SOLUTION(X, W_Q, W_K, W_V, W_O, 1, causal)
+    return SOLUTION(X, W_Q, W_K, W_V, W_O, h, causal)
 
 
 def _mask_from_first_row(X, W_Q, W_K, W_V, W_O, h, causal=False):  # a mask that needs n > 1
     n = X.shape[-2]
     if causal and n == 1:
         raise IndexError("index 1 is out of bounds for axis 0 with size 1")
-    return student()(X, W_Q, W_K, W_V, W_O, h, causal)
+    return SOLUTION(X, W_Q, W_K, W_V, W_O, h, causal)
 
 
 def _only_causal_right(X, W_Q, W_K, W_V, W_O, h, causal=False):
-    return student()(X, W_Q, W_K, W_V, W_O, h, True)
+    return SOLUTION(X, W_Q, W_K, W_V, W_O, h, True)
 
 
 def _fails(check_fn, fn, hidden):
@@ -434,8 +320,9 @@ def _fails(check_fn, fn, hidden):
     return False
 
 
-FAIRNESS = [student(), loop_mha, einsum_mha, _two_d_only, _flattens_the_batch, _drops_the_batch, _squeezes,
-            _uniform_when_one_wide, _mask_from_first_row, _only_causal_right, student(scale="d_k"), student(mask="triu")]
+FAIRNESS = [SOLUTION, loop_mha, einsum_mha, _two_d_only, _flattens_the_batch, _drops_the_batch, _squeezes,
+            _uniform_when_one_wide, _mask_from_first_row, _only_causal_right, declared("scaled-by-d-k"),
+            declared("mask-wrong-way/flipped")]
 
 
 @pytest.mark.parametrize("fn", FAIRNESS, ids=lambda f: getattr(f, "__name__", "student"))
@@ -445,15 +332,15 @@ def test_a_visible_pass_never_meets_a_hidden_zero_for_a_kind_of_input(fn, capsys
     visible, hidden = _fails(check.q4_3_multi_head_attention, fn, False), _fails(check.q4_3_multi_head_attention, fn, True)
     assert visible == hidden, (visible, hidden)
     # kind by kind (against a plain loop, not the check): wrong on a visible case of a kind <=> on a hidden one
-    wrong_visible = {check.case_kind(*case) for case in check.MHA_CASES if not _right_on(fn, case)}
-    wrong_hidden = {check.case_kind(*case) for case in check.MHA_HIDDEN_CASES if not _right_on(fn, case)}
+    wrong_visible = {block.case_kind(*case) for case in block.CASES if not _right_on(fn, case)}
+    wrong_hidden = {block.case_kind(*case) for case in block.HIDDEN_CASES if not _right_on(fn, case)}
     assert wrong_hidden <= wrong_visible, wrong_hidden - wrong_visible
     assert visible == bool(wrong_visible)
 
 
 def _right_on(fn, case):
     batch, n, d_model, h, causal, seed = case
-    X, Ws = check.mha_inputs(batch, n, d_model, seed)
+    X, Ws = block.inputs(batch, n, d_model, seed)
     try:
         with np.errstate(all="ignore"):
             value = np.asarray(fn(X.copy(), *(W.copy() for W in Ws), h, causal), float)
@@ -471,13 +358,13 @@ def test_the_batch_mistakes_are_named_by_the_visible_test():
 
 def test_the_check_leaves_the_students_arrays_and_its_own_alone(capsys):
     def scribbles(X, W_Q, W_K, W_V, W_O, h, causal=False):
-        out = student()(X, W_Q, W_K, W_V, W_O, h, causal)
+        out = SOLUTION(X, W_Q, W_K, W_V, W_O, h, causal)
         X[...] = 0
         W_O[...] = 0
         return out
 
     _accepts(check.q4_3_multi_head_attention, scribbles, capsys)
-    _accepts(check.q4_3_multi_head_attention, student(), capsys)
+    _accepts(check.q4_3_multi_head_attention, SOLUTION, capsys)
 
 
 # --- Problem 4.3's picture -----------------------------------------------------------
@@ -569,8 +456,8 @@ def test_each_classic_bug_gets_named_feedback(bug, tag, says, hidden):
 
 def test_the_transposed_weights_student_is_what_it_claims():
     """classic("x_W_T_qkv") is multi-head attention with W_Q, W_K, W_V transposed (a plain loop says so)."""
-    for batch, n, d_model, h, causal, seed in check.MHA_CASES[:2]:
-        X, Ws = check.mha_inputs(batch, n, d_model, seed)
+    for batch, n, d_model, h, causal, seed in block.CASES[:2]:
+        X, Ws = block.inputs(batch, n, d_model, seed)
         np.testing.assert_allclose(classic("x_W_T_qkv")(X, *Ws, h, causal),
                                    loop_mha(X, Ws[0].T, Ws[1].T, Ws[2].T, Ws[3], h, causal), rtol=1e-10)
 
@@ -580,7 +467,7 @@ def test_a_batched_transpose_of_every_axis_is_named_too():
         if X.ndim == 3:  # right in 2-D; in a batch, K.T of (batch, h, n, d_k)
             Q, K = (np.swapaxes((X @ W).reshape(*X.shape[:-1], h, -1), -2, -3) for W in (W_Q, W_K))
             return Q @ K.T
-        return student()(X, W_Q, W_K, W_V, W_O, h, causal)
+        return SOLUTION(X, W_Q, W_K, W_V, W_O, h, causal)
 
     message = _rejects(check.q4_3_multi_head_attention, batched_K_T, "shape (2, 2, 5, 4) becomes (4, 5, 2, 2)")
     assert "(2, 2, 5, 4)" in message and "np.swapaxes(K, -1, -2), shape (2, 2, 4, 5)" in message

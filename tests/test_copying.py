@@ -6,7 +6,7 @@ import math
 import nbformat
 import pytest
 
-from autograders.grading.copying import copied, read_answer
+from autograders.report.copying import copied, read_answer
 from autograders.variants import record
 
 LEVEL = "level1_recognition"

@@ -70,10 +70,14 @@ def test_the_headless_kernel_arguments_switch_drawing_off_and_bind_no_name(unset
 
 
 @pytest.mark.parametrize("where", ["course", "lab"])
-def test_autograde_and_validate_start_headless_kernels(where, tmp_path):
+def test_autograde_and_validate_start_headless_kernels(where, tmp_path, monkeypatch):
     """The course's config (autograde, the instructor's validate) and the students' lab's
     (its Validate button) give nbgrader's Execute the headless kernel arguments."""
+    from nbgrader.validator import Validator
     from traitlets.config.loader import PyFileConfigLoader
+
+    trait = Validator.class_traits()["preprocessors"]  # the lab's config changes Validate's steps: restored after
+    monkeypatch.setattr(trait, "default_args", trait.default_args)
 
     from autograders.editions.editions import HEADLESS_KERNEL_ARGUMENTS, write_config
 

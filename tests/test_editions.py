@@ -699,8 +699,7 @@ def test_a_graded_page_says_what_the_form_check_left_to_the_grading(capsys):
     """The form check says "Whether it is right is decided when your work is graded."; the graded page,
     where it has been, says instead that the answer is right, or drops the tick and the promise above the
     hidden tests' note (a review found "✔ Answer recorded … decided when graded" above "scored 0 of 1")."""
-    from autograders.grading.recheck import Checked
-    from autograders.grading.verdicts import GRADED_RIGHT, write_outputs
+    from autograders.grading.checker import GRADED_RIGHT, Checked, write_outputs
     from autograders.student.forms import LATER, form
 
     form("d_k", 9216, "number")

@@ -18,7 +18,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograders.editions import editions
-from autograders.grading import gradebooks, grading
+from autograders.grading import checker, gradebooks, grading
 from autograders.__main__ import main
 from autograders.grading.feedback_html import hidden_lines
 from benchmarks.bench_grading import make_class
@@ -186,7 +186,7 @@ def hostile_notebook(nb):
             "value": '<img src=x onerror="window.pwned = 16">'}}}}}
     for cell in nb.cells:  # forged grader's records of a lowered score, which the class report would trust
         if cell.cell_type == "code":
-            cell.metadata[grading.RECHECKED] = {"score": 0.0, "max_score": 1.0, "confirmed": True,
+            cell.metadata[checker.RECHECKED] = {"score": 0.0, "max_score": 1.0, "confirmed": True,
                                                 "misconception": "multiplied-by-h"}
     return nb
 
@@ -211,7 +211,7 @@ def test_forged_recheck_records_are_taken_off_even_without_the_recheck(hostile):
     record is left for the class report to count."""
     nb = editions.read(hostile / "autograded/mallory" / LEVEL / f"{LEVEL}.ipynb")
     assert [c for c in nb.cells if c.cell_type == "code"]
-    assert not [c for c in nb.cells if grading.RECHECKED in c.metadata]
+    assert not [c for c in nb.cells if checker.RECHECKED in c.metadata]
 
 
 def test_the_autograded_notebook_keeps_no_active_content(hostile):
@@ -344,7 +344,8 @@ def test_no_script_of_a_submission_runs_in_chromium(hostile, tmp_path):
 
 
 def test_the_report_escapes_student_ids_and_reasons(tmp_path):
-    from autograders.grading import report
+    from autograders import report
+    from autograders.report import write
 
     nasty = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
     results = report.Results(cells={LEVEL: ["q1_1_d_k_test"]})
@@ -359,7 +360,7 @@ def test_the_report_escapes_student_ids_and_reasons(tmp_path):
     rows = list(csv.DictReader(report.write_csv(results, tmp_path / "grades.csv").open()))
     assert (rows[0]["student"], rows[0]["status"], rows[0]["reason"]) == (nasty, "refused", nasty), \
         "the CSV is data: kept as it is, not HTML-escaped"
-    assert (report._text("=1+1"), report._text("@SUM(A1)"), report._text("ada")) == ("'=1+1", "'@SUM(A1)", "ada")
+    assert (write._text("=1+1"), write._text("@SUM(A1)"), write._text("ada")) == ("'=1+1", "'@SUM(A1)", "ada")
 
 
 @pytest.mark.parametrize("markdown", [
@@ -401,9 +402,10 @@ def test_images_without_alt_text_get_one_and_the_others_keep_theirs():
 
 
 def test_the_report_page_is_a_template_with_autoescape(tmp_path):
-    from autograders.grading import report
+    from autograders import report
+    from autograders.report import write
 
     results = report.Results(cells={LEVEL: ["q1_1_d_k_test"]})
     page = report.write_report(results, tmp_path / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and page.count("<img alt=") == 3 and "<p>None.</p>" in page
-    assert report._template().environment.autoescape is True
+    assert write._template().environment.autoescape is True

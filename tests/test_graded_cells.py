@@ -128,8 +128,14 @@ def _validated(tmp_path, monkeypatch, config_file):
     tmp_path.mkdir(exist_ok=True)
     target = tmp_path / LEVEL1.name
     nbformat.write(nb, str(target))
-    config = PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config() if config_file else None
-    failed = Validator(**({"config": config} if config else {})).validate(str(target)).get("failed", [])
+    if config_file:
+        config = PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config()
+        validator = Validator(config=config)
+    else:  # nbgrader's own steps, as nbgrader/validator.py ships them
+        from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, Execute
+
+        validator = Validator(preprocessors=[CheckCellMetadata, ClearOutput, Execute])
+    failed = validator.validate(str(target)).get("failed", [])
     return {cell["source"].split("\n")[0]: cell["raw_error"] for cell in failed}
 
 
@@ -148,3 +154,36 @@ def test_validate_in_the_students_lab_fails_an_answer_that_needs_a_cell_of_their
 def test_nbgrader_s_own_validate_passes_it(tmp_path, monkeypatch, kernels):
     failed = _validated(tmp_path, monkeypatch, None)
     assert FUNCTION_TEST not in failed and len(failed) == 3, failed
+
+
+def test_a_helper_in_a_cell_of_the_student_s_own_is_named_where_it_did_not_run(tmp_path, kernels):
+    """The answer's function calls a helper defined in a cell of the student's own: its test fails with the
+    NameError, and the helper's cell says it did not run and which name an answer cell needed from it."""
+    from autograders.grading.autograde import SandboxExecute
+
+    source = nbformat.read(str(LEVEL1), as_version=4)
+    nb = nbformat.read(str(LEVEL1), as_version=4)
+    nb.cells[_at(nb, "q1_1_head_dim")].source = "def head_dim(d_model, h):\n    return _divide(d_model, h)"
+    helper = _code("def _divide(a, b):\n    return a // b\n\nscratch = 1")
+    nb.cells.insert(_at(nb, "q1_1_head_dim"), helper)
+    executor = SandboxExecute(timeout=20, checks=True)
+    executor.source_notebook = source
+    executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    verdict = executor.verdicts["q1_1_head_dim_test"]
+    assert verdict.score == 0 and "name '_divide' is not defined" in verdict.message
+    assert [o["text"] for o in helper.outputs] == [NOT_RUN + "It defines `_divide`, which an answer cell uses.\n"]
+    assert executor.verdicts["q1_1_d_k_test"].score == 1.0
+
+
+def test_validate_in_the_students_lab_runs_a_plain_notebook_whole(tmp_path, monkeypatch, kernels):
+    """A notebook with no nbgrader cell (a student's own) runs every cell in Validate, as grading runs it."""
+    from nbgrader.validator import Validator
+    from traitlets.config.loader import PyFileConfigLoader
+
+    trait = Validator.class_traits()["preprocessors"]
+    monkeypatch.setattr(trait, "default_args", trait.default_args)
+    config = PyFileConfigLoader("nbgrader_config.py", str(ROOT / "lab")).load_config()
+    target = tmp_path / "mine.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[_code("open('ran.txt', 'w').write('ran')")]), str(target))
+    Validator(config=config).validate(str(target))
+    assert (tmp_path / "ran.txt").read_text() == "ran"

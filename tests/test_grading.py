@@ -21,7 +21,8 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import backends, grading, handover, jobs, report, sandbox
+from autograders import report
+from autograders.grading import backends, grading, handover, jobs, sandbox_folder
 from autograders.grading.feedback_html import HideHiddenTests, hidden_lines
 from benchmarks.bench_grading import gradebook_rows, make_class
 from tests.conftest import points
@@ -233,20 +234,20 @@ def test_a_test_the_checks_could_not_confirm_scores_0_and_says_why(graded, tmp_p
     """The checks' verdict is the only source of points: one they could not confirm scores 0 in the
     gradebook (nbgrader's own SaveAutoGrades, from the outputs it gave the cell), is listed, and its
     reason is in the feedback."""
-    from autograders.grading import recheck
+    from autograders.grading import checker
 
     course = tmp_path / "recheck"
     shutil.copytree(graded.pristine, course)
-    calls, check = [], recheck.check
+    calls, check = [], checker.check
 
     def unconfirmed(source, handover):
         calls.append(source)
         found = check(source, handover)
-        found["q1_1_d_k_test"] = recheck.Checked(0.0, 1.0, f"{recheck.NOT_CONFIRMED}: the answer did not hold up",
+        found["q1_1_d_k_test"] = checker.Checked(0.0, 1.0, f"{checker.NOT_CONFIRMED}: the answer did not hold up",
                                                  confirmed=False)
         return found
 
-    monkeypatch.setattr(recheck, "check", unconfirmed)
+    monkeypatch.setattr(handover, "check", unconfirmed)  # what check_answers calls
     summary = grading.grade(course, students=["student001"], assignments=["level1_recognition"], backend="serial")
     scores = summary.scores[("student001", "level1_recognition")]
     before = graded.summary.scores[("student001", "level1_recognition")]
@@ -269,8 +270,8 @@ def test_each_submission_runs_once(graded, tmp_path, monkeypatch):
     course = tmp_path / "once"
     shutil.copytree(graded.pristine, course)
     started, sent = [], []
-    command = sandbox.Sandbox.command
-    monkeypatch.setattr(sandbox.Sandbox, "command", lambda self, *a, **k: started.append(a) or command(self, *a, **k))
+    command = sandbox_folder.Sandbox.command
+    monkeypatch.setattr(sandbox_folder.Sandbox, "command", lambda self, *a, **k: started.append(a) or command(self, *a, **k))
     for client in (KernelClient, AsyncKernelClient):  # every request to run code, whichever client sends it
         monkeypatch.setattr(client, "execute", lambda self, code, *a, _run=client.execute, **k: sent.append(code)
                             or _run(self, code, *a, **k))

@@ -171,7 +171,7 @@ def test_a_look_alike_of_a_roster_id_is_nobody(tmp_path, given, imitated):
 
 
 def test_lateness_reads_as_days_hours_minutes():
-    from autograders.grading.report import late_by
+    from autograders.report import late_by
 
     assert [late_by(s) for s in (None, 0, -5, 20, 59 * 60, 3600 + 5 * 60, 86400 * 2 + 3600)] == [
         "", "", "", "1 min", "59 min", "1 h 5 min", "2 d 1 h"]

@@ -1,4 +1,4 @@
-"""Taking an LMS's zips in (``autograders/grading/intake.py``): a zip is its owner's, named by
+"""Taking an LMS's zips in (``autograders/intake/zips.py``): a zip is its owner's, named by
 the zip and never by its members; a bad zip is refused alone, with its reason, and
 nothing is ever written outside the extraction folder.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograders.grading import intake
+from autograders.intake import zips
 
 LEVEL = "level1_recognition"
 NOTEBOOK = f"{LEVEL}.ipynb"
@@ -65,7 +65,7 @@ def lms(tmp_path):
 
 def collect(course, lms, **kw):
     lines = []
-    taken = intake.collect_zips(course, lms, LEVEL, say=lines.append, **kw)
+    taken = zips.collect_zips(course, lms, LEVEL, say=lines.append, **kw)
     return taken, {s: r for s, _, r in taken.refused}, lines
 
 
@@ -129,13 +129,13 @@ def test_the_same_notebook_twice_is_refused(course, lms, members, why):
 
 
 def test_an_honestly_large_member_is_refused_before_extraction(course, lms):
-    big = intake.MAX_NOTEBOOK_BYTES + 1
+    big = zips.MAX_NOTEBOOK_BYTES + 1
     make_zip(lms / "ada.zip", {NOTEBOOK: notebook("ada")})
     make_zip(lms / "bomb.zip", {NOTEBOOK: b"0" * big})
     assert (lms / "bomb.zip").stat().st_size < big // 100, "a zip bomb: small zip, large member"
     taken, refused, _ = collect(course, lms)
     assert taken.collected == [("ada", LEVEL)]
-    assert f"larger than {intake.MAX_NOTEBOOK_BYTES // 2**20} MiB" in refused["bomb"]
+    assert f"larger than {zips.MAX_NOTEBOOK_BYTES // 2**20} MiB" in refused["bomb"]
     assert not list((course / "downloaded").rglob("bomb")), "nothing of it extracted"
 
 
@@ -162,10 +162,10 @@ def test_a_member_whose_header_lies_about_its_size_is_refused(course, lms):
 
 def test_streaming_stops_at_the_cap_whatever_the_header_says(tmp_path):
     target = tmp_path / "out.ipynb"
-    with pytest.raises(intake.Refused, match="larger than 1 MiB"):
-        intake._stream(io.BytesIO(b"0" * (2**20 + 1)), target, 2**20, "member")
+    with pytest.raises(zips.Refused, match="larger than 1 MiB"):
+        zips._stream(io.BytesIO(b"0" * (2**20 + 1)), target, 2**20, "member")
     assert not target.exists(), "a partly written file is removed"
-    assert intake._stream(io.BytesIO(b"0" * 2**20), target, 2**20, "member") == 2**20
+    assert zips._stream(io.BytesIO(b"0" * 2**20), target, 2**20, "member") == 2**20
 
 
 def test_links_and_special_members_are_refused(course, lms):

@@ -22,7 +22,9 @@ LAYERS = (
     ("autograders",),                               # the package's face (WrongAnswer): imported before any module
     ("autograders.problems",),                      # the declarations: numbers, answers, misconceptions, pools
     ("autograders.variants", "autograders.checks"),  # each student's numbers; the checks behind the tests
+    ("autograders.intake",),                        # submissions into the course
     ("autograders.grading",),
+    ("autograders.report",),                        # the class report, read from the graded course
     ("autograders.editions",),
     ("autograders.hub",),
     ("autograders.__main__",),                      # the command

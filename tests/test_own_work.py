@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import mha_core as mha
-from autograders.grading import recheck, standalone
+from autograders.grading import standalone
 from autograders.checks import level2, level3, level4, own_work
 from autograders.checks.feedback import WrongAnswer
+from autograders.student import protocol
 from tests.conftest import NOTEBOOKS, filled
 
 SAYS = "Write it with numpy: this is the point of the problem"
@@ -223,9 +224,9 @@ class _FakeSession:
 
 
 def test_a_remote_function_is_judged_by_what_runs_here():
-    remote = recheck.RemoteFunction(_FakeSession(numpy_softmax), 0, "softmax")
+    remote = protocol.RemoteFunction(_FakeSession(numpy_softmax), 0, "softmax")
     np.testing.assert_allclose(own_work.call("softmax", remote, SCORES), numpy_softmax(SCORES))
-    sneaky = recheck.RemoteFunction(_FakeSession(lambda s: sys.modules["mha_core"].softmax(s)), 0, "softmax")
+    sneaky = protocol.RemoteFunction(_FakeSession(lambda s: sys.modules["mha_core"].softmax(s)), 0, "softmax")
     assert "calls mha_core.attention.softmax" in refused(sneaky)
 
 
@@ -316,6 +317,19 @@ def test_problem_4_3_multi_head_attention():
                 level4.q4_3_multi_head_attention(answer, hidden=hidden)
 
 
+def test_a_declared_implementation_is_not_own_work():
+    """4.3's declaration writes the block (right, then with each mistake) as source the check compiles: handed in,
+    or called from the student's own function, it is refused, however it is reached."""
+    from autograders.problems import attention_block
+
+    declared = attention_block.written().function()  # the block without a mistake: right
+    fetched = lambda *args: getattr(attention_block, "written")().function()(*args)  # noqa: E731 (reached while it runs)
+    for answer in (declared, lambda *args: declared(*args), fetched):
+        for hidden in (False, True):
+            with pytest.raises(own_work.NotOwnWork, match=SAYS):
+                level4.q4_3_multi_head_attention(answer, hidden=hidden)
+
+
 # --- the re-check reads the student's source ------------------------------------------------
 
 SETUP = "import numpy as np\nimport mha_core as mha\nfrom autograders.checks import level4 as check\n"
@@ -338,7 +352,7 @@ READS = {
     "exec": ("def f(X):\n    ns = {}\n    exec('import mha_core', ns)\n    return ns['mha_core'].softmax(X)", "uses `exec`"),
     "an assignment": ("f = mha.softmax", "refers to mha_core"),
     "a lambda": ("f = lambda X: mha.softmax(X)", "refers to mha_core"),
-    "the check module": ("def f(X):\n    return check.mha_variant(X)", "refers to autograders.checks.level4"),
+    "the check module": ("def f(X):\n    return check.q4_3_multi_head_attention(X)", "refers to autograders.checks.level4"),
 }
 
 
@@ -364,7 +378,7 @@ def test_a_remote_function_is_refused_by_its_source():
     class Remote(_FakeSession):
         session = _Session([SETUP, "def softmax(scores):\n    return mha.softmax(scores)"])
 
-    remote = recheck.RemoteFunction(Remote(numpy_softmax), 0, "softmax")
+    remote = protocol.RemoteFunction(Remote(numpy_softmax), 0, "softmax")
     assert "refers to mha_core (as `mha`)" in refused(remote)
     Remote.session = _Session([SETUP, "def softmax(scores):\n    e = np.exp(scores)\n    return e / e.sum()"])
     own_work.call("softmax", remote, SCORES)
@@ -448,7 +462,7 @@ def test_a_remote_answer_that_reached_the_graded_kernels_library_is_refused_with
     class Remote(_FakeSession):
         session = _Session([SETUP, "_lib = __import__('mha' + '_core')\ndef softmax(scores):\n    return _lib.softmax(scores)"])
 
-    message = refused(recheck.RemoteFunction(Remote(graded_kernels_softmax), 0, "softmax"))
+    message = refused(protocol.RemoteFunction(Remote(graded_kernels_softmax), 0, "softmax"))
     assert "calls mha_core.attention.softmax, which is not available while your work is graded" in message
     forged = raised(raised_info(graded.NotAvailable(f"anything else {graded.WHY}")))
     assert own_work.withheld(forged) == "mha_core" and own_work.withheld(ValueError(graded.WHY)) is None
@@ -471,7 +485,7 @@ def test_every_level_runs_in_the_graded_kernel_with_the_grading_copy(tmp_path, k
     test scores full marks."""
     from autograders.editions import editions
     from autograders.grading.autograde import SandboxExecute
-    from autograders.grading.recheck import is_test, nbgrader_meta
+    from autograders.grading.checker import is_test, nbgrader_meta
 
     names = ["level1_recognition", "level2_application", "level3_analysis", "level4_synthesis", "level5_mastery",
              "beyond_the_sheet"]

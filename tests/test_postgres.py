@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import backends, gradebooks, grading, report
+from autograders import report
+from autograders.grading import backends, gradebooks, grading
 from benchmarks.bench_grading import gradebook_rows, make_class
 from tests.test_grading import HARD_CODED, _answer
 

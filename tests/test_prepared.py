@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from autograders.student.settings import DEFAULT
-from autograders.grading import prepared, sandbox
+from autograders.grading import prepared, sandbox_folder
 
 
 def test_a_prediction_moment_imports_no_explorer_and_no_figure(kernels):
@@ -31,7 +31,7 @@ def test_a_prediction_moment_imports_no_explorer_and_no_figure(kernels):
 def test_each_sandbox_gets_its_own_copy_of_the_font_list_and_matplotlib_keeps_it(kernels):
     fonts = prepared.font_list(DEFAULT)
     assert fonts is not None and list(fonts.glob(prepared.FONT_LIST))
-    boxes = [sandbox.Sandbox(DEFAULT, fonts=fonts) for _ in range(2)]
+    boxes = [sandbox_folder.Sandbox(DEFAULT, fonts=fonts) for _ in range(2)]
     try:
         copies = [next((box.work / ".matplotlib").glob(prepared.FONT_LIST)) for box in boxes]
         before = copies[0].read_bytes()

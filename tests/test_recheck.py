@@ -1,4 +1,4 @@
-"""The clean re-check (autograders/grading/recheck.py): answers cross as data, checks run apart."""
+"""The clean re-check (autograders/grading/checker.py, handover.py): answers cross as data, checks run apart."""
 
 import base64
 import contextlib
@@ -17,8 +17,8 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograders.student import protocol
-from autograders.grading import recheck as rc
+from autograders.student import protocol, serve
+from autograders.grading import checker
 from autograders.grading import standalone
 from autograders.student.settings import Settings
 from tests import corpus
@@ -30,8 +30,8 @@ TESTS = {"q1_1_head_dim_test": 2.0, "q1_1_d_k_test": 1.0, "q1_2_output_shape_tes
 
 def roundtrip(value):
     functions = []
-    data = rc.encode(value, functions)
-    return rc.decode(data), functions
+    data = protocol.encode(value, functions)
+    return protocol.decode(data), functions
 
 
 @pytest.mark.parametrize(
@@ -67,23 +67,23 @@ def test_decode_never_unpickles():
     np.save(buffer, np.array([{"x": 1}], dtype=object), allow_pickle=True)
     forged = {"npy": base64.b64encode(buffer.getvalue()).decode()}
     with pytest.raises(ValueError):
-        rc.decode(forged)
+        protocol.decode(forged)
 
 
 def test_functions_cross_as_handles():
-    data = rc.encode(lambda d_model, h: d_model // h, functions := [])
+    data = protocol.encode(lambda d_model, h: d_model // h, functions := [])
     assert "function" in data and len(functions) == 1
 
     class Remote:
         def call(self, handle, args, name):
             return functions[handle](*args)
 
-    proxy = rc.decode(data, Remote())
+    proxy = protocol.decode(data, Remote())
     assert callable(proxy) and proxy(768, 12) == 64
 
 
 def test_checked_unpacks_and_names_its_fields():
-    checked = rc.Checked(0.0, 2.0, "why")
+    checked = checker.Checked(0.0, 2.0, "why")
     score, max_score, message = checked
     assert (score, max_score, message) == (0.0, 2.0, "why") and checked.score == 0.0 and checked.message == "why"
 
@@ -131,7 +131,7 @@ def test_a_student_side_that_dies_loses_only_what_it_had_not_handed_over(tmp_pat
     answers = {"q1_1_head_dim": "def head_dim(d_model, h):\n    import os\n    os._exit(3)"}
     results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "dies", answers), timeout=20)
     message = results["q1_1_head_dim_test"].message
-    assert results["q1_1_head_dim_test"].score == 0 and rc.NOT_CONFIRMED in message and "`head_dim`" in message
+    assert results["q1_1_head_dim_test"].score == 0 and checker.NOT_CONFIRMED in message and "`head_dim`" in message
     assert "tampering" not in message
     # the data answers were handed over before the function was called
     assert results["q1_1_d_k_test"].score == 1 and results["q1_2_why_test"].score == 1
@@ -160,7 +160,7 @@ def test_a_function_given_a_function_calls_it_back_and_keeps_its_points(tmp_path
     nbformat.write(nb, str(path))
     wrong = standalone.recheck(BEYOND, path, timeout=30)["q3_5_permutation_test_test"]
     assert wrong.score == 0 and wrong.misconception == "causal-equivariant" and "tampering" not in wrong.message
-    assert rc.NOT_CONFIRMED not in wrong.message
+    assert checker.NOT_CONFIRMED not in wrong.message
 
 
 @pytest.mark.parametrize("level", sorted((ROOT / "notebooks").glob("level*.ipynb")) + [BEYOND],
@@ -221,21 +221,21 @@ def test_a_shape_bug_is_named_in_the_recheck_as_in_the_kernel(tmp_path, scores, 
 def test_an_explanation_crosses_only_in_its_schema():
     info = {"type": "ValueError", "message": "operands could not be broadcast together with shapes (2,5,5) (2,5) ",
             "explained": {"tag": "no-keepdims", "text": "`e.sum(axis=-1)` has shape (2, 5)"}}
-    kind, content = rc.check_reply({"seq": 3, "raised": info}, "call", 3)
+    kind, content = protocol.check_reply({"seq": 3, "raised": info}, "call", 3)
     error = protocol.raised(content)
     from autograders.student.shape_errors import explain
 
     assert kind == "raised" and explain(error) == ("no-keepdims", "`e.sum(axis=-1)` has shape (2, 5)")
     for explained in ({"tag": "passed", "text": "x"}, {"tag": "no-keepdims"}, {"tag": "no-keepdims", "text": "x" * 2001},
                       {"tag": "no-keepdims", "text": 3}, "no-keepdims"):
-        with pytest.raises(rc.ProtocolError):
-            rc.check_reply({"seq": 3, "raised": {**info, "explained": explained}}, "call", 3)
+        with pytest.raises(protocol.ProtocolError):
+            protocol.check_reply({"seq": 3, "raised": {**info, "explained": explained}}, "call", 3)
     assert explain(protocol.raised({**info, "type": "TypeError"})) is None  # only a shape error is explained
 
 
 def test_a_callback_of_a_function_never_passed_is_interference():
-    side = object.__new__(rc.StudentSide)
-    with pytest.raises(rc.ProtocolError, match="not passed"):
+    side = object.__new__(serve.StudentSide)
+    with pytest.raises(protocol.ProtocolError, match="not passed"):
         side._answer({"function": 1, "args": []}, [len], 0, None)
 
 
@@ -246,10 +246,10 @@ def test_a_callback_may_send_no_bigger_array_than_the_check_passed(monkeypatch):
 
     sent = []
     monkeypatch.setattr(student_side, "send", lambda fd, message, deadline=None: sent.append(message))
-    side = object.__new__(rc.StudentSide)
+    side = object.__new__(serve.StudentSide)
     side.write_fd, side.seq = -1, 7
     for n, answered in ((12, "value"), (13, "raised")):
-        side._answer({"function": 0, "args": [rc.encode(np.ones(n))]}, [np.sum], 12, None)
+        side._answer({"function": 0, "args": [protocol.encode(np.ones(n))]}, [np.sum], 12, None)
         assert sent[-1]["seq"] == 7 and answered in sent[-1], sent[-1]
     assert "more than the largest the check passed (12)" in sent[-1]["raised"]["message"]
 
@@ -312,8 +312,8 @@ HOSTILE_DATA = {
     "a complex of three": {"complex": [1, 2, 3]},
     "a dict of a list": {"dict": [1]},
     "an ellipsis of 0": {"ellipsis": 0},
-    "nested too deep": nested(rc.MAX_DEPTH + 2),
-    "too many values": {"list": [1] * (rc.MAX_ITEMS + 1)},
+    "nested too deep": nested(protocol.MAX_DEPTH + 2),
+    "too many values": {"list": [1] * (protocol.MAX_ITEMS + 1)},
     "an array of objects": {"npy": forged_header("|O", (1,), b"\0" * 8), "scalar": False},
     "a structured array": {"npy": forged_header([("a", "<f8")], (1,), b"\0" * 8), "scalar": False},
     "an array longer than its data": {"npy": forged_header("<f8", (10**12,), b"\0" * 8), "scalar": False},
@@ -326,15 +326,15 @@ HOSTILE_DATA = {
 
 @pytest.mark.parametrize("name", HOSTILE_DATA)
 def test_data_that_encode_would_not_make_is_refused(name):
-    with pytest.raises(rc.ProtocolError):
-        rc.decode(HOSTILE_DATA[name])
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode(HOSTILE_DATA[name])
 
 
 def test_what_encode_makes_is_accepted_at_its_limits():
-    for value in [nested(rc.MAX_DEPTH), {"list": [1] * 1000}, {"int": "-" + "9" * 4000}, {"float": "-inf"},
+    for value in [nested(protocol.MAX_DEPTH), {"list": [1] * 1000}, {"int": "-" + "9" * 4000}, {"float": "-inf"},
                   {"npy": npy(np.float32(2.5)), "scalar": True}, {"npy": npy(np.array(["a", "bc"])), "scalar": False}]:
-        rc.decode(value)
-    assert rc.decode(rc.encode(complex(float("nan"), 1.0))).imag == 1.0
+        protocol.decode(value)
+    assert protocol.decode(protocol.encode(complex(float("nan"), 1.0))).imag == 1.0
 
 
 def framed(payload):
@@ -363,7 +363,7 @@ def receive_from(data, close=True, seconds=2.0):
 
 
 @pytest.mark.parametrize("data", [
-    struct.pack(">Q", rc.MAX_MESSAGE + 1),  # oversized, announced
+    struct.pack(">Q", protocol.MAX_MESSAGE + 1),  # oversized, announced
     framed(b"{not json"),
     framed(b"\xff\xfe"),  # not UTF-8
     framed(b"[" * 100_000 + b"]" * 100_000),  # nested past the parser's recursion limit
@@ -372,7 +372,7 @@ def receive_from(data, close=True, seconds=2.0):
     framed(b'{"seq": 1, "missing": ' + b"1" * 5000 + b"}"),  # a number Python will not parse
 ], ids=["oversized", "not-json", "not-utf8", "deep", "repeated-key", "not-object", "huge-number"])
 def test_malformed_messages_are_protocol_errors(data):
-    with pytest.raises(rc.ProtocolError):
+    with pytest.raises(protocol.ProtocolError):
         receive_from(data)
 
 
@@ -404,16 +404,16 @@ def test_reads_are_bounded_in_time_and_notice_the_end():
     ({"seq": 7, "callback": {"function": 0, "args": [], "passed": True}}, "call"),
 ])
 def test_replies_must_answer_the_request_just_sent_in_its_schema(reply, op):
-    with pytest.raises(rc.ProtocolError):
-        rc.check_reply(reply, op, 7)
+    with pytest.raises(protocol.ProtocolError):
+        protocol.check_reply(reply, op, 7)
 
 
 def test_well_formed_replies_pass():
-    assert rc.check_reply({"seq": 3, "missing": True}, "get", 3) == ("missing", True)
+    assert protocol.check_reply({"seq": 3, "missing": True}, "get", 3) == ("missing", True)
     callback = {"function": 0, "args": [{"tuple": [6, 768]}]}
-    assert rc.check_reply({"seq": 3, "callback": callback}, "call", 3) == ("callback", callback)
-    assert rc.check_reply({"seq": 3, "value": {"tuple": [6, 768]}}, "get", 3) == ("value", {"tuple": [6, 768]})
-    kind, info = rc.check_reply({"seq": 3, "raised": {"type": "ZeroDivisionError", "message": "x"}}, "call", 3)
+    assert protocol.check_reply({"seq": 3, "callback": callback}, "call", 3) == ("callback", callback)
+    assert protocol.check_reply({"seq": 3, "value": {"tuple": [6, 768]}}, "get", 3) == ("value", {"tuple": [6, 768]})
+    kind, info = protocol.check_reply({"seq": 3, "raised": {"type": "ZeroDivisionError", "message": "x"}}, "call", 3)
     assert kind == "raised" and isinstance(protocol.raised(info), ZeroDivisionError)
     assert not isinstance(protocol.raised({"type": "SystemExit", "message": ""}), SystemExit)  # only Exceptions by name
 
@@ -456,18 +456,18 @@ def test_a_hostile_student_side_is_stopped_and_killed(fake, kernels):
                                pass_fds=(to_side, from_side), start_new_session=True)
     os.close(to_side)
     os.close(from_side)
-    side = rc.StudentSide(write, read, lambda: os.killpg(process.pid, signal.SIGKILL))
+    side = serve.StudentSide(write, read, lambda: os.killpg(process.pid, signal.SIGKILL))
     try:
         assert side.ask("hello", 30) == ("hello", True)
         if fake == "speaks-unasked":
             time.sleep(0.5)  # its message arrives before the checker asks anything
         start = time.monotonic()
-        with pytest.raises(rc.Stopped) as stopped:
+        with pytest.raises(serve.Stopped) as stopped:
             # sleeps-forever is sent more than a pipe holds: the write is bounded in time too
             side.ask("get", 2, name="x" * (300_000 if fake == "sleeps-forever" else 1), timeout=1)
         assert stopped.value.kind == kind and time.monotonic() - start < 10
         assert not side.alive and process.wait(timeout=10) is not None
-        with pytest.raises(rc.Stopped):
+        with pytest.raises(serve.Stopped):
             side.ask("get", 2, name="x", timeout=1)
     finally:
         side.close()
@@ -492,9 +492,9 @@ for _ in range(100_000):  # 100 MB: past the output limit, the cell is stopped
 
 KILLED = ("q1_1_head_dim_test", "q1_2_why_test")
 ATTACKS = {  # name: (answers, the tests that must score 0, phrases the last one's message must hold)
-    "garbage-on-the-pipe": ({"q1_2_why": corpus.HANDOVER_GARBAGE}, KILLED, (rc.INTERFERED, "`why`")),
-    "forged-reply": ({"q1_2_why": corpus.HANDOVER_FORGED}, KILLED, (rc.INTERFERED, "`why`")),
-    "patched-json": ({"q1_2_why": corpus._in_handover(PATCHED_JSON)}, KILLED, (rc.INTERFERED, "`why`")),
+    "garbage-on-the-pipe": ({"q1_2_why": corpus.HANDOVER_GARBAGE}, KILLED, (serve.INTERFERED, "`why`")),
+    "forged-reply": ({"q1_2_why": corpus.HANDOVER_FORGED}, KILLED, (serve.INTERFERED, "`why`")),
+    "patched-json": ({"q1_2_why": corpus._in_handover(PATCHED_JSON)}, KILLED, (serve.INTERFERED, "`why`")),
     "hangs-in-the-hand-over": ({"q1_2_why": corpus._in_handover(IGNORES_ALARM)}, KILLED,
                                ("no answer within the 3 s limit", "`why`")),
     "floods-in-the-hand-over": ({"q1_2_why": corpus._in_handover(FLOOD)}, ("q1_2_why_test",),
@@ -517,7 +517,7 @@ def test_an_attack_on_the_hand_over_costs_only_its_own_answers(tmp_path, attack,
     assert time.monotonic() - start < 90
     assert {gid: r.score for gid, r in results.items()} == {gid: (0.0 if gid in zero else p) for gid, p in TESTS.items()}
     message = results[zero[-1]].message
-    assert message.startswith(rc.NOT_CONFIRMED) and all(p in message for p in phrases), message
+    assert message.startswith(checker.NOT_CONFIRMED) and all(p in message for p in phrases), message
     assert "tampering" not in message  # the kernel passed it, but the checks could not run it: not a finding
 
 
@@ -536,7 +536,7 @@ why = "B"
 def test_a_kernel_that_closes_the_hand_overs_pipes_confirms_nothing(tmp_path, kernels):
     results = standalone.recheck(LEVEL1, graded_copy(tmp_path, "closes", {"q1_2_why": CLOSES_PIPES}), timeout=3)
     assert {gid: r.score for gid, r in results.items()} == dict.fromkeys(TESTS, 0.0)
-    assert all(r.message.startswith(rc.NOT_CONFIRMED) and "hand-over began" in r.message for r in results.values())
+    assert all(r.message.startswith(checker.NOT_CONFIRMED) and "hand-over began" in r.message for r in results.values())
 
 
 # --- the gradebook side: only the re-check's verdict gives points ---------------------
@@ -549,11 +549,11 @@ class FakeGrade:
 
 WRONG = {"ename": "WrongAnswer", "evalue": "no", "traceback": ["✘ Not yet. no"]}
 VERDICTS = {  # what the checks say of q1_1_head_dim_test (2 points): (the verdict, what the cell shows)
-    "passed": (rc.Checked(2.0, 2.0, shown="✔ Correct.\n"), ["stream"]),
-    "failed-visibly": (rc.Checked(0.0, 2.0, "no", shown="", error=WRONG), ["error"]),
-    "failed-hidden": (rc.Checked(0.0, 2.0, "no", hidden=True, shown="✔ Correct.\n"), ["stream", "stream"]),
-    "not-confirmed": (rc.Checked(0.0, 2.0, f"{rc.NOT_CONFIRMED}: it timed out", confirmed=False), ["stream"]),
-    "wrote-to-stderr": (rc.Checked(0.0, 2.0, "a warning", stderr="RuntimeWarning: a warning\n"), ["stream"]),
+    "passed": (checker.Checked(2.0, 2.0, shown="✔ Correct.\n"), ["stream"]),
+    "failed-visibly": (checker.Checked(0.0, 2.0, "no", shown="", error=WRONG), ["error"]),
+    "failed-hidden": (checker.Checked(0.0, 2.0, "no", hidden=True, shown="✔ Correct.\n"), ["stream", "stream"]),
+    "not-confirmed": (checker.Checked(0.0, 2.0, f"{checker.NOT_CONFIRMED}: it timed out", confirmed=False), ["stream"]),
+    "wrote-to-stderr": (checker.Checked(0.0, 2.0, "a warning", stderr="RuntimeWarning: a warning\n"), ["stream"]),
     "missing": (None, ["stream"]),
 }
 
@@ -564,22 +564,21 @@ def test_points_come_only_from_the_checks_verdict(tmp_path, verdict):
     scoring of those outputs (what SaveAutoGrades records) gives exactly the verdict's score."""
     from nbgrader.utils import determine_grade
 
-    from autograders.grading import verdicts
 
     given, kinds = VERDICTS[verdict]
     nb = nbformat.read(str(graded_copy(tmp_path, "autograded", {}, failed_tests=("q1_1_d_k_test",))), as_version=4)
-    others = {gid: rc.Checked(p, p) for gid, p in TESTS.items() if gid != "q1_1_head_dim_test"}
-    verdicts.write_outputs(nb, {**others, **({"q1_1_head_dim_test": given} if given else {})})
-    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if rc.is_test(c)}
+    others = {gid: checker.Checked(p, p) for gid, p in TESTS.items() if gid != "q1_1_head_dim_test"}
+    checker.write_outputs(nb, {**others, **({"q1_1_head_dim_test": given} if given else {})})
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if checker.is_test(c)}
     score = given.score if given else 0.0
     assert {gid: determine_grade(c)[0] for gid, c in cells.items()} == {**TESTS, "q1_1_head_dim_test": score}
     cell = cells["q1_1_head_dim_test"]
     assert [o.output_type for o in cell.outputs] == kinds
     notes = [o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
     if verdict in ("failed-hidden", "not-confirmed", "missing"):
-        assert notes == [(verdicts.HIDDEN_NOTE if verdict == "failed-hidden" else verdicts.RECHECKED_NOTE).format(
-            score=0, max_score=2, message=given.message if given else verdicts.NO_VERDICT)]
-    unconfirmed = [r.grade_id for r in verdicts.unconfirmed(nb)]
+        assert notes == [(checker.HIDDEN_NOTE if verdict == "failed-hidden" else checker.RECHECKED_NOTE).format(
+            score=0, max_score=2, message=given.message if given else checker.NO_VERDICT)]
+    unconfirmed = [r.grade_id for r in checker.unconfirmed(nb)]
     assert unconfirmed == (["q1_1_head_dim_test"] if verdict in ("not-confirmed", "missing") else [])
 
 
@@ -611,7 +610,7 @@ def test_what_a_test_cell_shows_is_its_visible_part_and_stderr_fails_it_every_ti
         _test_cell("prints", "print('seen', answer)\n### BEGIN HIDDEN TESTS\nprint('secret')\n### END HIDDEN TESTS\n"),
     ])
     for _ in range(2):
-        found = rc.check(source, _Answers({"answer": 1.0}))
+        found = checker.check(source, _Answers({"answer": 1.0}))
         warns, prints = found["warns"], found["prints"]
         assert (warns.score, warns.shown, warns.error) == (0.0, "seen\n", None) and "RuntimeWarning" in warns.stderr
         assert (prints.score, prints.shown, prints.stderr) == (1.0, "seen 1.0\n", "")

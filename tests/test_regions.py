@@ -93,9 +93,9 @@ def test_markers_and_code_on_one_line():
 def test_every_user_calls_this_parser():
     """The feedback, the checks and the graded edition give what the parser gives."""
     from autograders.editions import editions
-    from autograders.grading import feedback_html, recheck
+    from autograders.grading import checker, feedback_html
 
     source = "a\r\n    ### BEGIN HIDDEN TESTS\r\n    s()\r\n    ### END HIDDEN TESTS\r\n"
     assert feedback_html.strip_hidden(source) == "a\r\n    " + feedback_html.PLACEHOLDER + "\r\n"
-    assert feedback_html.hidden_lines is regions.hidden_lines and recheck.hidden_line_numbers is regions.hidden_line_numbers
+    assert feedback_html.hidden_lines is regions.hidden_lines and checker.hidden_line_numbers is regions.hidden_line_numbers
     assert editions.first_hidden_line is regions.first_hidden_line

@@ -9,7 +9,7 @@ import pytest
 
 from autograders.checks import predictions
 from autograders.checks.predictions import Prediction
-from autograders.grading import report
+from autograders import report
 
 LEVEL = "level5_mastery"
 STUDENTS = ["ann", "bob", "cy", "dee", "eve"]

@@ -11,8 +11,8 @@ import pytest
 from autograders.checks import level1
 from autograders.checks.feedback import WrongAnswer
 from autograders.problems.misconception import NAMES
-from autograders.grading import grading, report, verdicts
-from autograders.grading import recheck as rc
+from autograders import report
+from autograders.grading import checker
 from autograders.grading import standalone
 from tests.test_recheck import LEVEL1, TESTS, FakeGrade, graded_copy
 
@@ -44,12 +44,12 @@ def _results_of(path, grades):
 
 # Each test cell: what the checks say, and the category the report must count it under.
 SCENARIO = {
-    "q1_1_head_dim_test": (rc.Checked(0.0, 2.0, "wrong", misconception="multiplied-by-h", hidden=True),
+    "q1_1_head_dim_test": (checker.Checked(0.0, 2.0, "wrong", misconception="multiplied-by-h", hidden=True),
                            NAMES["multiplied-by-h"]),
-    "q1_1_d_k_test": (rc.Checked(0.0, 1.0, f"{rc.NOT_CONFIRMED}: timed out", confirmed=False), report.UNCONFIRMED),
-    "q1_2_output_shape_test": (rc.Checked(0.0, 1.0, "wrong", error={"ename": "WrongAnswer", "evalue": "wrong",
+    "q1_1_d_k_test": (checker.Checked(0.0, 1.0, f"{checker.NOT_CONFIRMED}: timed out", confirmed=False), report.UNCONFIRMED),
+    "q1_2_output_shape_test": (checker.Checked(0.0, 1.0, "wrong", error={"ename": "WrongAnswer", "evalue": "wrong",
                                                                     "traceback": ["shown"]}), report.OTHER),
-    "q1_2_why_test": (rc.Checked(0.0, 1.0, "wrong", misconception=None, hidden=True), report.OTHER),
+    "q1_2_why_test": (checker.Checked(0.0, 1.0, "wrong", misconception=None, hidden=True), report.OTHER),
 }
 GRADES = [FakeGrade(gid, 0.0, TESTS[gid]) for gid in SCENARIO]
 
@@ -57,7 +57,7 @@ GRADES = [FakeGrade(gid, 0.0, TESTS[gid]) for gid in SCENARIO]
 def _write(path, given):
     """The checks' verdicts ``given`` written into the autograded notebook at ``path``, as the grading does."""
     nb = nbformat.read(str(path), as_version=4)
-    verdicts.write_outputs(nb, given)
+    checker.write_outputs(nb, given)
     nbformat.write(nb, str(path))
 
 
@@ -69,7 +69,7 @@ def test_a_failed_test_counts_the_checks_tag_or_unconfirmed_and_fakes_change_not
     _cell(nb, "q1_1_head_dim").outputs = [_stream(FAKE_LINES)]
     _cell(nb, "q1_2_output_shape_test").outputs = [_stream(FAKE_LINES), _stream("warning\n", "stderr")]
     for gid in ("q1_2_output_shape_test", "q1_1_d_k", "q1_1_head_dim_test"):
-        _cell(nb, gid).metadata[grading.RECHECKED] = dict(FORGED_RECORD)
+        _cell(nb, gid).metadata[checker.RECHECKED] = dict(FORGED_RECORD)
     nbformat.write(nb, str(path))
 
     _write(path, {gid: verdict for gid, (verdict, _) in SCENARIO.items()})
@@ -82,12 +82,12 @@ def test_a_failed_test_counts_the_checks_tag_or_unconfirmed_and_fakes_change_not
 
     # Only the grader's records stay, on the tests that failed without a visible error.
     graded = nbformat.read(str(path), as_version=4)
-    kept = {c.metadata["nbgrader"]["grade_id"]: c.metadata[grading.RECHECKED] for c in graded.cells
-            if grading.RECHECKED in c.metadata}
+    kept = {c.metadata["nbgrader"]["grade_id"]: c.metadata[checker.RECHECKED] for c in graded.cells
+            if checker.RECHECKED in c.metadata}
     assert set(kept) == {"q1_1_head_dim_test", "q1_1_d_k_test", "q1_2_why_test"}
     assert kept["q1_1_head_dim_test"]["misconception"] == "multiplied-by-h"
     assert kept["q1_1_d_k_test"]["confirmed"] is False and kept["q1_2_why_test"]["misconception"] is None
-    assert [r.grade_id for r in verdicts.unconfirmed(graded)] == ["q1_1_d_k_test"]
+    assert [r.grade_id for r in checker.unconfirmed(graded)] == ["q1_1_d_k_test"]
 
 
 def test_a_report_of_the_same_cells_without_the_printed_lines_counts_the_same(tmp_path, monkeypatch):
@@ -108,7 +108,7 @@ def test_a_report_of_the_same_cells_without_the_printed_lines_counts_the_same(tm
 
 @pytest.mark.parametrize("given", [
     {},  # no verdict for any test
-    {gid: rc.Checked(0.0, p, "?", misconception="transposed", confirmed=False) for gid, p in TESTS.items()},
+    {gid: checker.Checked(0.0, p, "?", misconception="transposed", confirmed=False) for gid, p in TESTS.items()},
 ])
 def test_a_test_the_checks_could_not_confirm_is_its_own_category(tmp_path, given):
     path = graded_copy(tmp_path, "autograded", {})
@@ -122,11 +122,11 @@ def test_a_forged_record_is_taken_off_when_every_test_passes(tmp_path):
     path = graded_copy(tmp_path, "autograded", {})
     nb = nbformat.read(str(path), as_version=4)
     for cell in nb.cells:
-        cell.metadata[grading.RECHECKED] = dict(FORGED_RECORD)
+        cell.metadata[checker.RECHECKED] = dict(FORGED_RECORD)
     nbformat.write(nb, str(path))
-    _write(path, {gid: rc.Checked(p, p) for gid, p in TESTS.items()})
+    _write(path, {gid: checker.Checked(p, p) for gid, p in TESTS.items()})
     graded = nbformat.read(str(path), as_version=4)
-    assert verdicts.unconfirmed(graded) == [] and not any(grading.RECHECKED in c.metadata for c in graded.cells)
+    assert checker.unconfirmed(graded) == [] and not any(checker.RECHECKED in c.metadata for c in graded.cells)
 
 
 # --- the report's reading of one failed cell ----------------------------------------------------
@@ -136,7 +136,7 @@ def _failed_cell(outputs=(), record=None):
     cell = nbformat.v4.new_code_cell("check.q1_1_d_k(d_k)")
     cell.outputs = list(outputs)
     if record is not None:
-        cell.metadata[grading.RECHECKED] = record
+        cell.metadata[checker.RECHECKED] = record
     return cell
 
 

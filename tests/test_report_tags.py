@@ -9,7 +9,7 @@ import pytest
 from autograders.checks import feedback
 from autograders.checks.feedback import WrongAnswer, error_value, named
 from autograders.problems.misconception import NAMES
-from autograders.grading import report
+from autograders import report
 from tests.conftest import level_notebooks, mistakes_for
 
 # Which misconception each hand-written fixture mistake's ``says`` names: a phrase of it -> the name the

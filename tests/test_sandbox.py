@@ -1,4 +1,4 @@
-"""The sandbox a submission runs in (autograders/grading/sandbox.py).
+"""The sandbox a submission runs in (autograders/grading/sandbox.py, the launcher; sandbox_folder.py, the grader's side).
 
 What the operating system allows decides part of the isolation: new network and
 mount namespaces need CAP_SYS_ADMIN (root, or unprivileged user namespaces), and
@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograders.grading import autograde, sandbox
+from autograders.grading import autograde, sandbox, sandbox_folder
 from autograders.student.settings import DEFAULT, Settings
 from tests.corpus import world_writable
 
@@ -83,7 +83,7 @@ def test_limits_isolation_and_cleanup(tmp_path, listener, monkeypatch):
     os.chmod(tmp_path, 0o755)
     outside = Path(f"/tmp/mha-sandbox-test-{os.getpid()}.txt")
     monkeypatch.setenv("MHA_TEST_SECRET", "a token")
-    box = sandbox.Sandbox(Settings(memory=512 * MiB, file_size=1 * MiB, hide=[course]))
+    box = sandbox_folder.Sandbox(Settings(memory=512 * MiB, file_size=1 * MiB, hide=[course]))
     try:
         report, out = run_inside(box, f"""
             import json, os, socket, subprocess, sys
@@ -125,7 +125,7 @@ def test_limits_isolation_and_cleanup(tmp_path, listener, monkeypatch):
             assert report["filesystem"].startswith("shared")
         # The user: a throwaway one as root, which cannot write to the repository.
         if ROOT_USER and "unchanged" not in str(report["user"]):
-            assert sandbox.UID_RANGE[0] <= report["user"] < sandbox.UID_RANGE[1] and seen["uid"] == str(report["user"])
+            assert sandbox_folder.UID_RANGE[0] <= report["user"] < sandbox_folder.UID_RANGE[1] and seen["uid"] == str(report["user"])
             assert seen["write-repo"] in ("PermissionError", "OSError")  # EACCES, or EROFS in its own root
         elif ROOT_USER:  # only when the interpreter is unreachable for other users and nothing can show it
             assert not NAMESPACES
@@ -202,19 +202,17 @@ def test_a_deep_temporary_folder_still_starts_kernels(tmp_path, kernels, monkeyp
     """With ``TMPDIR`` deep enough that a kernel's sockets there would pass a Unix socket's 107 bytes (a
     pytest-xdist worker's folder did: every submission failed with "File name too long"), the sandbox's
     folder goes to /tmp and the notebook runs; nothing of it is left there."""
-    from autograders.grading import sandbox
-
-    deep = tmp_path / ("d" * (sandbox.SOCKET_PATH_MAX - len(str(tmp_path)) - 30))  # a kernel's sockets there: past the limit
+    deep = tmp_path / ("d" * (sandbox_folder.SOCKET_PATH_MAX - len(str(tmp_path)) - 30))  # a kernel's sockets there: past the limit
     deep.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
-    assert len(str(deep / sandbox.LONGEST_SOCKET)) > sandbox.SOCKET_PATH_MAX
-    roots, made = [], sandbox.Sandbox.__init__
+    assert len(str(deep / sandbox_folder.LONGEST_SOCKET)) > sandbox_folder.SOCKET_PATH_MAX
+    roots, made = [], sandbox_folder.Sandbox.__init__
 
     def remembered(self, *args, **kwargs):
         made(self, *args, **kwargs)
         roots.append(self.root)
 
-    monkeypatch.setattr(sandbox.Sandbox, "__init__", remembered)
+    monkeypatch.setattr(sandbox_folder.Sandbox, "__init__", remembered)
     nb, _ = autograde.SandboxExecute(timeout=30).preprocess(_notebook("print(6 * 7)"), {"metadata": {"path": str(tmp_path)}})
     assert "42" in _text(nb.cells[0])
     assert roots and all(root.parent == Path("/tmp") and not root.exists() for root in roots), roots
@@ -504,7 +502,7 @@ def grader(listener):
             pytest.fail(message)
         pytest.skip(message)
     port, accepted = listener
-    uid = sandbox.pick_uid()
+    uid = sandbox_folder.pick_uid()
     home = Path(tempfile.mkdtemp(prefix="mha-nonroot-"))  # the grader's: its sandbox root
     stage = Path(tempfile.mkdtemp(prefix="mha-nonroot-stage-"))  # root's: mount points in the helper only
     work = home / "work"
@@ -554,7 +552,7 @@ def grader(listener):
     try:
         yield run
     finally:
-        sandbox.kill_user(uid)
+        sandbox_folder.kill_user(uid)
         visible.unlink(missing_ok=True)
         written.unlink(missing_ok=True)
         for path in run.world_writable:
@@ -758,7 +756,7 @@ print(json.dumps(seen))
 def test_kernel_sees_nothing_of_the_repository_nor_the_course(tmp_path, kernels):
     """git show, .git/objects, where the package is installed, a walk of everything visible:
     nothing of the repository but its two packages, nothing of the course."""
-    box = sandbox.Sandbox(Settings(hide=[tmp_path]))
+    box = sandbox_folder.Sandbox(Settings(hide=[tmp_path]))
     try:
         out = subprocess.run(box.command([sys.executable, "-c", f"ROOT = {str(ROOT)!r}\n" + SURVEY]),
                              env=box.env(), capture_output=True, text=True, timeout=300)
@@ -779,7 +777,7 @@ def test_clone_under_tmp_shows_only_its_packages(kernels):
     """The project cloned under /tmp (its venv elsewhere): the clone's packages are shown, its
     notebooks, tests and .git are not, although /tmp is where the kernel's own directory is."""
     clone = Path(tempfile.mkdtemp(prefix="mha-clone-"))
-    box = sandbox.Sandbox()
+    box = sandbox_folder.Sandbox()
     try:
         for name in sandbox.PACKAGES:
             shutil.copytree(ROOT / name, clone / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -844,7 +842,7 @@ def test_world_writable_directories_are_private_to_the_kernel(kernels):
     directories = world_writable()
     assert "/tmp" in directories  # the search found them
     name = f"mha-sandbox-ww-{os.getpid()}.txt"
-    box = sandbox.Sandbox()
+    box = sandbox_folder.Sandbox()
     try:
         report, out = run_inside(box, f"""
             import json, os
@@ -949,7 +947,7 @@ def test_the_graded_kernels_library_answers_no_graded_problem(tmp_path, kernels,
     from autograders.grading.library_copy import grading_copy
     from tests.test_own_work import ANSWERING
 
-    box = sandbox.Sandbox(library=grading_copy() if copy else None)
+    box = sandbox_folder.Sandbox(library=grading_copy() if copy else None)
     try:
         (box.work / "tests_names.py").write_text(f"ANSWERING = {ANSWERING!r}\n")
         out = subprocess.run(box.command([sys.executable, "-c", f"ROOT = {str(ROOT)!r}\n" + LIBRARY_SURVEY]),

@@ -113,11 +113,11 @@ def test_a_course_limits_reach_the_recheck(tmp_path, kernels):
 def test_the_settings_reach_the_launcher_as_one_json_argument(tmp_path):
     """The sandbox's launcher gets the settings as one JSON argument (read back whole), not as
     options parsed one by one: what the course set arrives as the same Settings."""
-    from autograders.grading import sandbox
+    from autograders.grading import sandbox, sandbox_folder
 
     settings = Settings(memory=5 * 1024**2, file_size=7, processes=9, open_files=11, hide=(str(tmp_path),),
                         unisolated=True, output_limit=123)
-    box = sandbox.Sandbox(settings)
+    box = sandbox_folder.Sandbox(settings)
     try:
         command = box.command(["true"], own=[str(box.work / "f")])
         assert command[:4] == [sys.executable, "-I", "-S", sandbox.__file__] and command[5:] == ["--", "true"]

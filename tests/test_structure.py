@@ -204,3 +204,79 @@ def test_no_cycle_where_imports_only_go_down(tmp_path):
                                 "pkg/b.py": "from pkg.c import x\n", "pkg/c.py": "x = 1\n"})
     assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.c"}, "pkg.c": set()}
     assert cycles(graph) == []
+
+
+
+# --- grading: small, and in a submission's order ---------------------------------------------
+
+GRADING = ROOT / "autograders" / "grading"
+GRADING_LINES, MODULE_LINES = 4000, 400  # issue 42: the package at most 4,000 lines, no module over 400
+
+
+def line_counts(folder, root=ROOT):
+    """{path under ``root``: lines} of every module under ``folder``."""
+    return {path.relative_to(root).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+            for path in sorted(folder.rglob("*.py"))}
+
+
+def too_large(counts, folder="autograders/grading/"):
+    """What in ``counts`` ({module: lines}) is past the limits, each said in one line naming the module."""
+    found = [f"{name} has {lines} lines (at most {MODULE_LINES})" for name, lines in counts.items() if lines > MODULE_LINES]
+    total = sum(counts.values())
+    if total > GRADING_LINES:
+        largest = ", ".join(f"{name} ({lines})" for name, lines in sorted(counts.items(), key=lambda kv: -kv[1])[:3])
+        found.append(f"{folder} has {total} lines (at most {GRADING_LINES}); the largest: {largest}")
+    return found
+
+
+def test_grading_stays_small():
+    """Past these sizes a reader loses the path: split what is separable, or give a concern a package of its
+    own beside ``grading/``, as the intake (``autograders/intake/``) and the report (``autograders/report/``)."""
+    assert too_large(line_counts(GRADING)) == []
+
+
+def path_order():
+    """The modules of ``grading/`` in the order its ``__init__``'s docstring lists them (a submission's path)."""
+    import re
+
+    import autograders.grading
+
+    doc = autograders.grading.__doc__
+    start = doc.index("\n- ")
+    return re.findall(r"``(\w+)``", doc[start:doc.index("\n\n", start)])
+
+
+def upward_imports(order, graph, package="autograders.grading"):
+    """[(module, what it imports that ``order`` lists above it)] of the modules of ``order``."""
+    found = []
+    for at, name in enumerate(order):
+        above = [d for d in sorted(graph.get(f"{package}.{name}", ())) if d.rpartition(".")[2] in order[:at]
+                 and d.startswith(f"{package}.")]
+        found += [(name, above)] if above else []
+    return found
+
+
+def test_grading_reads_top_to_bottom():
+    """``grading/__init__`` lists every module in a submission's order, and a module imports only modules listed
+    below it (``standalone``, beside the command, may import any): nothing goes back up the path."""
+    order = path_order()
+    names = {path.stem for path in GRADING.glob("*.py")} - {"__init__", "standalone"}
+    assert sorted(set(order)) == sorted(names), (f"grading/__init__'s list misses {sorted(names - set(order))}, "
+                                                 f"names no module {sorted(set(order) - names)}")
+    assert upward_imports(order, import_graph()) == [], "modules importing one listed above them in grading/__init__"
+
+
+def test_the_size_and_order_checks_name_what_is_wrong(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "big.py").write_text("x = 1\n" * (MODULE_LINES + 1))
+    (tmp_path / "pkg" / "small.py").write_text("x = 1\n" * MODULE_LINES)
+    counts = line_counts(tmp_path / "pkg", tmp_path)
+    assert counts == {"pkg/big.py": MODULE_LINES + 1, "pkg/small.py": MODULE_LINES}
+    assert too_large(counts) == [f"pkg/big.py has {MODULE_LINES + 1} lines (at most {MODULE_LINES})"]
+    many = {f"m{i}.py": MODULE_LINES for i in range(GRADING_LINES // MODULE_LINES + 1)}
+    assert too_large(many, "pkg/") == [f"pkg/ has {GRADING_LINES + MODULE_LINES} lines (at most {GRADING_LINES}); "
+                                       f"the largest: m0.py ({MODULE_LINES}), m1.py ({MODULE_LINES}), m2.py ({MODULE_LINES})"]
+    graph = {"autograders.grading.a": {"autograders.grading.b"}, "autograders.grading.b": {"autograders.grading.a"}}
+    assert upward_imports(["a", "b"], graph) == [("b", ["autograders.grading.a"])]
+    assert upward_imports(["b", "a"], graph) == [("a", ["autograders.grading.b"])]
+    assert upward_imports(["a", "b"], {"autograders.grading.a": {"autograders.grading.b"}}) == []

@@ -22,8 +22,8 @@ from autograders.problems import LEVELS
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "autograders" / "student"
-GRADER_ONLY = ("autograders.checks", "autograders.problems", "autograders.grading", "autograders.editions",
-               "autograders.variants", "autograders.hub", "autograders.common")
+GRADER_ONLY = ("autograders.checks", "autograders.problems", "autograders.intake", "autograders.grading",
+               "autograders.report", "autograders.editions", "autograders.variants", "autograders.hub", "autograders.common")
 
 
 def _files():

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from autograders.editions import editions
-from autograders.grading import grading, sandbox
+from autograders.grading import grading, sandbox, sandbox_folder
 from autograders.variants import VariantError, choose
 from autograders.student import numbers as current
 from autograders.variants import course as variants
@@ -172,7 +172,7 @@ def test_three_students_graded_on_their_own_numbers(course, tmp_path):
 def test_the_launcher_hands_the_numbers_to_the_kernel_and_nothing_else_does(tmp_path, monkeypatch):
     assert sandbox.HANDED_ENV == current.HANDED_ENV
     document = current.sheet_document(LEVEL, "ann") | {"numbers": {"q1_1": {"d_model": 256, "h": 8}}}
-    box = sandbox.Sandbox()
+    box = sandbox_folder.Sandbox()
     try:
         with current.handing(document):
             command = box.command(["true"])

@@ -24,8 +24,8 @@ every function that answers a graded problem raises ``mha_core.graded.NotAvailab
 (:mod:`autograders.grading.library_copy`), however it is reached; an answer that raised it is refused here
 with that reason (:func:`withheld`).
 
-numpy (and any other library) is allowed. The re-check (:mod:`autograders.grading.recheck`)
-calls a student's function through a :class:`~autograders.grading.recheck.RemoteFunction` that
+numpy (and any other library) is allowed. The re-check (:mod:`autograders.grading.checker`)
+calls a student's function through a :class:`~autograders.student.protocol.RemoteFunction` that
 runs it in another process, where the student could have switched anything off: there,
 the student's code cells (the re-check's session holds them, as data) are read instead
 (:func:`source_references`), and the run is watched for mha_core only (the re-check's
@@ -140,8 +140,8 @@ def library_name(obj):
 
 def _is_remote(func):
     """True for the re-check's handle on a function that runs in the student's process."""
-    recheck = sys.modules.get("autograders.grading.recheck")
-    return recheck is not None and type(func) is getattr(recheck, "RemoteFunction", None)
+    protocol = sys.modules.get("autograders.student.protocol")
+    return protocol is not None and type(func) is getattr(protocol, "RemoteFunction", None)
 
 
 def _remote_sources(func):

@@ -1,13 +1,24 @@
-"""Grading the class, in the order a submission goes through it: intake (``intake``), the
-command and its summary (``grading``), a job each (``jobs``: typed Job and JobResult) run on a
-backend (``backends``), nbgrader's autograde as the course runs it (``autograde``, ``rubrics``),
-the isolation of students' code (the launcher ``sandbox``, which runs it in bubblewrap, the
-kernel's output cap ``output_cap`` and its provisioner ``provisioner``), the hand-over of the
-answers after the last cell (``handover``; ``student_side``; their wire ``protocol``) to the checks
-(``recheck``; no test cell runs in the student's kernel) and the test cells' outputs their verdicts
-write, which nbgrader scores (``verdicts``), the gradebooks (``gradebooks``), the feedback pages (``feedback_html``)
-and the class report (``report``). The settings, the hidden-test regions and the rubric format
-it shares with the editions are in :mod:`autograders.common`."""
+"""Grading the class: a submission's path, top to bottom, after the intake (:mod:`autograders.intake`) and
+before the class report (:mod:`autograders.report`). A module imports only modules listed below it:
+
+- the command and its summary (``grading``), the backends the jobs run on (``backends``), a job each
+  (``jobs``: typed Job and JobResult);
+- nbgrader's autograde as the course runs it (``autograde``; ``repairs``: what students did to the
+  assignment's cells, put right; ``rubrics``);
+- the isolated run: the kernel's provisioner (``provisioner``), the library the kernel sees
+  (``library_copy``), what a cold kernel would redo, done once (``prepared``), its sandbox's folder and
+  throwaway user (``sandbox_folder``) and the launcher that runs it in bubblewrap (``sandbox``); the cap on
+  what a cell prints is the kernel's own, :mod:`autograders.student.output_cap`;
+- which cells run, and the hand-over of the answers after the last one (``handover``; the student's side
+  of it and the wire: :mod:`autograders.student.serve`, :mod:`autograders.student.protocol`);
+- the checks, outside the student's process, and their verdicts as the test cells' outputs, which
+  nbgrader scores (``checker``; no test cell runs in the student's kernel);
+- the feedback pages (``feedback_html``; ``neutralise``: no active content reaches a browser), the
+  gradebooks (``gradebooks``), the progress bar and a failed job's short reason (``progress``).
+
+Beside the command, ``standalone`` grades one notebook on its own, as ``grade`` does (the tests use it).
+The limits a submission is graded under are :mod:`autograders.student.settings`; the hidden-test regions
+and the rubric format grading shares with the editions are in :mod:`autograders.common`."""
 
 import sys
 

@@ -245,9 +245,8 @@ class SandboxExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         from nbclient import NotebookClient
 
-        from .handover import check_answers, graded_cells, not_run, source_of
-        from .recheck import is_test
-        from .verdicts import take_off_records
+        from .checker import is_test, take_off_records
+        from .handover import check_answers, graded_cells, not_run, source_of, used_by
 
         NotebookClient.__init__(self, nb, km)
         take_off_records(nb)  # a submission's own copies of the grader's records are the student's writing
@@ -260,6 +259,7 @@ class SandboxExecute(Execute):
         check = self.source_notebook is not None or self.checks  # then the hand-over, and no test cell runs here
         source = source_of(self, resources) if check else None
         runs = graded_cells(nb, source) if source is not None else None  # None: a plain notebook, every cell
+        needed = used_by(nb, runs) if runs is not None else set()
         deadline = time.monotonic() + self.notebook_timeout if self.notebook_timeout else None
         while index < len(cells) or check:
             kernels += 1
@@ -281,11 +281,11 @@ class SandboxExecute(Execute):
                         break
                     cell = cells[index]
                     index += 1
-                    if check and is_test(cell):  # its outputs come from the checks (verdicts.write_outputs)
+                    if check and is_test(cell):  # its outputs come from the checks (checker.write_outputs)
                         cell.outputs, cell.execution_count = [], None
                         continue
                     if runs is not None and cell.cell_type == "code" and index - 1 not in runs:
-                        not_run(cell)  # what is graded is what the answer cells define
+                        not_run(cell, needed)  # what is graded is what the answer cells define
                         continue
                     try:
                         self.preprocess_cell(cell, resources, index - 1)

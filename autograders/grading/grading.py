@@ -4,21 +4,22 @@ nbgrader has no parallel autograde (jupyter/nbgrader#174) and its gradebook is
 SQLite by default, which is not safe for concurrent writers. So a submission flows
 down, each step in its own module, none importing one above it:
 
-- intake (:mod:`autograders.grading.intake`): the submissions found in ``submitted/``, or
-  taken in from an LMS's zips;
+- intake (:mod:`autograders.intake`, beside this package): the submissions found in ``submitted/``,
+  or taken in from an LMS's zips;
 - a :class:`~autograders.grading.jobs.Job` each (:mod:`autograders.grading.jobs`): plain data,
   run by nbgrader's own ``Autograde`` in a private course directory with a gradebook of its own,
   its kernel sandboxed (:mod:`autograders.grading.autograde`, :mod:`autograders.grading.sandbox`);
-- the checks outside the student's process (:mod:`autograders.grading.recheck`; no test cell runs in
-  the student's kernel), whose verdicts become the test cells' outputs
-  (:mod:`autograders.grading.verdicts`), the only source of autograded points;
+- the checks outside the student's process, on the answers the kernel hands over after its last cell
+  (:mod:`autograders.grading.handover`; no test cell runs in the student's kernel), whose verdicts
+  become the test cells' outputs (:mod:`autograders.grading.checker`), the only source of autograded points;
 - a :class:`~autograders.grading.jobs.JobResult` back, from a local process pool, a Dask
   cluster or this process (:mod:`autograders.grading.backends`);
 - the course's gradebook (:mod:`autograders.grading.gradebooks`), any SQLAlchemy URL, into
   which this module merges the results one at a time, doing exactly what ``nbgrader autograde``
   does to it (the submission's timestamp, each grade's ``auto_score`` and ``needs_manual_grade``,
   each comment's ``auto_comment``, the late penalty; manual grades are kept), and that
-  submission's ``autograded/`` and ``feedback/`` directories replaced, and nothing else.
+  submission's ``autograded/`` and ``feedback/`` directories replaced, and nothing else;
+- then the class report (:mod:`autograders.report`, beside this package), read from that gradebook.
 
 A broken submission (malformed JSON, a crash) is reported as failed with a
 reason; the other jobs go on. As with ``nbgrader autograde``, a failed
@@ -42,10 +43,9 @@ from pathlib import Path
 
 from . import backends
 from .gradebooks import copy_definitions, course_config, course_db_url, empty_gradebook, ensure_definitions, merge, scores_of
-from .intake import pairs
+from ..intake.folder import pairs
 from .jobs import environment, failed, linked_folder, make_job, replace_tree, run_job  # noqa: F401 (this module's API too)
 from .progress import Progress
-from .verdicts import RECHECKED  # noqa: F401 (read by the report: the grader's record of a test failed unseen)
 
 STATUS_DIR = ".grading"  # the course's grading records
 STATUS = f"{STATUS_DIR}/status.json"  # the last grading of each submission

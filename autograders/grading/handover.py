@@ -5,8 +5,8 @@ nbgrader's Execute step); its test cells never run there. After the last cell th
 kernel runs :func:`~autograders.student.serve.serve` over the two pipes its provisioner gave it
 at launch (:meth:`~autograders.grading.provisioner.SandboxProvisioner.take_pipes`), and
 :func:`check_answers` runs every test of the assignment's source notebook, hidden ones too, here in the
-grader's process, on the answers that cross as data (:func:`autograders.grading.recheck.check`); their
-verdicts become the test cells' outputs (:func:`autograders.grading.verdicts.write_outputs`), which
+grader's process, on the answers that cross as data (:func:`autograders.grading.checker.check`); their
+verdicts become the test cells' outputs (:func:`autograders.grading.checker.write_outputs`), which
 nbgrader's ``SaveAutoGrades`` then scores.
 
 Only the sheet's own cells (its set-up and data cells) and the student's answer
@@ -25,6 +25,9 @@ import os
 import signal
 from pathlib import Path
 
+from ..student.serve import Handover, StudentSide
+from .checker import cell_label, check, is_test, names_bound, names_used, nbgrader_meta, wanted, write_outputs
+
 SERVE = "from autograders.student.serve import serve as _mha_serve\n_mha_serve({}, {})"
 NOT_RUN = ("Not run when graded: only the sheet's own cells and the answer cells run. "
            "Put what an answer needs in its answer cell.\n")
@@ -35,20 +38,26 @@ def graded_cells(nb, source):
     nbgrader's ``OverwriteCells`` has put back their text as released) and the answer cells, each known by a
     grade_id of the assignment's ``source`` notebook, in the last cell holding it (the one nbgrader's
     ``DeduplicateIds`` keeps). Any other cell (one the student added, an explorer, a prediction) does not run."""
-    from .recheck import is_test, nbgrader_meta
-
     sheet = {nbgrader_meta(c).get("grade_id") for c in source.cells if c.cell_type == "code" and not is_test(c)
              and (nbgrader_meta(c).get("solution") or nbgrader_meta(c).get("locked"))}
     last = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(nb.cells) if c.cell_type == "code"}
     return {i for gid, i in last.items() if gid in sheet - {None}}
 
 
-def not_run(cell):
-    """Mark ``cell`` as not run when graded (its outputs: the note alone)."""
+def not_run(cell, needed=frozenset()):
+    """Mark ``cell`` as not run when graded (its outputs: the note alone). ``needed``: the names the cells that
+    run use; the note names those ``cell`` defines (a helper the student put in a cell of their own)."""
     from nbformat import NotebookNode
 
     cell.execution_count = None
-    cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=NOT_RUN)] if cell.source.strip() else []
+    lost = sorted(names_bound(cell.source) & set(needed))
+    also = f"It defines {', '.join(f'`{n}`' for n in lost)}, which an answer cell uses.\n" if lost else ""
+    cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=NOT_RUN + also)] if cell.source.strip() else []
+
+
+def used_by(nb, runs):
+    """The names the cells ``runs`` of ``nb`` use (what a cell that does not run may leave undefined)."""
+    return set().union(*[names_used(nb.cells[i].source) for i in runs])
 
 
 def source_of(executor, resources):
@@ -76,8 +85,6 @@ def _trouble(executor, cells):
 
 def _side(executor, provisioner):
     """The kernel serving the hand-over (:class:`StudentSide`), or None when it has no pipes."""
-    from ..student.serve import StudentSide
-
     pipes = provisioner.take_pipes() if provisioner is not None else ()
     if not pipes:
         return None
@@ -97,10 +104,6 @@ def check_answers(executor, source, provisioner, broken=None):
     """Run the tests of ``source`` (the assignment's source notebook, :func:`source_of`) on the answers the
     live kernel of ``provisioner`` hands over (None: no kernel left, ``broken`` says why); their verdicts go
     to ``executor.verdicts`` and become the test cells' outputs."""
-    from .recheck import cell_label, check, is_test, wanted
-    from ..student.serve import Handover
-    from .verdicts import write_outputs
-
     if not any(is_test(c) for c in executor.nb.cells):  # no test cell (a plain notebook): nothing to check
         executor.verdicts = {}
         return

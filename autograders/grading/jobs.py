@@ -12,7 +12,7 @@ for each job: :func:`~autograders.grading.gradebooks.one_engine`)
 
 (its kernel runs the student's cells, never a test cell, and after the last cell hands the answers
 over to the checks, whose verdicts become the test cells' outputs, which nbgrader scores:
-:mod:`autograders.grading.handover`, :mod:`autograders.grading.verdicts`), then the autograded
+:mod:`autograders.grading.handover`, :mod:`autograders.grading.checker`), then the autograded
 notebooks' active content neutralised, and the feedback pages. What it gives back is a
 :class:`JobResult`: each notebook's grades (:class:`CellGrade`, as the private gradebook holds them),
 the autograded and feedback files, the tests the checks could not confirm (:class:`Lowered`). A job never raises: a failure is ``ok=False`` with a reason.
@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import Optional
 
 from .gradebooks import course_config, one_engine, private_url
-from . import verdicts
+from .checker import Lowered, unconfirmed  # noqa: F401 (Lowered: a result's rechecked entries)
 from .progress import _reason
-from .verdicts import Lowered  # noqa: F401 (a result's rechecked entries)
 
 _JOB_LOCK = threading.Lock()  # nbgrader sets environment variables: one job at a time per process
 
@@ -311,7 +310,7 @@ def _run_job(job, root, result):
 
     started = time.perf_counter()
     for path in sorted(autograded.glob("*.ipynb")):
-        result.rechecked += verdicts.unconfirmed(nbformat.read(str(path), as_version=4))
+        result.rechecked += unconfirmed(nbformat.read(str(path), as_version=4))
         neutralise_file(path)  # the formgrader renders it in the instructor's Jupyter: no active content
     result.files = read_tree(autograded)
     result.phases["neutralise"] = time.perf_counter() - started

@@ -19,7 +19,8 @@ import sys
 import threading
 from pathlib import Path
 
-from .sandbox import PACKAGES, ROOT, Sandbox
+from .sandbox import PACKAGES, ROOT
+from .sandbox_folder import Sandbox
 
 FONT_LIST = "fontlist-*.json"  # matplotlib's cache (matplotlib.font_manager), named by its version
 _lock = threading.Lock()

@@ -10,7 +10,7 @@ and which is registered as an entry point (``pyproject.toml``, group
 ``jupyter_client.kernel_provisioners``). :class:`SandboxProvisioner` is jupyter_client's
 :class:`~jupyter_client.provisioning.LocalProvisioner` with three changes, all in its
 public ``pre_launch``, ``launch_kernel`` and ``cleanup``: each kernel gets a private directory (a
-:class:`~autograders.grading.sandbox.Sandbox`, holding the submission's other files);
+:class:`~autograders.grading.sandbox_folder.Sandbox`, holding the submission's other files);
 it talks over Unix sockets in that directory (zmq's ``ipc`` transport, so that a new
 network namespace does not cut it off); its command line is the launcher's, which
 starts it in bubblewrap, showing it the grading copy of ``mha_core`` (no function that answers a graded
@@ -39,7 +39,7 @@ from traitlets import Dict
 
 from .library_copy import grading_copy
 from .prepared import font_list
-from .sandbox import Sandbox
+from .sandbox_folder import Sandbox
 from ..student.settings import Settings
 
 PROVISIONER = "mha-sandbox"  # its entry point's name (pyproject.toml)

@@ -1,6 +1,6 @@
 """One notebook graded on its own, as ``grade`` grades it: its own code cells run once in a sandboxed
 kernel (never a test cell), and after the last cell that kernel hands the answers over to the
-checks, which run here (:mod:`autograders.grading.handover`, :mod:`autograders.grading.recheck`).
+checks, which run here (:mod:`autograders.grading.handover`, :mod:`autograders.grading.checker`).
 The tests use it on notebooks made by hand; ``grade`` runs the same steps inside nbgrader's Autograde."""
 
 import json
@@ -8,7 +8,7 @@ import tempfile
 
 from ..student.settings import CONFIG_NAMES, Settings
 from .autograde import SandboxExecute
-from .recheck import Checked, is_test, nbgrader_meta
+from .checker import Checked, is_test, nbgrader_meta
 
 
 def recheck(source_notebook_path, notebook_path, timeout=None, settings=None):

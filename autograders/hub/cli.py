@@ -62,7 +62,7 @@ def _status(args):
 def _grades(args):
     """Each student's score of an assignment, from the instructor's gradebook, to the LMS (``ags.py``)."""
     from . import accounts, ags, lti
-    from ..grading.report import read_results
+    from ..report import read_results
 
     settings = _loaded(args)
     if settings is None:

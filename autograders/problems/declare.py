@@ -17,9 +17,15 @@ when several problems name it); :mod:`.engine` judges every answer so declared, 
 
 A message (``says``, ``right``, ``fallback``...) is a string, or a function of the numbers ``n`` (an
 entry, its names readable as attributes: ``n.d_k``, plus what ``Numbers.derive`` adds) returning one.
+
+A function the student writes (4.3's ``multi_head_attention``) is declared the same way, as a
+:class:`Function`: the cases its check tries, the right output of each, and each mistake once, as a
+:class:`Mistake` whose wrong answer is a wrong implementation (:class:`Written`, the code a student writes)
+or whose ``matches`` is a predicate on the output; :mod:`autograders.checks.functions` runs it.
 """
 
 import functools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable
@@ -207,6 +213,83 @@ class Answer:
         for coincidence in self.coinciding:
             found = coincidence.joined(found, self.tolerance)
         return found
+
+
+class Written(str):
+    """A function as a student writes it (its source; ``np`` is numpy): a declared mistake's wrong implementation.
+    The check runs :meth:`function` to recognise an output; the tests run the same source as a student's answer
+    cell."""
+
+    def function(self):
+        """The function this source defines (compiled once, in a namespace of its own holding ``np`` only)."""
+        return _compiled(str(self))
+
+
+@functools.cache
+def _compiled(source):
+    """The function ``source`` defines, as this package's own: its module and its file are the package's, so that
+    a student's answer that is (or calls) a declared implementation is refused as not their own work
+    (:mod:`autograders.checks.own_work` reads both), the unmistaken block included."""
+    name = source.split("def ", 1)[1].split("(", 1)[0]
+    namespace = {"np": np, "__name__": f"{__name__}.declared"}
+    filename = os.path.join(os.path.dirname(__file__), "declared", f"{name}.py")  # no such file: it is only a name
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (the declaration's own source)
+    return namespace[name]
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function the student writes (``def multi_head_attention(...)``), declared as a number is.
+
+    ``cases``: what the visible test runs it on; ``hidden_cases``: what the hidden test adds after them. ``view(case)``:
+    the case as the check and the messages read it (an :class:`Entry`: ``c.X``, ``c.h``, ``c.where``...).
+    ``arguments(c)``: what the student's function is called with (fresh copies); ``answer(c)``: its right output;
+    ``same(value, expected)``: whether an output agrees with an expected one.
+
+    ``mistakes``: :class:`Mistake` s, each once, in the order they are tried. One with ``matches(value, c)`` (a
+    predicate on the output) names it as soon as the output is read, before it is compared, with ``says`` as the
+    whole message; one whose ``wrong`` is a wrong implementation (:class:`Written`) names an output that agrees with
+    that implementation's, and not with the right one, on the first case where the student's is wrong, with
+    ``prefix`` (``{where}``: the case's ``where``) before ``says``. An implementation that cannot run on a case
+    (ValueError: its shapes do not fit) is not tried there.
+
+    ``convert(value, c)``: the output as it is compared (raising WrongAnswer for what is wrong with its kind);
+    ``wrong_output(value, c)``: raises WrongAnswer for what no predicate names (a wrong shape, NaN), or returns.
+    ``hint`` and ``shapes`` (of ``c``): what the call adds after a crash or a shape error inside the function
+    (:func:`autograders.checks.feedback.call`; a hint made by :func:`~.misconception.named` gives its tag).
+    ``fallback``: the message for an unknown wrong output (a function of ``c``; its tag by
+    :func:`~.misconception.named`). ``right``, ``hidden_right``: the confirmations. ``hidden_names``: whether
+    the hidden test names mistakes too (else ``hidden_says``). ``trials``: what the hidden test tries, in the
+    prompt's words."""
+
+    id: str
+    name: str
+    cases: tuple
+    view: Callable
+    arguments: Callable
+    answer: Callable
+    same: Callable
+    hidden_cases: tuple = ()
+    mistakes: tuple = ()
+    convert: Callable = lambda value, c: value
+    wrong_output: Callable = lambda value, c: None
+    prefix: str = "{where}: "
+    hint: object = ""
+    shapes: object = ""
+    fallback: object = ""
+    right: object = ""
+    hidden_right: object = HIDDEN_PASSED
+    hidden_names: bool = True
+    hidden_says: object = None
+    trials: tuple = ()
+
+    @property
+    def predicates(self):
+        return tuple(m for m in self.mistakes if m.matches is not None)
+
+    @property
+    def implementations(self):
+        return tuple(m for m in self.mistakes if isinstance(m.wrong, Written))
 
 
 def text(message, n, **more):

@@ -4,9 +4,9 @@
 scores, weights, output) for the student's vectors, within ``TOL`` = 1e-3, so the sheet's 2.0123 (added up
 from rounded terms) passes as well as the exact 2.0124. 4.2's entries are small whole-number vectors (a
 query, 4 keys, 4 values, d_k = 2), as the sheet's: each kept when its answers are apart from every
-misconception's at twice ``TOL``, and apart from the sheet's own. 4.1's ``parameter_count`` and 4.3's
-``multi_head_attention`` (functions) keep their own checks (:mod:`autograders.checks.level4`), which name the
-misconceptions declared here (4.3's at the end).
+misconception's at twice ``TOL``, and apart from the sheet's own. 4.1's ``parameter_count`` (a function)
+keeps its own check (:mod:`autograders.checks.level4`), which names 4.1's misconceptions declared here; 4.3's
+``multi_head_attention`` (a function) is declared in :mod:`.attention_block` (``FUNCTIONS``).
 """
 
 import itertools
@@ -18,6 +18,7 @@ import mha_core as mha
 
 from ..student.feedback import WrongAnswer, as_vector
 from . import shared
+from .attention_block import MULTI_HEAD_ATTENTION
 from .declare import HIDDEN_PASSED, Answer, Mistake, Numbers, close
 from .level1 import divides
 from .misconception import Misconception
@@ -261,18 +262,7 @@ OUTPUT = _by_hand_answer(
 
 
 
-# --- Problem 4.3: the block in numpy (a function: its check, autograders.checks.level4, names these) ----------
-
-SPLIT_WITHOUT_TRANSPOSE = Misconception(
-    "split-without-transpose", "heads split without the transpose (tokens and heads mixed)"
-)
-HEADS_AXES_SWAPPED = Misconception("heads-axes-swapped", "the wrong axes swapped when splitting or merging the heads")
-ROWS_NOT_COLUMNS = Misconception("rows-not-columns", "per-head slices from rows instead of columns")
-X_W_TRANSPOSED = Misconception("x-w-transposed", "X @ W.T instead of X @ W (the transpose of the sheet's convention)")
-SOFTMAX_WRONG_AXIS = Misconception("softmax-wrong-axis", "softmax over the wrong axis")
-SOFTMAX_SUM_ALL = Misconception("softmax-sum-all", "softmax divided by the sum of every entry (a sum with no axis)")
-MAX_SUM_AXES_DIFFER = Misconception("max-sum-axes-differ", "the softmax's maximum and sum taken over different axes")
-W_O_PER_HEAD = Misconception("w-o-per-head", "W^O applied to each head apart (not to the heads side by side)")
-BATCH_DIMENSION = Misconception("batch-dimension", "a leading batch dimension not handled")
+# --- Problem 4.3: the block in numpy (a function, declared in .attention_block) -----------------------------
 
 ANSWERS = (PARAMS, SCALED_SCORES, WEIGHTS, OUTPUT)
+FUNCTIONS = (MULTI_HEAD_ATTENTION,)

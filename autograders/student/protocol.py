@@ -6,7 +6,7 @@ A message is length-prefixed JSON, read with a deadline and a size limit; a valu
 the student side sends is used before :func:`validate` and :func:`check_reply` accepted it
 (keys, types, lengths, nesting, array dtypes and sizes, the sequence number of the request).
 Both sides import this module: :mod:`autograders.student.serve` runs the student's code,
-:mod:`autograders.grading.recheck` runs the checks.
+:mod:`autograders.grading.checker` runs the checks.
 """
 
 import base64

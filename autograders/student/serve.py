@@ -8,7 +8,7 @@ hands answers over as data and answers calls of the student's functions, one rep
 (every reply checked, every wait with a deadline, the process killed at the first fault);
 :class:`Handover` is the answers the tests use, fetched once, and the calls of the student's
 functions. What a fault did is said in words (:func:`fault`) for the verdicts of
-:mod:`autograders.grading.recheck`.
+:mod:`autograders.grading.checker`.
 """
 
 import contextlib

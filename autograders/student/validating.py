@@ -6,7 +6,8 @@ and predictions, do not. So that Validate shows, before a student submits, an an
 cell of their own (a helper, an import there), it skips the cells grading skips: a code cell without
 nbgrader metadata keeps a one-line note instead of running. (In the student's Lab there is no source
 notebook to tell the sheet's cells by: a cell's own metadata decides; a cell made to look like the
-sheet's runs here, and still does not when graded.)
+sheet's runs here, and still does not when graded. A notebook with no nbgrader cell at all runs whole,
+as grading runs it.)
 
 nbgrader's ``Validator`` takes its steps as an argument, not as a configuration key, and the Lab's
 Validate handler makes it with the configuration alone: :func:`validate_as_graded`, called from the
@@ -21,10 +22,17 @@ NOT_RUN = ("Not run when graded (nor by Validate): only the sheet's own cells an
 
 
 class GradedCellsOnly(Execute):
-    """nbgrader's ``Execute`` (configured as ``c.Execute``), skipping the code cells without nbgrader metadata."""
+    """nbgrader's ``Execute`` (configured as ``c.Execute``), skipping the code cells without nbgrader metadata
+    in a notebook that has some (a plain notebook, with none, runs whole: grading runs it whole too)."""
+
+    graded_only = False
+
+    def preprocess(self, nb, resources=None, km=None):
+        self.graded_only = any(cell.metadata.get("nbgrader") for cell in nb.cells)
+        return super().preprocess(nb, resources, km)
 
     def preprocess_cell(self, cell, resources, index):
-        if cell.cell_type == "code" and not cell.metadata.get("nbgrader"):
+        if self.graded_only and cell.cell_type == "code" and not cell.metadata.get("nbgrader"):
             cell.execution_count = None
             cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=NOT_RUN)] if cell.source.strip() else []
             return cell, resources

@@ -900,7 +900,7 @@ IMPORT_ANSWERS = '''\
 import importlib, pkgutil, sys
 found = []
 for name in ["autograders.problems", "autograders.problems.level1", "autograders.checks", "autograders.checks.level1",
-             "autograders.grading", "autograders.grading.recheck", "autograders.variants.levels", "autograders.editions"]:
+             "autograders.grading", "autograders.grading.checker", "autograders.variants.levels", "autograders.editions"]:
     try:
         importlib.import_module(name)
         found.append(name)

@@ -36,10 +36,13 @@ PREFIX = os.environ.get("MHA_HUB_PREFIX", "/opt/mha-workbook-test")
 PEOPLE = os.environ.get("MHA_HUB_PEOPLE", "mhat")
 INSTRUCTOR = PEOPLE + "teach"
 # From a terminal (test_exchange): Alice answers right, Bob partly, Mallory attacks. In Chromium
-# (test_browser): Ann, Ben and Max the same. Carol leaves the roster (test_lifecycle).
+# (test_browser): Ann, Ben and Max the same. Carol leaves the roster (test_lifecycle). Quinn fills her
+# quota (test_quota): the exchange keeps every submission for the whole session, so a student whose
+# quota a test uses up is that test's alone (Mallory's was once, and a later test of hers got the
+# quota's answer instead of the one it expected).
 ROSTER = [(PEOPLE + "alice", "Alice", "Right"), (PEOPLE + "bob", "Bob", "Partly"),
           (PEOPLE + "mallory", "Mallory", "Hostile"), (PEOPLE + "ann", "Ann", "Right"), (PEOPLE + "ben", "Ben", "Partly"),
-          (PEOPLE + "max", "Max", "Hostile"), (PEOPLE + "carol", "Carol", "Leaving")]
+          (PEOPLE + "max", "Max", "Hostile"), (PEOPLE + "carol", "Carol", "Leaving"), (PEOPLE + "quinn", "Quinn", "Quota")]
 ASSIGNMENT = "level1_recognition"
 
 

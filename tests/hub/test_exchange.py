@@ -63,17 +63,23 @@ def hub_class_home(name):
 
 @pytest.fixture(scope="module")
 def submitted(hub_class, released):
-    """The assignment fetched by all three, submitted by Alice and Bob; their bytes."""
-    for name in (ALICE, BOB, MALLORY):
-        ok(hub_class.nbgrader(name, "fetch_assignment", ASSIGNMENT))
-    write_as(hub_class, ALICE, f"{ASSIGNMENT}/{NOTEBOOK}", SOURCE.read_bytes())
-    released = nbformat.read(hub_class_home(BOB) / ASSIGNMENT / NOTEBOOK, as_version=4)
-    write_as(hub_class, BOB, f"{ASSIGNMENT}/{NOTEBOOK}", nbformat.writes(partly_answered(released)).encode())
-    sent = {}
-    for name in (ALICE, BOB):
-        sent[name] = (hub_class_home(name) / ASSIGNMENT / NOTEBOOK).read_bytes()
-        ok(hub_class.nbgrader(name, "submit", ASSIGNMENT))
-    return sent
+    """The assignment fetched by all three, submitted by Alice and Bob; their bytes. Their fetched folders
+    are removed after this file: a later fetch of the assignment (test_lifecycle's, run alone) is refused
+    while one is there."""
+    try:
+        for name in (ALICE, BOB, MALLORY):
+            ok(hub_class.nbgrader(name, "fetch_assignment", ASSIGNMENT))
+        write_as(hub_class, ALICE, f"{ASSIGNMENT}/{NOTEBOOK}", SOURCE.read_bytes())
+        released = nbformat.read(hub_class_home(BOB) / ASSIGNMENT / NOTEBOOK, as_version=4)
+        write_as(hub_class, BOB, f"{ASSIGNMENT}/{NOTEBOOK}", nbformat.writes(partly_answered(released)).encode())
+        sent = {}
+        for name in (ALICE, BOB):
+            sent[name] = (hub_class_home(name) / ASSIGNMENT / NOTEBOOK).read_bytes()
+            ok(hub_class.nbgrader(name, "submit", ASSIGNMENT))
+        yield sent
+    finally:
+        for name in (ALICE, BOB, MALLORY):
+            shutil.rmtree(hub_class_home(name) / ASSIGNMENT, ignore_errors=True)
 
 
 def collect(hub_class):

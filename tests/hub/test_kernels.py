@@ -132,9 +132,22 @@ def test_the_graders_kernels_are_heard_by_nobody_else(leaks, released):
         heard, done = listened(leaks, INSTRUCTOR, in_terminal(leaks, INSTRUCTOR, *grade))
     finally:
         if placed:
-            shutil.rmtree(submitted.parent)
+            forget_grading(leaks, BOB)
     assert "graded 1, failed 0" in done.stdout, done.stdout + done.stderr
     assert heard["received"] == 0, heard
+
+
+def forget_grading(hub_class, name):
+    """The course as it was before ``name``'s placed submission was graded: no submitted, autograded or
+    feedback folder of theirs, nothing of theirs in the gradebook. (Left there, a later release_feedback
+    sent feedback for a submission the exchange never had, and failed; a later test took the gradebook's
+    entry for a round trip's.)"""
+    for folder in ("submitted", "autograded", "feedback"):
+        shutil.rmtree(hub_class.course / folder / name, ignore_errors=True)
+    forget = ("from nbgrader.api import Gradebook\n"
+              f"with Gradebook('sqlite:///{hub_class.course}/gradebook.db') as gradebook:\n"
+              f"    gradebook.remove_submission({ASSIGNMENT!r}, {name!r})")
+    ok(hub_class.run(INSTRUCTOR, str(hub_class.settings.venv / "bin" / "python"), "-c", forget))
 
 
 def through_server(hub_class, name, method, path, data=None):

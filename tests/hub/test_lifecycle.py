@@ -2,8 +2,8 @@
 adds students and touches nothing that exists; a student taken off it keeps files and grades
 and can no longer sign in.
 
-Runs after the round trips (pytest keeps file order: test_browser, test_exchange, then this); run
-alone, it makes Alice's graded submission itself (:func:`alice_graded`).
+Alice's graded submission is the round trip's (test_exchange) when that ran first; otherwise this file
+makes it itself (:func:`alice_graded`) and leaves her folder as it found it.
 """
 
 import csv
@@ -50,13 +50,16 @@ def stop(hub_class, name, timeout=60):
 def alice_graded(hub_class, released):
     """Alice's submission, collected and graded: the round trip's (tests/hub/test_exchange.py), or,
     when this file runs without it, one made here the same way."""
-    if submissions(hub_class):
+    if submissions(hub_class, ALICE):
         return
     ok(hub_class.nbgrader(ALICE, "fetch_assignment", ASSIGNMENT))
-    answered = accounts.home(ALICE) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    answered.write_bytes((ROOT / "notebooks" / f"{ASSIGNMENT}.ipynb").read_bytes())
-    shutil.chown(answered, ALICE, ALICE)
-    ok(hub_class.nbgrader(ALICE, "submit", ASSIGNMENT))
+    try:
+        answered = accounts.home(ALICE) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        answered.write_bytes((ROOT / "notebooks" / f"{ASSIGNMENT}.ipynb").read_bytes())
+        shutil.chown(answered, ALICE, ALICE)
+        ok(hub_class.nbgrader(ALICE, "submit", ASSIGNMENT))
+    finally:  # test_exchange's fetch, after this file, is refused while Alice's folder is there
+        shutil.rmtree(accounts.home(ALICE) / ASSIGNMENT)
     ok(hub_class.nbgrader(INSTRUCTOR, "collect", "--update", ASSIGNMENT))
     ok(hub_class.run(INSTRUCTOR, str(hub_class.settings.venv / "bin" / "mha-workbook"), "grade", "--course",
                      str(hub_class.course), "--assignment", ASSIGNMENT, "--quiet", "--student", ALICE))
@@ -81,9 +84,12 @@ def test_a_stopped_server_loses_no_saved_work(hub_class):
     assert work.read_text() == "kept\n"
 
 
-def submissions(hub_class):
+def submissions(hub_class, student=None):
+    """Submissions in the gradebook (``student``'s only, if given)."""
     with sqlite3.connect(hub_class.course / "gradebook.db") as db:
-        return db.execute("SELECT count(*) FROM submitted_assignment").fetchone()[0]
+        if student is None:
+            return db.execute("SELECT count(*) FROM submitted_assignment").fetchone()[0]
+        return db.execute("SELECT count(*) FROM submitted_assignment WHERE student_id = ?", (student,)).fetchone()[0]
 
 
 def test_a_longer_roster_adds_students_and_keeps_everything_else(hub_class, alice_graded):

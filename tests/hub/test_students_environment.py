@@ -24,8 +24,8 @@ from .test_exchange import solution_lines, write_as
 from .test_lifecycle import start, stop
 
 ALICE = PEOPLE + "alice"
-GRADER_ONLY = ("autograders.checks", "autograders.problems", "autograders.grading", "autograders.editions",
-               "autograders.variants", "autograders.hub", "autograders.common")
+GRADER_ONLY = ("autograders.checks", "autograders.problems", "autograders.intake", "autograders.grading",
+               "autograders.report", "autograders.editions", "autograders.variants", "autograders.hub", "autograders.common")
 MARKERS = ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden=True")
 # No file of the workbook holds any of them; of the other packages, nbgrader's files only (listed by its own
 # RECORD: its preprocessors find and strip the first two) hold the first two.

@@ -1,4 +1,4 @@
-"""What the class report (:mod:`autograders.grading.report`) computes and draws from a class's results:
+"""What the class report (:mod:`autograders.report`) computes and draws from a class's results:
 the names it shows (:func:`misconception_name`, :func:`problem_label`), the item analysis
 (:func:`item_analysis`, plotted by :func:`plot_items`), the predictions (:func:`prediction_summary`)
 and the figures, each a PNG drawn once."""

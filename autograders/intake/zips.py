@@ -1,5 +1,5 @@
-"""Submissions into the course: a folder in nbgrader's ``submitted/`` layout, or the
-files an LMS exports (one zip per student, as nbgrader's ``zip_collect`` takes them).
+"""An LMS's export into the course: the files it exports (one zip per student, as nbgrader's
+``zip_collect`` takes them), checked, their notebooks filed in ``submitted/``.
 
 An LMS's files are read here rather than by ``zip_collect``'s extractor, because a
 zip is the student's to make: its members' names, sizes and types are untrusted.
@@ -30,9 +30,9 @@ import shutil
 import stat
 import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from .gradebooks import course_config
+from ..common.course_config import course_config
 from ..student.settings import DEFAULT
 
 MAX_NOTEBOOK_BYTES = DEFAULT.file_size  # a kernel may write no larger file: no notebook of ours is larger
@@ -63,35 +63,6 @@ def check_student_id(student):
         raise Refused(f"{student!r} is not a student id (letters, digits and _ . @ + -, "
                       "starting with a letter or digit)")
     return student
-
-
-def take_submissions(course, folder, assignments=None, students=None):
-    """Copy ``folder/<student>/<assignment>/`` (nbgrader's ``submitted/`` layout) into the
-    course's ``submitted/``, replacing each of those folders and nothing else; return
-    [(student, assignment)] copied."""
-    course, folder = Path(course).resolve(), Path(folder).resolve()
-    if folder == course / "submitted":
-        return pairs(folder, assignments, students)
-    taken = []
-    for student, assignment in pairs(folder, assignments, students):
-        target = course / "submitted" / student / assignment
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(folder / student / assignment, target, symlinks=True)
-        taken.append((student, assignment))
-    return taken
-
-
-def pairs(folder, assignments=None, students=None):
-    """[(student, assignment)] of ``folder/<student>/<assignment>/``, sorted; hidden folders skipped."""
-    found = []
-    for student_dir in sorted(p for p in Path(folder).iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if students and student_dir.name not in students:
-            continue
-        for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            if not assignments or assignment_dir.name in assignments:
-                found.append((student_dir.name, assignment_dir.name))
-    return found
 
 
 # --- one zip -------------------------------------------------------------------------

@@ -1,14 +1,5 @@
-"""A class's results, from the gradebook and the autograded notebooks: ``grades.csv``
-and ``report.html`` (score distribution per level, success rate per problem, how
-often each named misconception occurred, the item analysis, the class's predictions,
-the submissions that could not be graded).
-
-The item analysis (:func:`item_analysis`, plotted by :func:`plot_items`, a bar per question):
-per graded cell, the share of graded submissions with full, partial and no points, its most
-frequent misconception tags, and for a labelled choice how often each option was chosen (the
-literal of the answer cell, read, never run). The predictions (:func:`prediction_summary`):
-per "predict first" cell, how many students predicted right, read with
-:func:`autograders.checks.predictions.read` and judged by its entry.
+"""A class's results, read from the gradebook and the autograded notebooks (:class:`Results`): every
+submission's row, the failed tests with their misconception tags, the choices and predictions made.
 
 A misconception is data: a check that recognises a wrong answer raises its
 ``WrongAnswer`` with a tag (a misconception declared with the problem, ``autograders/problems/``), and the failed
@@ -20,17 +11,12 @@ tag counts, anything else (no tag, an unknown or malformed one) is "other".
 
 A test that failed in its hidden tests, or that the checks could not confirm, has no error
 output (its line on stderr says why): the grader records the checks' verdict in that cell's
-metadata (``grading.RECHECKED``: whether the checks ran the test, and the tag of the check's own
+metadata (``RECHECKED``: whether the checks ran the test, and the tag of the check's own
 ``WrongAnswer``) and takes the key off every other cell. The report counts that tag (a known one), or "not confirmed by
 the re-check" (:data:`UNCONFIRMED`) when the re-check could not run the test; it never
 reads the "Re-checked: ..." line, which a student's own cell could print too.
-
-    python -m autograders report --course course --out course/reports
 """
 
-import base64
-import csv
-import functools
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -38,12 +24,7 @@ from pathlib import Path
 
 from ..checks import forms, predictions
 from ..common.literals import literal_assignments
-from .report_analysis import (  # noqa: F401 (the report's names, known here too)
-    MISCONCEPTIONS, OTHER, UNCONFIRMED, _items_alt, choice_check, item_analysis, misconception_name, plot_items,
-    plot_misconceptions, plot_scores, plot_success, prediction_summary, problem_label,
-)
-
-TEMPLATES = Path(__file__).parent / "templates"  # report.html.j2
+from .analysis import MISCONCEPTIONS, OTHER, UNCONFIRMED, choice_check, misconception_name, problem_label
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _TAG = re.compile(r"\[misconception: ([a-z0-9-]{1,40})\]")
@@ -68,7 +49,7 @@ def verdict_of_cell(cell):
     outputs = cell.get("outputs") or []
     if any(isinstance(o, dict) and o.get("output_type") == "error" for o in outputs):
         return tag_of_outputs(outputs), False
-    from .grading import RECHECKED
+    from ..grading.checker import RECHECKED
 
     record = (cell.get("metadata") or {}).get(RECHECKED)
     if not isinstance(record, dict) or type(record.get("confirmed")) is not bool:
@@ -134,8 +115,8 @@ def read_results(course, db_url=None):
     import nbformat
     from nbgrader.api import Gradebook
 
-    from .gradebooks import course_db_url
-    from .grading import load_status
+    from ..grading.gradebooks import course_db_url
+    from ..grading.grading import load_status
 
     course = Path(course).resolve()
     own, course_id = course_db_url(course)
@@ -256,95 +237,3 @@ def _in_notebook_order(course, assignment, ids):
         order += [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
     position = {gid: i for i, gid in enumerate(order)}
     return sorted(ids, key=lambda gid: (position.get(gid, len(position)), gid))
-
-
-# --- grades.csv ----------------------------------------------------------------------
-
-
-def write_csv(results, path):
-    """One row per submission the intake or the gradebook knows of: student, assignment,
-    status (graded, not graded, failed, refused), score, max_score, late_penalty, late_by, reason
-    (why it failed or was refused), then one column per graded cell of every assignment
-    (empty where not that assignment's)."""
-    columns = [gid for ids in results.cells.values() for gid in ids]
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["student", "assignment", "status", "score", "max_score", "late_penalty", "late_by", "reason",
-                         *columns])
-        for r in results.rows:
-            cells = [_number(r["cells"][gid][0]) if gid in r["cells"] else "" for gid in columns]
-            writer.writerow([_text(r["student"]), _text(r["assignment"]), r["status"], _number(r["score"]),
-                             _number(r["max_score"]), _number(r["late_penalty"]), r.get("late_by", ""),
-                             _text(r.get("reason", "")), *cells])
-    return path
-
-
-def _text(value):
-    """A text cell a spreadsheet will not read as a formula (OWASP's CSV injection advice)."""
-    value = str(value or "")
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
-def _number(value):
-    if value is None:
-        return ""
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-@functools.lru_cache(maxsize=None)
-def _template():
-    import jinja2
-
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                                     undefined=jinja2.StrictUndefined)
-    return environment.get_template("report.html.j2")
-
-
-def write_report(results, path, course=None):
-    """``report.html`` (``templates/report.html.j2``, autoescaped): summary per level, the three plots
-    (embedded PNG), the misconceptions with the problems where they occurred, and the failed submissions."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    counts, where = results.misconception_counts()
-    levels = []
-    for name in results.cells:
-        rows = [r for r in results.rows if r["assignment"] == name]
-        graded = [r for r in rows if r["status"] == "graded"]
-        mean = sum(r["score"] for r in graded) / len(graded) if graded else None
-        levels.append({"name": name, "submissions": len(rows), "graded": len(graded),
-                       "failed": sum(1 for s, a, _ in results.failed if a == name),
-                       "mean": "" if mean is None else f"{mean:.2f}",
-                       "max": _number(next((r["max_score"] for r in rows if r["max_score"] is not None), ""))})
-    plots = [{"heading": heading, "alt": alt, "png": base64.b64encode(png).decode()} for heading, alt, png in (
-        ("Score distribution per level", "score distribution per level", plot_scores(results)),
-        ("Success rate per problem", "success rate per problem", plot_success(results)),
-        ("Misconceptions", "misconceptions", plot_misconceptions(results)))]
-    items = item_analysis(results)
-    item_plot = {"alt": _items_alt(items), "png": base64.b64encode(plot_items(items)).decode()} if items else None
-    for item in items:
-        item["shares"] = [f"{100 * item[key]:.0f}%" for key in ("full", "partial", "none")]
-    misconceptions = [{"name": name, "count": n, "where": where[name].most_common()} for name, n in counts.most_common()]
-    late = [r for r in results.rows if r.get("late_by")]
-    from .copying import copied
-
-    page = _template().render(levels=levels, plots=plots, misconceptions=misconceptions, failed=results.failed,
-                              copying=copied(course) if course else [],
-                              no_feedback=results.no_feedback, late=late, items=items, item_plot=item_plot,
-                              predictions=prediction_summary(results),
-                              other=OTHER, unconfirmed=UNCONFIRMED)
-    path.write_text(page, encoding="utf-8")
-    return path
-
-
-def build(course, out=None, db_url=None):
-    """Write ``grades.csv`` and ``report.html`` into ``out`` (default ``<course>/reports``); return their paths."""
-    course = Path(course).resolve()
-    out = Path(out) if out else course / "reports"
-    results = read_results(course, db_url)
-    from ..variants import record
-
-    for path in sorted((course / "variants").glob("*.csv")):
-        record.read(path)  # a broken record stops the report before anything is written (an InputError)
-    return write_csv(results, out / "grades.csv"), write_report(results, out / "report.html", course)

@@ -1,4 +1,5 @@
-"""The checks, outside the student's process: monkeypatching earns nothing.
+"""The check side: the tests run here, in the grader, on the answers a submission's kernel hands over, and
+their verdicts become the test cells' outputs, the only source of autograded points.
 
 nbgrader (like every autograder that runs tests in the student's kernel) trusts what the kernel
 reports: a student who writes ``np.allclose = lambda *a, **k: True`` or ``check.q1_1_d_k = print``
@@ -7,9 +8,9 @@ in an answer cell passes every test. So the tests that decide run elsewhere, kee
 - the **student's side**: the submission's one run of its own cells (never a test cell), in its
   sandboxed kernel (:class:`autograders.grading.autograde.SandboxExecute`), which after the last cell hands the answers
   the tests use over as **data** (JSON; numpy arrays as ``.npy`` read with ``allow_pickle=False``:
-  nothing it produced is ever unpickled; :mod:`autograders.student.serve`). A function answer
-  stays there: the checker gets a handle, and each call sends the arguments over and the result back,
-  as data;
+  nothing it produced is ever unpickled; :mod:`autograders.grading.handover`, :mod:`autograders.student.serve`).
+  A function answer stays there: the checker gets a handle, and each call sends the arguments over and the
+  result back, as data;
 - the **checker side** (the grader's process, where no student code ever ran) runs the instructor's
   setup and data cells from the source notebook, puts the student's answers in, and runs each test
   cell of the source notebook (visible and hidden tests) against them. Only these checks decide.
@@ -27,11 +28,16 @@ raises, is what the test cell shows; a hidden test's output is never shown.
     check(source_notebook, handover)
         -> {grade_id: Checked(score, max_score, message or None, misconception, confirmed, hidden, shown, error)}
 
-(:mod:`autograders.grading.handover` calls it after a kernel's last cell; :func:`autograders.grading.standalone.recheck`
-grades one notebook on its own the same way.)
+(:func:`autograders.grading.handover.check_answers` calls it after a kernel's last cell;
+:func:`autograders.grading.standalone.recheck` grades one notebook on its own the same way.)
 
-The verdicts become the test cells' outputs (:mod:`autograders.grading.verdicts`), from which nbgrader's
-own ``SaveAutoGrades`` scores them.
+The verdicts become the test cells' outputs (:func:`write_outputs`): what its visible tests printed, the
+error a visible test raised (as the student's kernel shows it), or, for a test that failed in its hidden
+tests or could not be confirmed, a line on stderr saying so. nbgrader's own ``SaveAutoGrades``, the next
+step of its autograde, then scores each cell from these outputs exactly as it scores any cell (an error or
+stderr: 0; else its points). A test that failed without a visible error gets the grader's record in its
+metadata (:data:`RECHECKED`: score, max_score, confirmed, the check's misconception tag, message), which
+the class report trusts; no other cell keeps that key (a submission's own copy is the student's writing).
 """
 
 import ast
@@ -41,14 +47,17 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from ..common.regions import hidden_line_numbers
-from ..student.protocol import (  # noqa: F401 (the protocol's public names, as the re-check's)
-    MAX_DEPTH, MAX_ITEMS, MAX_MESSAGE, ProtocolError, RemoteFunction, check_reply, decode, encode, validate,
-)
-from ..student.serve import INTERFERED, Handover, Stopped, StudentSide, Unconfirmed  # noqa: F401
+from ..common.regions import hidden_line_numbers, replace_hidden
+from ..student.serve import Unconfirmed
 
 NOT_CONFIRMED = "could not confirm this test, so it scores 0"
+HIDDEN_NOTE = "Hidden tests: scored {score:g} of {max_score:g}. {message}\n"
+RECHECKED_NOTE = "Re-checked: scored {score:g} of {max_score:g}. {message}\n"
+RECHECKED = "recheck"  # a test cell's metadata key: the grader's record of a test that failed unseen
+NO_VERDICT = "could not confirm this test, so it scores 0: it gave no verdict for this test"
+GRADED_RIGHT = "Graded: right."  # in place of the form check's "decided when graded", once it is
 
 
 @dataclass
@@ -56,7 +65,7 @@ class Checked:
     """One test cell's verdict. Unpacks as ``score, max_score, message``. ``misconception``: the
     tag of the check's own ``WrongAnswer`` when it found the answer wrong, else None;
     ``confirmed``: False when the test could not run on the student's answers; ``hidden``: it
-    failed in its hidden tests. What the cell shows (:func:`autograders.grading.verdicts.write_outputs`):
+    failed in its hidden tests. What the cell shows (:func:`write_outputs`):
     ``shown`` and ``stderr``, what its visible tests printed; ``error``, the error output of a visible test that
     failed (as the student's kernel would show it), else None."""
 
@@ -89,7 +98,7 @@ def is_test(cell):
     return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
-def _assigned(source):
+def names_bound(source):
     """Names a cell's code binds at its top level (answers: ``x = ...``, ``def f``)."""
     try:
         tree = ast.parse(source)
@@ -104,7 +113,7 @@ def _assigned(source):
     return names
 
 
-def _used(source):
+def names_used(source):
     try:
         return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     except SyntaxError:
@@ -134,9 +143,9 @@ def cell_label(cell, number):
 
 def wanted(source):
     """The answers (names the solution cells bind) the test cells of ``source`` use: what is handed over."""
-    answers = set().union(*[_assigned(c.source) for c in source.cells
+    answers = set().union(*[names_bound(c.source) for c in source.cells
                             if c.cell_type == "code" and nbgrader_meta(c).get("solution")])
-    return sorted(set().union(*[_used(c.source) for c in source.cells if is_test(c)]) & answers)
+    return sorted(set().union(*[names_used(c.source) for c in source.cells if is_test(c)]) & answers)
 
 
 def _parts(source, filename):
@@ -191,12 +200,12 @@ def _verdict(handover, clean, cell, gid, points):
         shown_error = None if hidden else error_output(error, cell.source, gid)
     finally:
         handover.deadline = None
-    used = _used(cell.source)
+    used = names_used(cell.source)
     handing = [handover.unavailable[n] for n in sorted(used & set(handover.unavailable))]
     if handing:  # an answer that never crossed: the test's error says nothing of the student's work
         return Checked(0.0, points, f"{NOT_CONFIRMED}: {handing[0]}; {message}"[:1000], confirmed=False,
                        shown=shown.getvalue())
-    ran = [why for index, why in sorted(handover.trouble.items()) if _assigned(handover.cells[index][1]) & used]
+    ran = [why for index, why in sorted(handover.trouble.items()) if names_bound(handover.cells[index][1]) & used]
     if ran:  # a cell that set what it uses was stopped: its error shows, as in that run
         return Checked(0.0, points, f"{NOT_CONFIRMED}: {ran[0]}; {message}"[:1000], confirmed=False,
                        shown=shown.getvalue(), error=shown_error)
@@ -208,7 +217,7 @@ def error_output(error, source, gid):
     """The error output a failed visible test shows, as the student's kernel shows it: a check's
     ``WrongAnswer`` as its message alone (:func:`autograders.student.feedback.short_tracebacks`), anything
     else as its type and value, with ``line``: the test's line that raised it (the cell's context around
-    it is drawn by :func:`autograders.grading.verdicts.write_outputs`, from the cell the student sees)."""
+    it is drawn by :func:`write_outputs`, from the cell the student sees)."""
     from ..checks.feedback import WrongAnswer, coloured, error_value, shown
 
     if isinstance(error, WrongAnswer):
@@ -237,3 +246,115 @@ def _misconception(error):
     tag = getattr(error, "misconception", None) if isinstance(error, WrongAnswer) else None
     return tag if isinstance(tag, str) and tag in NAMES else None
 
+
+# --- the verdicts as the test cells' outputs ------------------------------------------
+
+
+class Lowered(NamedTuple):
+    """A test the checks could not confirm (``old``: None, no other score exists)."""
+
+    grade_id: str
+    old: float
+    new: float
+    max_score: float
+    message: str
+
+
+def _grade_id(cell):
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def _stream(name, text):
+    from nbformat import NotebookNode
+
+    return NotebookNode(output_type="stream", name=name, text=text)
+
+
+ASIDE = "# (hidden tests: run by the grader's checks, outside this kernel)"  # in place of them, in a traceback
+
+
+def _traceback(source, gid, ename, evalue, line):
+    """A traceback as IPython draws one (without its syntax colours): the cell's lines around ``line``, hidden tests
+    replaced by :data:`ASIDE`, then ``ename: evalue``."""
+    lines = replace_hidden(source, ASIDE).splitlines()
+    at = next((n for n, text in enumerate(lines, 1) if line is not None and text == line), None)
+    context = "".join(f"{'---->' if n == at else '     '} {n} {lines[n - 1]}\n"
+                      for n in range(max(1, (at or 1) - 4), min(len(lines), (at or 1) + 1) + 1)) if at else ""
+    red = f"\x1b[31m{ename}\x1b[39m"
+    return [f"\x1b[31m{'-' * 75}\x1b[39m", f"{red}{' ' * (42 - len(ename))}Traceback (most recent call last)",
+            *([f"Cell `{gid}`, line {at}\n{context}"] if at else []), f"{red}: {evalue}"]
+
+
+def _graded(shown, right):
+    """What a visible test printed, as a graded page shows it: the graded edition's form check said
+    "✔ Answer recorded: … Whether it is right is decided when your work is graded." (:data:`autograders.student.forms.LATER`);
+    once graded that sentence gives way to :data:`GRADED_RIGHT`, or, for an answer the hidden tests found wrong,
+    goes with the tick (their note follows)."""
+    from ..student.forms import LATER
+
+    if right:
+        return shown.replace(LATER, GRADED_RIGHT)
+    return "".join(line.replace(f" {LATER}", "").removeprefix("✔ ") if LATER in line else line
+                   for line in shown.splitlines(keepends=True))
+
+
+def _outputs(checked, source, gid):
+    """(the outputs of a test cell (its source: ``source``) whose verdict is ``checked``, its record or None)."""
+    from nbformat import NotebookNode
+
+    shown = _graded(checked.shown, right=checked.score >= checked.max_score)
+    outputs = [_stream("stdout", shown)] if shown else []
+    if checked.stderr:
+        outputs.append(_stream("stderr", checked.stderr))
+    if checked.error:
+        error = dict(checked.error)
+        if "traceback" not in error:
+            error["traceback"] = _traceback(source, gid, error["ename"], error["evalue"], error.pop("line", None))
+        outputs.append(NotebookNode(output_type="error", **error))
+    if checked.score >= checked.max_score or checked.error or checked.stderr:
+        return outputs, None
+    note = HIDDEN_NOTE if checked.hidden and checked.confirmed else RECHECKED_NOTE
+    outputs.append(_stream("stderr", note.format(score=checked.score, max_score=checked.max_score,
+                                                 message=checked.message or "")))
+    return outputs, {"score": float(checked.score), "max_score": float(checked.max_score),
+                     "confirmed": bool(checked.confirmed), "misconception": checked.misconception,
+                     "message": checked.message or ""}
+
+
+def write_outputs(nb, verdicts):
+    """Give each test cell of ``nb`` (:func:`is_test`) the outputs of its verdict
+    in ``verdicts`` ({grade_id: Checked}; a test without one scores 0, not confirmed) and its record
+    (:data:`RECHECKED`)."""
+    records = {}
+    for cell in nb.cells:
+        if not is_test(cell):
+            continue
+        gid = _grade_id(cell)
+        points = float(cell.metadata["nbgrader"].get("points", 0))
+        checked = verdicts.get(gid) or Checked(0.0, points, NO_VERDICT, confirmed=False)
+        cell.outputs, record = _outputs(checked, cell.source, gid)
+        cell.execution_count = None
+        if record:
+            records[gid] = record
+    take_off_records(nb, records)
+
+
+def take_off_records(nb, keep=None):
+    """Put ``keep`` ({grade_id: record}) in their test cells' metadata (:data:`RECHECKED`) and take that
+    key off every other cell: a submission's own copy of it is the student's writing."""
+    keep = keep or {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and _grade_id(cell) in keep:
+            cell.metadata[RECHECKED] = keep[_grade_id(cell)]
+        elif RECHECKED in cell.metadata:
+            del cell.metadata[RECHECKED]
+
+
+def unconfirmed(nb):
+    """[:class:`Lowered`] of the tests of an autograded notebook ``nb`` the checks could not confirm."""
+    found = []
+    for cell in nb.cells:
+        record = cell.get("metadata", {}).get(RECHECKED)
+        if isinstance(record, dict) and record.get("confirmed") is False:
+            found.append(Lowered(_grade_id(cell), None, record["score"], record["max_score"], record.get("message", "")))
+    return found
